@@ -1,0 +1,149 @@
+// Context entry points.
+#include "client/api/api.hpp"
+#include "client/api/entry.hpp"
+#include "client/core/platform.hpp"
+#include "client/core/server.hpp"
+#include "common/log.hpp"
+
+namespace ferry::client::api {
+
+namespace {
+
+using notify_fn = void(CL_CALLBACK*)(const char*, const void*, size_t, void*);
+
+// Validates the property list and copies it (with its terminating 0).
+cl_int parse_properties(const cl_context_properties* properties, std::vector<cl_context_properties>& out) {
+  out.clear();
+  if (!properties) return CL_SUCCESS;
+  bool seen_platform = false, seen_sync = false;
+  for (const cl_context_properties* p = properties; *p != 0; p += 2) {
+    switch (p[0]) {
+      case CL_CONTEXT_PLATFORM:
+        // CL_INVALID_PROPERTY if the same property name is specified more than once.
+        if (seen_platform) return CL_INVALID_PROPERTY;
+        seen_platform = true;
+        // CL_INVALID_PLATFORM if platform value specified in properties is not a valid platform.
+        if (!is_valid(reinterpret_cast<cl_platform_id>(p[1]))) return CL_INVALID_PLATFORM;
+        break;
+      case CL_CONTEXT_INTEROP_USER_SYNC:
+        if (seen_sync) return CL_INVALID_PROPERTY;
+        seen_sync = true;
+        break;
+      // CL_INVALID_PROPERTY if context property name in properties is not a
+      // supported property name.
+      default: return CL_INVALID_PROPERTY;
+    }
+    out.push_back(p[0]);
+    out.push_back(p[1]);
+  }
+  out.push_back(0);
+  return CL_SUCCESS;
+}
+
+result<cl_context> create_context(const cl_context_properties* properties, cl_uint count,
+                                  const cl_device_id* devices, notify_fn notify, void* user_data) {
+  std::vector<cl_context_properties> props;
+  if (cl_int code = parse_properties(properties, props); code != CL_SUCCESS) return fail(code);
+  // CL_INVALID_VALUE if devices is NULL; if num_devices is equal to zero; or
+  // if pfn_notify is NULL but user_data is not NULL.
+  if (devices == nullptr || count == 0 || (notify == nullptr && user_data != nullptr)) return fail(CL_INVALID_VALUE);
+  // CL_INVALID_DEVICE if any device in devices is not a valid device.
+  for (cl_uint i = 0; i < count; ++i)
+    if (!is_valid(devices[i])) return fail(CL_INVALID_DEVICE);
+  server* host = devices[0]->host;
+  for (cl_uint i = 0; i < count; ++i) {
+    if (devices[i]->host != host) {
+      FERRY_WARN("api", "a context with devices of several servers is not supported yet");
+      return fail(CL_INVALID_DEVICE);
+    }
+    // CL_DEVICE_NOT_AVAILABLE if a device in devices is currently not available.
+    if (!devices[i]->available()) return fail(CL_DEVICE_NOT_AVAILABLE);
+  }
+  auto* c = new context();
+  c->id = next_object_id();
+  c->host = host;
+  c->properties = std::move(props);
+  c->notify = notify;
+  c->notify_data = user_data;
+  protocol::create_context message;
+  message.id = c->id;
+  for (cl_uint i = 0; i < count; ++i) {
+    bool duplicate = false;
+    for (auto* d : c->devices) duplicate |= d == devices[i];
+    if (duplicate) continue;
+    c->devices.push_back(devices[i]);
+    message.devices.push_back(devices[i]->index);
+  }
+  host->link->post(message);
+  return static_cast<cl_context>(c);
+}
+
+}  // namespace
+
+cl_context CL_API_CALL clCreateContext(const cl_context_properties* properties, cl_uint num_devices,
+                                       const cl_device_id* devices, notify_fn notify, void* user_data,
+                                       cl_int* errcode_ret) {
+  return guarded_create<cl_context>(errcode_ret,
+                                    [&] { return create_context(properties, num_devices, devices, notify, user_data); });
+}
+
+cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties* properties, cl_device_type type,
+                                               notify_fn notify, void* user_data, cl_int* errcode_ret) {
+  return guarded_create<cl_context>(errcode_ret, [&]() -> result<cl_context> {
+    std::vector<cl_context_properties> props;
+    if (cl_int code = parse_properties(properties, props); code != CL_SUCCESS) return fail(code);
+    if (notify == nullptr && user_data != nullptr) return fail(CL_INVALID_VALUE);
+    cl_uint count = 0;
+    cl_int code = api::clGetDeviceIDs(&the_platform(), type, 0, nullptr, &count);
+    if (code != CL_SUCCESS) return fail(code);
+    std::vector<cl_device_id> devices(count);
+    api::clGetDeviceIDs(&the_platform(), type, count, devices.data(), nullptr);
+    // One context spans one server: take the devices of the first server.
+    std::vector<cl_device_id> same_server;
+    for (auto* d : devices)
+      if (d->host == devices[0]->host) same_server.push_back(d);
+    return create_context(properties, static_cast<cl_uint>(same_server.size()), same_server.data(), notify,
+                          user_data);
+  });
+}
+
+cl_int CL_API_CALL clRetainContext(cl_context c) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(c);
+    retain_api(c);
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL clReleaseContext(cl_context c) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(c);
+    release_api(c);
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL clGetContextInfo(cl_context c, cl_context_info param, size_t size, void* value,
+                                    size_t* size_ret) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(c);
+    info_out out(size, value, size_ret);
+    switch (param) {
+      case CL_CONTEXT_REFERENCE_COUNT: return out.value(cl_uint{c->api_refs.load()});
+      case CL_CONTEXT_NUM_DEVICES: return out.value(static_cast<cl_uint>(c->devices.size()));
+      case CL_CONTEXT_DEVICES: return out.array(c->devices);
+      case CL_CONTEXT_PROPERTIES: return out.array(c->properties);
+      default: return CL_INVALID_VALUE;
+    }
+  });
+}
+
+cl_int CL_API_CALL clSetContextDestructorCallback(cl_context c, void(CL_CALLBACK*)(cl_context, void*), void*) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(c);
+    // Issue 3 adds context destructor callbacks.
+    return CL_INVALID_OPERATION;
+  });
+}
+
+}  // namespace ferry::client::api

@@ -1,0 +1,127 @@
+// Event entry points: waiting, queries, profiling, user events, callbacks.
+#include "client/api/api.hpp"
+#include "client/api/entry.hpp"
+#include "client/core/command.hpp"
+#include "client/core/event_state.hpp"
+#include "client/core/server.hpp"
+
+namespace ferry::client::api {
+
+cl_int CL_API_CALL clWaitForEvents(cl_uint count, const cl_event* list) {
+  return guarded([&]() -> cl_int {
+    // CL_INVALID_VALUE if num_events is zero or event_list is NULL.
+    if (count == 0 || list == nullptr) return CL_INVALID_VALUE;
+    for (cl_uint i = 0; i < count; ++i) {
+      // CL_INVALID_EVENT if event objects specified in event_list are not valid event objects.
+      if (!is_valid(list[i])) return CL_INVALID_EVENT;
+      // CL_INVALID_CONTEXT if events specified in event_list do not belong to the same context.
+      if (list[i]->context != list[0]->context) return CL_INVALID_CONTEXT;
+    }
+    // Whatever the events depend on must be on its way before we sleep.
+    if (connection* link = link_of(list[0]->context)) link->flush();
+    return wait_for(list, count);
+  });
+}
+
+cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info param, size_t size, void* value, size_t* size_ret) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(e);
+    info_out out(size, value, size_ret);
+    switch (param) {
+      case CL_EVENT_COMMAND_QUEUE: return out.value(e->queue);
+      case CL_EVENT_CONTEXT: return out.value(e->context);
+      case CL_EVENT_COMMAND_TYPE: return out.value(e->command_type);
+      case CL_EVENT_COMMAND_EXECUTION_STATUS: {
+        // Polling an event must make progress possible: send what is queued.
+        if (e->status.load() > CL_COMPLETE)
+          if (connection* link = link_of(e->context)) link->flush();
+        return out.value(cl_int{e->status.load()});
+      }
+      case CL_EVENT_REFERENCE_COUNT: return out.value(cl_uint{e->api_refs.load()});
+      default: return CL_INVALID_VALUE;
+    }
+  });
+}
+
+cl_int CL_API_CALL clGetEventProfilingInfo(cl_event e, cl_profiling_info param, size_t size, void* value,
+                                           size_t* size_ret) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(e);
+    // CL_PROFILING_INFO_NOT_AVAILABLE if CL_QUEUE_PROFILING_ENABLE is not set
+    // for the command-queue, if the execution status of the command is not
+    // CL_COMPLETE, or if event is a user event object.
+    if (!e->queue || !e->queue->profiling() || e->status.load() != CL_COMPLETE)
+      return CL_PROFILING_INFO_NOT_AVAILABLE;
+    info_out out(size, value, size_ret);
+    switch (param) {
+      case CL_PROFILING_COMMAND_QUEUED: return out.value(e->profiling[0]);
+      case CL_PROFILING_COMMAND_SUBMIT: return out.value(e->profiling[1]);
+      case CL_PROFILING_COMMAND_START: return out.value(e->profiling[2]);
+      case CL_PROFILING_COMMAND_END: return out.value(e->profiling[3]);
+      case CL_PROFILING_COMMAND_COMPLETE: return out.value(e->profiling[3]);
+      default: return CL_INVALID_VALUE;
+    }
+  });
+}
+
+cl_int CL_API_CALL clRetainEvent(cl_event e) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(e);
+    retain_api(e);
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL clReleaseEvent(cl_event e) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(e);
+    release_api(e);
+    return CL_SUCCESS;
+  });
+}
+
+cl_event CL_API_CALL clCreateUserEvent(cl_context c, cl_int* errcode_ret) {
+  return guarded_create<cl_event>(errcode_ret, [&]() -> result<cl_event> {
+    FERRY_CHECK_HANDLE_R(c);
+    connection* link = link_of(c);
+    if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+    event* e = make_event(c, nullptr, CL_COMMAND_USER, next_object_id());
+    e->status = CL_SUBMITTED;
+    e->on_server = true;
+    link->post(protocol::create_user_event{e->id, c->id});
+    return static_cast<cl_event>(e);
+  });
+}
+
+cl_int CL_API_CALL clSetUserEventStatus(cl_event e, cl_int status) {
+  return guarded([&]() -> cl_int {
+    // CL_INVALID_EVENT if event is not a valid user event object.
+    if (!is_valid(e) || e->command_type != CL_COMMAND_USER) return CL_INVALID_EVENT;
+    // CL_INVALID_VALUE if the execution_status is not CL_COMPLETE or a negative integer value.
+    if (status > CL_COMPLETE) return CL_INVALID_VALUE;
+    // CL_INVALID_OPERATION if the execution_status for event has already been changed.
+    if (e->status.load() <= CL_COMPLETE) return CL_INVALID_OPERATION;
+    connection* link = link_of(e->context);
+    link->post(protocol::set_user_event_status{e->id, status});
+    link->flush();
+    complete_event(e, status);
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int type, void(CL_CALLBACK* notify)(cl_event, cl_int, void*),
+                                      void* user_data) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(e);
+    // CL_INVALID_VALUE if pfn_event_notify is NULL or if
+    // command_exec_callback_type is not CL_SUBMITTED, CL_RUNNING, or CL_COMPLETE.
+    if (notify == nullptr || (type != CL_SUBMITTED && type != CL_RUNNING && type != CL_COMPLETE))
+      return CL_INVALID_VALUE;
+    add_event_callback(e, type, notify, user_data);
+    // A callback is a promise of progress: make sure the command is sent.
+    if (connection* link = link_of(e->context)) link->flush();
+    return CL_SUCCESS;
+  });
+}
+
+}  // namespace ferry::client::api

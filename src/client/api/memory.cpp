@@ -1,0 +1,585 @@
+// Buffer entry points: creation, sub-buffers, transfers, copies, fills, maps.
+#include <algorithm>
+#include <memory>
+#include <new>
+
+#include "client/api/api.hpp"
+#include "client/api/entry.hpp"
+#include "client/core/command.hpp"
+#include "client/core/server.hpp"
+
+namespace ferry::client::api {
+
+namespace {
+
+constexpr cl_mem_flags access_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+constexpr cl_mem_flags host_access_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+constexpr cl_mem_flags host_ptr_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
+constexpr cl_mem_flags known_flags = access_flags | host_access_flags | host_ptr_flags | CL_MEM_KERNEL_READ_AND_WRITE;
+
+bool more_than_one(cl_mem_flags flags, cl_mem_flags group) {
+  cl_mem_flags chosen = flags & group;
+  return chosen & (chosen - 1);
+}
+
+// CL_INVALID_VALUE if values specified in flags are not valid as defined in
+// the Memory Flags table.
+bool valid_flags(cl_mem_flags flags) {
+  if (flags & ~known_flags) return false;
+  if (more_than_one(flags, access_flags) || more_than_one(flags, host_access_flags)) return false;
+  if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))) return false;
+  return true;
+}
+
+result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, cl_mem_flags flags, size_t size,
+                             void* host_ptr) {
+  // CL_INVALID_CONTEXT if context is not a valid context.
+  FERRY_CHECK_HANDLE_R(c);
+  // CL_INVALID_PROPERTY if a property name in properties is not a supported property name.
+  if (properties && properties[0] != 0) return fail(CL_INVALID_PROPERTY);
+  if (!valid_flags(flags)) return fail(CL_INVALID_VALUE);
+  // CL_INVALID_BUFFER_SIZE if size is 0, or if size is greater than
+  // CL_DEVICE_MAX_MEM_ALLOC_SIZE for all devices in context.
+  if (size == 0) return fail(CL_INVALID_BUFFER_SIZE);
+  bool fits = false;
+  for (auto* d : c->devices) fits |= size <= d->max_mem_alloc_size;
+  if (!fits) return fail(CL_INVALID_BUFFER_SIZE);
+  // CL_INVALID_HOST_PTR if host_ptr is NULL and CL_MEM_USE_HOST_PTR or
+  // CL_MEM_COPY_HOST_PTR are set in flags or if host_ptr is not NULL but
+  // CL_MEM_COPY_HOST_PTR or CL_MEM_USE_HOST_PTR are not set in flags.
+  bool with_data = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  if ((host_ptr == nullptr) == with_data) return fail(CL_INVALID_HOST_PTR);
+  connection* link = link_of(c);
+  if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+
+  if (!(flags & access_flags)) flags |= CL_MEM_READ_WRITE;
+  auto* m = new memory();
+  m->id = next_object_id();
+  m->context = c;
+  retain_internal(c);
+  m->flags = flags;
+  m->size = size;
+  if (flags & CL_MEM_USE_HOST_PTR) m->host_ptr = host_ptr;
+  // The server's buffer has no host pointer of ours: the initial contents
+  // travel on the bulk stream and the client keeps USE_HOST_PTR semantics.
+  link->post(protocol::create_buffer{m->id, c->id, flags & ~(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR), size,
+                                     with_data ? m->id : 0});
+  if (with_data) {
+    link->flush();
+    link->send_data(m->id, host_ptr, size);
+  }
+  return static_cast<cl_mem>(m);
+}
+
+result<cl_mem> create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type, const void* info) {
+  // CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object or is a sub-buffer object.
+  if (!is_valid(parent) || parent->parent) return fail(CL_INVALID_MEM_OBJECT);
+  if (!valid_flags(flags) || (flags & host_ptr_flags)) return fail(CL_INVALID_VALUE);
+  cl_mem_flags p = parent->flags;
+  // CL_INVALID_VALUE if buffer was created with CL_MEM_WRITE_ONLY and flags
+  // specifies CL_MEM_READ_WRITE or CL_MEM_READ_ONLY, or if buffer was created
+  // with CL_MEM_READ_ONLY and flags specifies CL_MEM_READ_WRITE or CL_MEM_WRITE_ONLY.
+  if ((p & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) return fail(CL_INVALID_VALUE);
+  if ((p & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))) return fail(CL_INVALID_VALUE);
+  // ... or if the host access flags contradict the parent's.
+  if ((p & CL_MEM_HOST_WRITE_ONLY) && (flags & CL_MEM_HOST_READ_ONLY)) return fail(CL_INVALID_VALUE);
+  if ((p & CL_MEM_HOST_READ_ONLY) && (flags & CL_MEM_HOST_WRITE_ONLY)) return fail(CL_INVALID_VALUE);
+  if ((p & CL_MEM_HOST_NO_ACCESS) && (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY)))
+    return fail(CL_INVALID_VALUE);
+  // CL_INVALID_VALUE if the value specified in buffer_create_type is not valid,
+  // or buffer_create_info is NULL.
+  if (type != CL_BUFFER_CREATE_TYPE_REGION || info == nullptr) return fail(CL_INVALID_VALUE);
+  auto region = *static_cast<const cl_buffer_region*>(info);
+  // CL_INVALID_BUFFER_SIZE if the size field of the cl_buffer_region structure is 0.
+  if (region.size == 0) return fail(CL_INVALID_BUFFER_SIZE);
+  // CL_INVALID_VALUE if the region specified by the cl_buffer_region structure
+  // is out of bounds of buffer.
+  if (region.origin > parent->size || region.size > parent->size - region.origin) return fail(CL_INVALID_VALUE);
+  // CL_MISALIGNED_SUB_BUFFER_OFFSET if there are no devices in context
+  // associated with buffer for which the origin field is aligned to
+  // CL_DEVICE_MEM_BASE_ADDR_ALIGN.
+  bool aligned = false;
+  for (auto* d : parent->context->devices) {
+    size_t align = std::max<size_t>(1, d->mem_base_addr_align_bits / 8);
+    aligned |= region.origin % align == 0;
+  }
+  if (!aligned) return fail(CL_MISALIGNED_SUB_BUFFER_OFFSET);
+
+  // Unspecified access and host-pointer flags are inherited from the parent.
+  if (!(flags & access_flags)) flags |= p & access_flags;
+  if (!(flags & host_access_flags)) flags |= p & host_access_flags;
+  flags |= p & host_ptr_flags;
+  auto* m = new memory();
+  m->id = next_object_id();
+  m->context = parent->context;
+  retain_internal(m->context);
+  m->parent = parent;
+  retain_internal(parent);
+  m->flags = flags;
+  m->size = region.size;
+  m->origin = region.origin;
+  if (parent->host_ptr) m->host_ptr = static_cast<char*>(parent->host_ptr) + region.origin;
+  link_of(m->context)->post(protocol::create_sub_buffer{m->id, parent->id, flags & ~host_ptr_flags, region.origin,
+                                                        region.size});
+  return static_cast<cl_mem>(m);
+}
+
+// Checks shared by every command on one buffer: queue, buffer, context.
+cl_int check_queue_and_buffer(cl_command_queue q, cl_mem m) {
+  // CL_INVALID_COMMAND_QUEUE if command_queue is not a valid host command-queue.
+  FERRY_CHECK_HANDLE(q);
+  // CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object.
+  FERRY_CHECK_HANDLE(m);
+  // CL_INVALID_CONTEXT if the context associated with command_queue and
+  // buffer are not the same.
+  if (q->context != m->context) return CL_INVALID_CONTEXT;
+  return CL_SUCCESS;
+}
+
+bool in_bounds(const memory* m, size_t offset, size_t size) { return offset <= m->size && size <= m->size - offset; }
+
+enum class host_access { read, write };
+
+// CL_INVALID_OPERATION if the host may not access the buffer this way.
+bool host_may(const memory* m, host_access how) {
+  if (m->flags & CL_MEM_HOST_NO_ACCESS) return false;
+  if (how == host_access::read) return !(m->flags & CL_MEM_HOST_WRITE_ONLY);
+  return !(m->flags & CL_MEM_HOST_READ_ONLY);
+}
+
+cl_int read_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_read, size_t offset, size_t size, void* ptr,
+                   cl_uint count, const cl_event* list, cl_event* event_out, cl_command_type type) {
+  if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
+  // CL_INVALID_VALUE if the region being read specified by (offset, size) is
+  // out of bounds or if ptr is a NULL value.
+  if (!in_bounds(m, offset, size) || size == 0 || ptr == nullptr) return CL_INVALID_VALUE;
+  if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+  // CL_INVALID_OPERATION if clEnqueueReadBuffer is called on buffer which has
+  // been created with CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS.
+  if (!host_may(m, host_access::read)) return CL_INVALID_OPERATION;
+  command cmd(q, type, count, list, event_out, blocking_read ? blocking::yes : blocking::no,
+              data_parts::status_and_data);
+  cmd.link().expect_data(cmd.header.command, ptr, size, cmd.tracked());
+  return cmd.submit(protocol::enqueue_read_buffer{cmd.header, m->id, offset, size});
+}
+
+cl_int write_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_write, size_t offset, size_t size,
+                    const void* ptr, cl_uint count, const cl_event* list, cl_event* event_out, cl_command_type type) {
+  if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
+  // CL_INVALID_VALUE if the region being written specified by (offset, size)
+  // is out of bounds or if ptr is a NULL value.
+  if (!in_bounds(m, offset, size) || size == 0 || ptr == nullptr) return CL_INVALID_VALUE;
+  if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+  // CL_INVALID_OPERATION if clEnqueueWriteBuffer is called on buffer which has
+  // been created with CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_NO_ACCESS.
+  if (!host_may(m, host_access::write)) return CL_INVALID_OPERATION;
+  // The data is on its way once send_data returns, which is all a blocking
+  // write promises ("ptr can be reused"); only a wait list whose failure the
+  // call must report makes it wait for completion.
+  blocking mode = blocking_write && count > 0 ? blocking::yes : blocking::no;
+  command cmd(q, type, count, list, event_out, mode);
+  cmd.send(protocol::enqueue_write_buffer{cmd.header, m->id, offset, size});
+  cmd.link().send_data(cmd.header.command, ptr, size);
+  return cmd.complete();
+}
+
+struct rect_geometry {
+  size_t origin[3];
+  size_t region[3];
+  size_t row_pitch;
+  size_t slice_pitch;
+};
+
+// Applies the spec's pitch defaults and checks; false means CL_INVALID_VALUE.
+bool resolve_pitches(const size_t* region, size_t& row_pitch, size_t& slice_pitch) {
+  if (row_pitch == 0) row_pitch = region[0];
+  else if (row_pitch < region[0]) return false;
+  if (slice_pitch == 0) slice_pitch = region[1] * row_pitch;
+  else if (slice_pitch < region[1] * row_pitch || slice_pitch % row_pitch != 0) return false;
+  return true;
+}
+
+size_t rect_extent(const size_t* origin, const size_t* region, size_t row_pitch, size_t slice_pitch) {
+  return (origin[2] + region[2] - 1) * slice_pitch + (origin[1] + region[1] - 1) * row_pitch + origin[0] + region[0];
+}
+
+// Copies a rectangle between a pitched host layout and a packed one.
+enum class pack_direction { pack, unpack };
+void copy_rect(uint8_t* packed, uint8_t* host, const size_t* host_origin, const size_t* region, size_t row_pitch,
+               size_t slice_pitch, pack_direction direction) {
+  size_t row = region[0];
+  for (size_t z = 0; z < region[2]; ++z)
+    for (size_t y = 0; y < region[1]; ++y) {
+      uint8_t* h = host + (host_origin[2] + z) * slice_pitch + (host_origin[1] + y) * row_pitch + host_origin[0];
+      uint8_t* p = packed + (z * region[1] + y) * row;
+      if (direction == pack_direction::pack) std::memcpy(p, h, row);
+      else std::memcpy(h, p, row);
+    }
+}
+
+// Checks the arguments of the rect read/write calls (shared clauses).
+cl_int check_rect(const memory* m, const size_t* buffer_origin, const size_t* host_origin, const size_t* region,
+                  size_t& buffer_row_pitch, size_t& buffer_slice_pitch, size_t& host_row_pitch,
+                  size_t& host_slice_pitch, const void* ptr) {
+  // CL_INVALID_VALUE if buffer_origin, host_origin, or region is NULL, if
+  // any region array element is 0, if the pitches are invalid, if the region
+  // is out of bounds or if ptr is NULL.
+  if (!buffer_origin || !host_origin || !region || !ptr) return CL_INVALID_VALUE;
+  if (region[0] == 0 || region[1] == 0 || region[2] == 0) return CL_INVALID_VALUE;
+  if (!resolve_pitches(region, buffer_row_pitch, buffer_slice_pitch)) return CL_INVALID_VALUE;
+  if (!resolve_pitches(region, host_row_pitch, host_slice_pitch)) return CL_INVALID_VALUE;
+  if (rect_extent(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch) > m->size) return CL_INVALID_VALUE;
+  return CL_SUCCESS;
+}
+
+protocol::size3 to_size3(const size_t* v) { return {v[0], v[1], v[2]}; }
+
+cl_int copy_buffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset, size_t size,
+                   cl_uint count, const cl_event* list, cl_event* event_out) {
+  FERRY_CHECK_HANDLE(q);
+  FERRY_CHECK_HANDLE(src);
+  FERRY_CHECK_HANDLE(dst);
+  // CL_INVALID_CONTEXT if the context associated with command_queue,
+  // src_buffer and dst_buffer are not the same.
+  if (q->context != src->context || q->context != dst->context) return CL_INVALID_CONTEXT;
+  // CL_INVALID_VALUE if src_offset, dst_offset, size, src_offset + size or
+  // dst_offset + size require accessing elements outside the buffers.
+  if (size == 0 || !in_bounds(src, src_offset, size) || !in_bounds(dst, dst_offset, size)) return CL_INVALID_VALUE;
+  if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+  // CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same buffer or
+  // sub-buffer object and the source and destination regions overlap, or if
+  // they are different sub-buffers of the same parent that overlap.
+  const memory* src_root = src->parent ? src->parent : src;
+  const memory* dst_root = dst->parent ? dst->parent : dst;
+  if (src_root == dst_root) {
+    size_t a = src->origin + src_offset, b = dst->origin + dst_offset;
+    if (a < b + size && b < a + size) return CL_MEM_COPY_OVERLAP;
+  }
+  command cmd(q, CL_COMMAND_COPY_BUFFER, count, list, event_out, blocking::no);
+  return cmd.submit(protocol::enqueue_copy_buffer{cmd.header, src->id, dst->id, src_offset, dst_offset, size});
+}
+
+}  // namespace
+
+cl_mem CL_API_CALL clCreateBuffer(cl_context c, cl_mem_flags flags, size_t size, void* host_ptr,
+                                  cl_int* errcode_ret) {
+  return guarded_create<cl_mem>(errcode_ret, [&] { return create_buffer(c, nullptr, flags, size, host_ptr); });
+}
+
+cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context c, const cl_mem_properties* properties,
+                                                cl_mem_flags flags, size_t size, void* host_ptr,
+                                                cl_int* errcode_ret) {
+  return guarded_create<cl_mem>(errcode_ret, [&] { return create_buffer(c, properties, flags, size, host_ptr); });
+}
+
+cl_mem CL_API_CALL clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type type,
+                                     const void* info, cl_int* errcode_ret) {
+  return guarded_create<cl_mem>(errcode_ret, [&] { return create_sub_buffer(buffer, flags, type, info); });
+}
+
+cl_int CL_API_CALL clRetainMemObject(cl_mem m) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(m);
+    retain_api(m);
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(m);
+    release_api(m);
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL clSetMemObjectDestructorCallback(cl_mem m, void(CL_CALLBACK* notify)(cl_mem, void*),
+                                                    void* user_data) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(m);
+    // CL_INVALID_VALUE if pfn_notify is NULL.
+    if (notify == nullptr) return CL_INVALID_VALUE;
+    std::lock_guard lock(m->destructors_mutex);
+    m->destructors.emplace_back(notify, user_data);
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL clGetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, void* value, size_t* size_ret) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(m);
+    info_out out(size, value, size_ret);
+    switch (param) {
+      case CL_MEM_TYPE: return out.value(cl_mem_object_type{CL_MEM_OBJECT_BUFFER});
+      case CL_MEM_FLAGS: return out.value(m->flags);
+      case CL_MEM_SIZE: return out.value(m->size);
+      case CL_MEM_HOST_PTR: return out.value(m->host_ptr);
+      case CL_MEM_MAP_COUNT: return out.value(cl_uint{m->map_count.load()});
+      case CL_MEM_REFERENCE_COUNT: return out.value(cl_uint{m->api_refs.load()});
+      case CL_MEM_CONTEXT: return out.value(m->context);
+      case CL_MEM_ASSOCIATED_MEMOBJECT: return out.value(m->parent);
+      case CL_MEM_OFFSET: return out.value(m->origin);
+      case CL_MEM_USES_SVM_POINTER: return out.value(cl_bool{CL_FALSE});
+      case CL_MEM_PROPERTIES: return out.put(nullptr, 0);
+      default: return CL_INVALID_VALUE;
+    }
+  });
+}
+
+cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking_read, size_t offset,
+                                       size_t size, void* ptr, cl_uint count, const cl_event* list,
+                                       cl_event* event_out) {
+  return guarded([&] {
+    return read_buffer(q, m, blocking_read, offset, size, ptr, count, list, event_out, CL_COMMAND_READ_BUFFER);
+  });
+}
+
+cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking_write, size_t offset,
+                                        size_t size, const void* ptr, cl_uint count, const cl_event* list,
+                                        cl_event* event_out) {
+  return guarded([&] {
+    return write_buffer(q, m, blocking_write, offset, size, ptr, count, list, event_out, CL_COMMAND_WRITE_BUFFER);
+  });
+}
+
+cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking_read,
+                                           const size_t* buffer_origin, const size_t* host_origin,
+                                           const size_t* region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
+                                           size_t host_row_pitch, size_t host_slice_pitch, void* ptr, cl_uint count,
+                                           const cl_event* list, cl_event* event_out) {
+  return guarded([&]() -> cl_int {
+    if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
+    if (cl_int code = check_rect(m, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch,
+                                 host_row_pitch, host_slice_pitch, ptr);
+        code != CL_SUCCESS)
+      return code;
+    if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+    if (!host_may(m, host_access::read)) return CL_INVALID_OPERATION;
+    size_t packed_size = region[0] * region[1] * region[2];
+    auto packed = std::make_shared<std::vector<uint8_t>>(packed_size);
+    command cmd(q, CL_COMMAND_READ_BUFFER_RECT, count, list, event_out, blocking_read ? blocking::yes : blocking::no,
+                data_parts::status_and_data);
+    // The data arrives packed; it is spread into the caller's layout just
+    // before the event completes.
+    std::array<size_t, 3> origin{host_origin[0], host_origin[1], host_origin[2]};
+    std::array<size_t, 3> extent{region[0], region[1], region[2]};
+    cmd.tracked()->before_complete = [packed, ptr, origin, extent, host_row_pitch, host_slice_pitch] {
+      copy_rect(packed->data(), static_cast<uint8_t*>(ptr), origin.data(), extent.data(), host_row_pitch,
+                host_slice_pitch, pack_direction::unpack);
+    };
+    cmd.link().expect_data(cmd.header.command, packed->data(), packed_size, cmd.tracked());
+    return cmd.submit(protocol::enqueue_read_buffer_rect{cmd.header, m->id, to_size3(buffer_origin),
+                                                         to_size3(region), buffer_row_pitch, buffer_slice_pitch});
+  });
+}
+
+cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_bool blocking_write,
+                                            const size_t* buffer_origin, const size_t* host_origin,
+                                            const size_t* region, size_t buffer_row_pitch,
+                                            size_t buffer_slice_pitch, size_t host_row_pitch,
+                                            size_t host_slice_pitch, const void* ptr, cl_uint count,
+                                            const cl_event* list, cl_event* event_out) {
+  return guarded([&]() -> cl_int {
+    if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
+    if (cl_int code = check_rect(m, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch,
+                                 host_row_pitch, host_slice_pitch, ptr);
+        code != CL_SUCCESS)
+      return code;
+    if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+    if (!host_may(m, host_access::write)) return CL_INVALID_OPERATION;
+    std::vector<uint8_t> packed(region[0] * region[1] * region[2]);
+    copy_rect(packed.data(), static_cast<uint8_t*>(const_cast<void*>(ptr)), host_origin, region, host_row_pitch,
+              host_slice_pitch, pack_direction::pack);
+    blocking mode = blocking_write && count > 0 ? blocking::yes : blocking::no;
+    command cmd(q, CL_COMMAND_WRITE_BUFFER_RECT, count, list, event_out, mode);
+    cmd.send(protocol::enqueue_write_buffer_rect{cmd.header, m->id, to_size3(buffer_origin), to_size3(region),
+                                                 buffer_row_pitch, buffer_slice_pitch});
+    cmd.link().send_data(cmd.header.command, packed.data(), packed.size());
+    return cmd.complete();
+  });
+}
+
+cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset,
+                                       size_t dst_offset, size_t size, cl_uint count, const cl_event* list,
+                                       cl_event* event_out) {
+  return guarded([&] { return copy_buffer(q, src, dst, src_offset, dst_offset, size, count, list, event_out); });
+}
+
+cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst, const size_t* src_origin,
+                                           const size_t* dst_origin, const size_t* region, size_t src_row_pitch,
+                                           size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
+                                           cl_uint count, const cl_event* list, cl_event* event_out) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(q);
+    FERRY_CHECK_HANDLE(src);
+    FERRY_CHECK_HANDLE(dst);
+    if (q->context != src->context || q->context != dst->context) return CL_INVALID_CONTEXT;
+    // CL_INVALID_VALUE if src_origin, dst_origin, or region is NULL, if any
+    // region element is 0, if the pitches are invalid, or if the regions are
+    // out of bounds.
+    if (!src_origin || !dst_origin || !region) return CL_INVALID_VALUE;
+    if (region[0] == 0 || region[1] == 0 || region[2] == 0) return CL_INVALID_VALUE;
+    if (!resolve_pitches(region, src_row_pitch, src_slice_pitch)) return CL_INVALID_VALUE;
+    if (!resolve_pitches(region, dst_row_pitch, dst_slice_pitch)) return CL_INVALID_VALUE;
+    size_t src_end = rect_extent(src_origin, region, src_row_pitch, src_slice_pitch);
+    size_t dst_end = rect_extent(dst_origin, region, dst_row_pitch, dst_slice_pitch);
+    if (src_end > src->size || dst_end > dst->size) return CL_INVALID_VALUE;
+    // CL_INVALID_VALUE if src_buffer and dst_buffer are the same buffer object
+    // and src_slice_pitch is not equal to dst_slice_pitch and src_row_pitch is
+    // not equal to dst_row_pitch.
+    if (src == dst && src_slice_pitch != dst_slice_pitch && src_row_pitch != dst_row_pitch) return CL_INVALID_VALUE;
+    if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+    // CL_MEM_COPY_OVERLAP if src_buffer and dst_buffer are the same buffer
+    // object and the source and destination regions overlap.
+    if (src == dst) {
+      size_t src_begin = src_origin[2] * src_slice_pitch + src_origin[1] * src_row_pitch + src_origin[0];
+      size_t dst_begin = dst_origin[2] * dst_slice_pitch + dst_origin[1] * dst_row_pitch + dst_origin[0];
+      if (src_begin < dst_end && dst_begin < src_end) {
+        // The byte ranges touch; check the rows themselves.
+        bool overlap = false;
+        for (size_t z = 0; z < region[2] && !overlap; ++z)
+          for (size_t y = 0; y < region[1] && !overlap; ++y) {
+            size_t a = src_begin + z * src_slice_pitch + y * src_row_pitch;
+            for (size_t z2 = 0; z2 < region[2] && !overlap; ++z2)
+              for (size_t y2 = 0; y2 < region[1] && !overlap; ++y2) {
+                size_t b = dst_begin + z2 * dst_slice_pitch + y2 * dst_row_pitch;
+                overlap = a < b + region[0] && b < a + region[0];
+              }
+          }
+        if (overlap) return CL_MEM_COPY_OVERLAP;
+      }
+    }
+    command cmd(q, CL_COMMAND_COPY_BUFFER_RECT, count, list, event_out, blocking::no);
+    return cmd.submit(protocol::enqueue_copy_buffer_rect{cmd.header, src->id, dst->id, to_size3(src_origin),
+                                                         to_size3(dst_origin), to_size3(region), src_row_pitch,
+                                                         src_slice_pitch, dst_row_pitch, dst_slice_pitch});
+  });
+}
+
+cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void* pattern, size_t pattern_size,
+                                       size_t offset, size_t size, cl_uint count, const cl_event* list,
+                                       cl_event* event_out) {
+  return guarded([&]() -> cl_int {
+    if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
+    // CL_INVALID_VALUE if offset or offset + size require accessing elements
+    // outside the buffer; if pattern is NULL or pattern_size is 0 or not one
+    // of { 1, 2, 4, 8, 16, 32, 64, 128 }; if offset and size are not a
+    // multiple of pattern_size.
+    if (!in_bounds(m, offset, size)) return CL_INVALID_VALUE;
+    if (pattern == nullptr || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)))
+      return CL_INVALID_VALUE;
+    if (offset % pattern_size != 0 || size % pattern_size != 0) return CL_INVALID_VALUE;
+    if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+    command cmd(q, CL_COMMAND_FILL_BUFFER, count, list, event_out, blocking::no);
+    auto* bytes = static_cast<const uint8_t*>(pattern);
+    return cmd.submit(
+        protocol::enqueue_fill_buffer{cmd.header, m->id, protocol::bytes(bytes, bytes + pattern_size), offset, size});
+  });
+}
+
+void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool blocking_map, cl_map_flags map_flags,
+                                     size_t offset, size_t size, cl_uint count, const cl_event* list,
+                                     cl_event* event_out, cl_int* errcode_ret) {
+  return guarded_create<void*>(errcode_ret, [&]() -> result<void*> {
+    if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return fail(code);
+    // CL_INVALID_VALUE if region being mapped given by (offset, size) is out
+    // of bounds or if size is 0 or if values specified in map_flags are not valid.
+    if (!in_bounds(m, offset, size) || size == 0) return fail(CL_INVALID_VALUE);
+    constexpr cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+    if ((map_flags & ~known) ||
+        ((map_flags & CL_MAP_WRITE_INVALIDATE_REGION) && (map_flags & (CL_MAP_READ | CL_MAP_WRITE))))
+      return fail(CL_INVALID_VALUE);
+    if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return fail(code);
+    // CL_INVALID_OPERATION if buffer has been created with
+    // CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS and CL_MAP_READ is set,
+    // or with CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_NO_ACCESS and CL_MAP_WRITE
+    // or CL_MAP_WRITE_INVALIDATE_REGION is set.
+    if ((map_flags & CL_MAP_READ) && !host_may(m, host_access::read)) return fail(CL_INVALID_OPERATION);
+    if ((map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) && !host_may(m, host_access::write))
+      return fail(CL_INVALID_OPERATION);
+
+    bool owned = m->host_ptr == nullptr;
+    void* pointer = owned ? ::operator new(size, std::align_val_t{64}) : static_cast<char*>(m->host_ptr) + offset;
+    blocking mode = blocking_map ? blocking::yes : blocking::no;
+    cl_int code;
+    if (map_flags & CL_MAP_WRITE_INVALIDATE_REGION) {
+      // Nothing to fetch: the region's old contents are discarded.
+      command cmd(q, CL_COMMAND_MAP_BUFFER, count, list, event_out, mode);
+      code = cmd.submit(protocol::enqueue_marker{cmd.header});
+    } else {
+      command cmd(q, CL_COMMAND_MAP_BUFFER, count, list, event_out, mode, data_parts::status_and_data);
+      cmd.link().expect_data(cmd.header.command, pointer, size, cmd.tracked());
+      code = cmd.submit(protocol::enqueue_read_buffer{cmd.header, m->id, offset, size});
+    }
+    if (code != CL_SUCCESS && code != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
+      if (owned) ::operator delete(pointer, std::align_val_t{64});
+      return fail(code);
+    }
+    {
+      std::lock_guard lock(m->mappings_mutex);
+      m->mappings.push_back({pointer, offset, size, map_flags, owned});
+    }
+    m->map_count.fetch_add(1);
+    if (code != CL_SUCCESS) return fail(code);
+    return pointer;
+  });
+}
+
+cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void* mapped, cl_uint count,
+                                           const cl_event* list, cl_event* event_out) {
+  return guarded([&]() -> cl_int {
+    if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
+    if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+    _cl_mem::mapping found{};
+    {
+      std::lock_guard lock(m->mappings_mutex);
+      auto it = std::find_if(m->mappings.begin(), m->mappings.end(),
+                             [&](const _cl_mem::mapping& x) { return x.pointer == mapped; });
+      // CL_INVALID_VALUE if mapped_ptr is not a valid pointer returned by
+      // clEnqueueMapBuffer for memobj.
+      if (it == m->mappings.end()) return CL_INVALID_VALUE;
+      found = *it;
+      m->mappings.erase(it);
+    }
+    m->map_count.fetch_sub(1);
+    cl_int code;
+    if (found.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
+      // The mapped region goes back to the server.
+      command cmd(q, CL_COMMAND_UNMAP_MEM_OBJECT, count, list, event_out, blocking::no);
+      cmd.send(protocol::enqueue_write_buffer{cmd.header, m->id, found.offset, found.size});
+      cmd.link().send_data(cmd.header.command, found.pointer, found.size);
+      code = cmd.complete();
+    } else {
+      command cmd(q, CL_COMMAND_UNMAP_MEM_OBJECT, count, list, event_out, blocking::no);
+      code = cmd.submit(protocol::enqueue_marker{cmd.header});
+    }
+    if (found.owned) ::operator delete(found.pointer, std::align_val_t{64});
+    return code;
+  });
+}
+
+cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue q, cl_uint num_mem_objects, const cl_mem* mem_objects,
+                                              cl_mem_migration_flags flags, cl_uint count, const cl_event* list,
+                                              cl_event* event_out) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(q);
+    // CL_INVALID_VALUE if num_mem_objects is zero or if mem_objects is NULL,
+    // or if flags is not 0 or any of the values described in the table.
+    if (num_mem_objects == 0 || mem_objects == nullptr) return CL_INVALID_VALUE;
+    if (flags & ~(CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)) return CL_INVALID_VALUE;
+    for (cl_uint i = 0; i < num_mem_objects; ++i) {
+      // CL_INVALID_MEM_OBJECT if any of the memory objects in mem_objects is not a valid memory object.
+      if (!is_valid(mem_objects[i])) return CL_INVALID_MEM_OBJECT;
+      // CL_INVALID_CONTEXT if the context associated with command_queue and
+      // memory objects in mem_objects are not the same.
+      if (mem_objects[i]->context != q->context) return CL_INVALID_CONTEXT;
+    }
+    if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+    // With one server per context the contents are already where the queue
+    // runs; the command orders like a marker.
+    command cmd(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, count, list, event_out, blocking::no);
+    return cmd.submit(protocol::enqueue_marker{cmd.header});
+  });
+}
+
+}  // namespace ferry::client::api

@@ -1,0 +1,94 @@
+#include "client/core/command.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "client/core/event_state.hpp"
+#include "client/core/server.hpp"
+#include "common/log.hpp"
+
+namespace ferry::client {
+
+bool sync_debugging() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("FERRY_DEBUG");
+    return v && std::strstr(v, "sync") != nullptr;
+  }();
+  return enabled;
+}
+
+event* make_event(context* c, queue* q, cl_command_type type, protocol::object_id id) {
+  auto* e = new event();
+  e->context = c;
+  retain_internal(c);
+  if (q) {
+    e->queue = q;
+    retain_internal(q);
+  }
+  e->command_type = type;
+  e->id = id;
+  return e;
+}
+
+cl_int check_wait_list(const queue* q, cl_uint count, const cl_event* list) {
+  // CL_INVALID_EVENT_WAIT_LIST if event_wait_list is NULL and
+  // num_events_in_wait_list > 0, or event_wait_list is not NULL and
+  // num_events_in_wait_list is 0, or if event objects in event_wait_list are
+  // not valid events.
+  if ((list == nullptr) != (count == 0)) return CL_INVALID_EVENT_WAIT_LIST;
+  for (cl_uint i = 0; i < count; ++i) {
+    const cl_event e = list[i];
+    if (e == nullptr || e->dispatch != &dispatch_table || e->tag != object_tag::event || e->api_refs == 0)
+      return CL_INVALID_EVENT_WAIT_LIST;
+    // CL_INVALID_CONTEXT if the context associated with command_queue and
+    // events in event_wait_list are not the same.
+    if (q && e->context != q->context) return CL_INVALID_CONTEXT;
+  }
+  // While the server is unreachable its devices take no new commands.
+  if (q && !q->device->available()) return CL_DEVICE_NOT_AVAILABLE;
+  return CL_SUCCESS;
+}
+
+command::command(queue* q, cl_command_type type, cl_uint wait_count, const cl_event* wait_list,
+                 cl_event* event_out, blocking mode, data_parts parts)
+    : queue_(q), link_(link_of(q->context)), event_out_(event_out) {
+  blocking_ = mode == blocking::yes || sync_debugging();
+  header.command = next_object_id();
+  header.queue = q->id;
+  header.wait_list.resize(wait_count);
+  for (cl_uint i = 0; i < wait_count; ++i) header.wait_list[i] = wait_list[i]->id;
+  // Completion is reported only for what somebody can observe.
+  bool observed = event_out != nullptr || blocking_ || parts == data_parts::status_and_data;
+  if (event_out) header.flags |= protocol::keep_event;
+  if (observed) {
+    header.flags |= protocol::notify;
+    event_ = make_event(q->context, q, type, header.command);
+    event_->on_server = event_out != nullptr;
+    event_->parts = static_cast<int>(parts);
+  }
+}
+
+command::~command() = default;
+
+cl_int command::complete() {
+  cl_int code = CL_SUCCESS;
+  if (blocking_) {
+    link_->flush();
+    cl_event e = event_;
+    if (wait_for(&e, 1) != CL_SUCCESS) {
+      cl_int status = event_->status.load();
+      code = status == CL_DEVICE_NOT_AVAILABLE ? CL_DEVICE_NOT_AVAILABLE
+                                               : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+      if (sync_debugging())
+        FERRY_ERROR("sync", "command %llu failed with status %d", static_cast<unsigned long long>(header.command),
+                    status);
+    }
+  }
+  if (event_) {
+    if (event_out_) *event_out_ = event_;
+    else release_api(event_);  // internal event: nobody else holds it
+  }
+  return code;
+}
+
+}  // namespace ferry::client

@@ -1,0 +1,21 @@
+// Where the client finds its servers: FERRY_SERVERS, else a config file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ferry::client {
+
+struct server_list {
+  std::vector<std::string> addresses;  // as written ("host:port", "unix:/path")
+  std::string source;                  // where they came from, for logs
+};
+
+/// Splits "a:1, b:2" into entries (commas and whitespace separate).
+std::vector<std::string> split_server_list(const std::string& text);
+
+/// Reads FERRY_SERVERS, then FERRY_CONFIG, $XDG_CONFIG_HOME/ferry/config or
+/// ~/.config/ferry/config (lines "server host:port", '#' comments).
+server_list configured_servers();
+
+}  // namespace ferry::client

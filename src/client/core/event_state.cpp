@@ -1,0 +1,129 @@
+#include "client/core/event_state.hpp"
+
+#include <pthread.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace ferry::client {
+namespace {
+
+// One signal for all events: completions are rare enough relative to the
+// cost of a wake-up that per-event condition variables buy nothing.
+std::mutex signal_mutex;  // guards the transition of any event to a final status
+std::condition_variable signal_cv;
+
+class callback_thread {
+ public:
+  void post(std::function<void()> work) {
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(std::move(work));
+      if (!started_) {
+        started_ = true;
+        // Detached: the library has no shutdown hook in an arbitrary process;
+        // the thread only ever waits on its queue.
+        std::thread([this] { loop(); }).detach();
+      }
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void loop() {
+    pthread_setname_np(pthread_self(), "ferry-callbacks");
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return !queue_.empty(); });
+      auto work = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      work();
+      lock.lock();
+    }
+  }
+  std::mutex mutex_;  // guards queue_, started_
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool started_ = false;
+};
+
+callback_thread& callbacks() {
+  static auto* instance = new callback_thread;  // never destroyed: see loop()
+  return *instance;
+}
+
+void fire(event* e, const _cl_event::callback& c, cl_int status) {
+  retain_internal(e);
+  run_on_callback_thread([e, c, status] {
+    // Callbacks registered for SUBMITTED or RUNNING fire with that status
+    // when the command got there successfully; errors are passed as they are.
+    c.function(e, status < 0 ? status : c.trigger, c.data);
+    release_internal(e);
+  });
+}
+
+}  // namespace
+
+void run_on_callback_thread(std::function<void()> work) { callbacks().post(std::move(work)); }
+
+void complete_event(event* e, cl_int status) {
+  std::vector<_cl_event::callback> to_fire;
+  {
+    std::lock_guard lock(signal_mutex);
+    if (e->status.load() <= CL_COMPLETE) return;
+    e->status.store(status, std::memory_order_release);
+  }
+  signal_cv.notify_all();
+  {
+    std::lock_guard lock(e->callbacks_mutex);
+    to_fire.swap(e->callbacks);
+  }
+  // Fire in the order the states are reached: SUBMITTED, RUNNING, COMPLETE.
+  for (cl_int trigger : {CL_SUBMITTED, CL_RUNNING, CL_COMPLETE})
+    for (auto& c : to_fire)
+      if (c.trigger == trigger) fire(e, c, status);
+}
+
+void event_part_done(event* e, cl_int status, const std::array<cl_ulong, 4>* profiling) {
+  if (profiling) e->profiling = *profiling;
+  if (status < 0) {
+    complete_event(e, status);
+    return;
+  }
+  if (e->parts.fetch_sub(1) == 1) {
+    if (e->before_complete) e->before_complete();
+    complete_event(e, CL_COMPLETE);
+  }
+}
+
+cl_int wait_for(const cl_event* events, cl_uint count) {
+  bool failed = false;
+  std::unique_lock lock(signal_mutex);
+  for (cl_uint i = 0; i < count; ++i) {
+    event* e = events[i];
+    signal_cv.wait(lock, [&] { return e->status.load(std::memory_order_acquire) <= CL_COMPLETE; });
+    if (e->status.load() < 0) failed = true;
+  }
+  return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+}
+
+void add_event_callback(event* e, cl_int trigger, void(CL_CALLBACK* function)(cl_event, cl_int, void*),
+                        void* data) {
+  _cl_event::callback c{trigger, function, data};
+  {
+    std::lock_guard signal(signal_mutex);
+    std::lock_guard lock(e->callbacks_mutex);
+    cl_int status = e->status.load();
+    // Statuses count down: QUEUED 3, SUBMITTED 2, RUNNING 1, COMPLETE 0, errors < 0.
+    if (status > trigger) {
+      e->callbacks.push_back(c);
+      return;
+    }
+  }
+  fire(e, c, e->status.load());
+}
+
+}  // namespace ferry::client

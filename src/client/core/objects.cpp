@@ -1,0 +1,125 @@
+#include "client/core/objects.hpp"
+
+#include "client/core/server.hpp"
+#include "common/log.hpp"
+
+namespace ferry::client {
+namespace {
+
+std::atomic<uint64_t> live_objects{0};
+std::atomic<protocol::object_id> id_counter{1};
+
+bool is_counted(object_tag tag) { return tag != object_tag::platform && tag != object_tag::device; }
+
+// The connection to tell about a released object, if any.
+connection* link_for(object_base* o) {
+  switch (o->tag) {
+    case object_tag::context: return link_of(static_cast<context*>(o));
+    case object_tag::queue: return link_of(static_cast<queue*>(o)->context);
+    case object_tag::mem: return link_of(static_cast<memory*>(o)->context);
+    case object_tag::program: return link_of(static_cast<program*>(o)->context);
+    case object_tag::kernel: return link_of(static_cast<kernel*>(o)->program->context);
+    case object_tag::event: {
+      auto* e = static_cast<event*>(o);
+      return e->on_server ? link_of(e->context) : nullptr;
+    }
+    default: return nullptr;
+  }
+}
+
+void destroy(object_base* o) {
+  object_tag tag = o->tag;
+  o->tag = object_tag::released;
+  switch (tag) {
+    case object_tag::context: delete static_cast<context*>(o); break;
+    case object_tag::queue: {
+      auto* q = static_cast<queue*>(o);
+      release_internal(q->context);
+      delete q;
+      break;
+    }
+    case object_tag::mem: {
+      auto* m = static_cast<memory*>(o);
+      std::vector<_cl_mem::destructor> destructors;
+      {
+        std::lock_guard lock(m->destructors_mutex);
+        destructors.swap(m->destructors);
+      }
+      // Destructor callbacks run in reverse order of registration, once the
+      // memory object is gone (spec: clSetMemObjectDestructorCallback).
+      for (auto it = destructors.rbegin(); it != destructors.rend(); ++it) it->first(m, it->second);
+      for (auto& mapping : m->mappings)
+        if (mapping.owned) ::operator delete(mapping.pointer, std::align_val_t{64});
+      if (m->parent) release_internal(m->parent);
+      release_internal(m->context);
+      delete m;
+      break;
+    }
+    case object_tag::program: {
+      auto* p = static_cast<program*>(o);
+      release_internal(p->context);
+      delete p;
+      break;
+    }
+    case object_tag::kernel: {
+      auto* k = static_cast<kernel*>(o);
+      k->program->attached_kernels.fetch_sub(1);
+      release_internal(k->program);
+      delete k;
+      break;
+    }
+    case object_tag::event: {
+      auto* e = static_cast<event*>(o);
+      if (e->queue) release_internal(e->queue);
+      release_internal(e->context);
+      delete e;
+      break;
+    }
+    default:
+      FERRY_ERROR("objects", "destroying object with unexpected tag %u", static_cast<unsigned>(tag));
+      return;
+  }
+  live_objects.fetch_sub(1);
+}
+
+}  // namespace
+
+object_base::object_base(object_tag t) : tag(t) {
+  if (is_counted(t)) live_objects.fetch_add(1);
+}
+
+uint64_t live_object_count() { return live_objects.load(); }
+
+protocol::object_id next_object_id() { return id_counter.fetch_add(1, std::memory_order_relaxed); }
+
+void retain_internal(object_base* o) { o->internal_refs.fetch_add(1, std::memory_order_relaxed); }
+
+void release_internal(object_base* o) {
+  if (o->internal_refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(o);
+}
+
+void retain_api(object_base* o) { o->api_refs.fetch_add(1, std::memory_order_relaxed); }
+
+void release_api(object_base* o) {
+  if (o->api_refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (connection* link = link_for(o); link && o->id != 0) {
+    link->post(protocol::release_object{o->id});
+    // A released queue is flushed implicitly (spec: clReleaseCommandQueue).
+    if (o->tag == object_tag::queue) link->flush();
+  }
+  release_internal(o);
+}
+
+connection* link_of(const context* c) { return c && c->host ? c->host->link.get() : nullptr; }
+
+bool _cl_device_id_available(const device* d) { return d->host && d->host->link && d->host->link->alive(); }
+
+}  // namespace ferry::client
+
+bool _cl_device_id::available() const { return ferry::client::_cl_device_id_available(this); }
+
+bool _cl_context::has_device(cl_device_id d) const {
+  for (auto* x : devices)
+    if (x == d) return true;
+  return false;
+}

@@ -1,0 +1,220 @@
+// The client's object model: one struct per OpenCL object type. Each struct
+// is the ICD handle itself (`cl_mem` points at a `_cl_mem`), so it starts with
+// the loader's dispatch pointer; the rest is Ferry's state for that object.
+//
+// Lifetime: `api_refs` is what clRetain*/clRelease* change and what
+// CL_*_REFERENCE_COUNT reports. `internal_refs` counts Ferry's own holders
+// (child objects, commands in flight) plus one for all API references
+// together; the object is freed when it reaches zero, so it never shows in
+// the API count.
+#pragma once
+
+#define CL_ENABLE_BETA_EXTENSIONS 0
+#include <CL/cl.h>
+#include <CL/cl_icd.h>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/messages.hpp"
+
+namespace ferry::client {
+
+class connection;
+struct server;
+
+/// The loader's dispatch table, filled in icd/dispatch.cpp.
+extern const cl_icd_dispatch dispatch_table;
+
+enum class object_tag : uint32_t {
+  platform = 0x46520001,
+  device,
+  context,
+  queue,
+  mem,
+  program,
+  kernel,
+  event,
+  released = 0x0BADF00D,  // written on final release so stale handles are caught
+};
+
+struct object_base {
+  const cl_icd_dispatch* dispatch = &dispatch_table;
+  object_tag tag;
+  std::atomic<uint32_t> api_refs{1};
+  std::atomic<uint32_t> internal_refs{1};
+  /// The id this object has on its server (0 for platform and devices).
+  protocol::object_id id = 0;
+
+  explicit object_base(object_tag t);
+  object_base(const object_base&) = delete;
+  object_base& operator=(const object_base&) = delete;
+};
+
+/// Live Ferry objects in this process (contexts, queues, memory, programs,
+/// kernels, events), for leak checks.
+uint64_t live_object_count();
+
+void retain_internal(object_base* object);
+/// Drops an internal reference; frees the object at zero.
+void release_internal(object_base* object);
+void retain_api(object_base* object);
+/// Drops an API reference; at zero tells the server and drops the internal
+/// reference held for the API.
+void release_api(object_base* object);
+
+/// Allocates a new id for an object or command (unique in this process, so
+/// unique within every session).
+protocol::object_id next_object_id();
+
+}  // namespace ferry::client
+
+// ---------------------------------------------------------------------------
+// The handle types. They live in the global namespace because cl.h declares
+// them there.
+
+struct _cl_platform_id : ferry::client::object_base {
+  _cl_platform_id() : object_base(ferry::client::object_tag::platform) {}
+  std::vector<_cl_device_id*> devices;
+};
+
+struct _cl_device_id : ferry::client::object_base {
+  _cl_device_id() : object_base(ferry::client::object_tag::device) {}
+  ferry::client::server* host = nullptr;
+  uint32_t index = 0;  // the device's index on its server
+  /// Every info value the native device answered, as raw bytes.
+  std::unordered_map<cl_uint, std::vector<uint8_t>> info;
+
+  // Values used by argument checks, decoded once from `info`.
+  cl_device_type type = 0;
+  cl_ulong max_mem_alloc_size = 0;
+  cl_uint mem_base_addr_align_bits = 0;
+  size_t max_work_group_size = 0;
+  cl_uint max_work_item_dimensions = 0;
+  std::array<size_t, 3> max_work_item_sizes{};
+  cl_command_queue_properties queue_properties = 0;
+  bool available() const;
+};
+
+struct _cl_context : ferry::client::object_base {
+  _cl_context() : object_base(ferry::client::object_tag::context) {}
+  std::vector<cl_device_id> devices;
+  std::vector<cl_context_properties> properties;  // as given, with the terminating 0
+  void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*) = nullptr;
+  void* notify_data = nullptr;
+  ferry::client::server* host = nullptr;
+  bool has_device(cl_device_id d) const;
+};
+
+struct _cl_command_queue : ferry::client::object_base {
+  _cl_command_queue() : object_base(ferry::client::object_tag::queue) {}
+  cl_context context = nullptr;
+  cl_device_id device = nullptr;
+  cl_command_queue_properties properties = 0;
+  std::vector<cl_queue_properties> properties_array;  // for CL_QUEUE_PROPERTIES_ARRAY
+  bool profiling() const { return properties & CL_QUEUE_PROFILING_ENABLE; }
+};
+
+struct _cl_mem : ferry::client::object_base {
+  _cl_mem() : object_base(ferry::client::object_tag::mem) {}
+  cl_context context = nullptr;
+  cl_mem_flags flags = 0;
+  size_t size = 0;
+  void* host_ptr = nullptr;  // CL_MEM_USE_HOST_PTR only
+  cl_mem parent = nullptr;   // sub-buffers
+  size_t origin = 0;
+
+  struct mapping {
+    void* pointer;
+    size_t offset;
+    size_t size;
+    cl_map_flags flags;
+    bool owned;  // allocated by Ferry (not the USE_HOST_PTR region)
+  };
+  std::mutex mappings_mutex;  // guards mappings
+  std::vector<mapping> mappings;
+  std::atomic<cl_uint> map_count{0};
+
+  using destructor = std::pair<void(CL_CALLBACK*)(cl_mem, void*), void*>;
+  std::mutex destructors_mutex;  // guards destructors
+  std::vector<destructor> destructors;
+};
+
+struct _cl_program : ferry::client::object_base {
+  _cl_program() : object_base(ferry::client::object_tag::program) {}
+  cl_context context = nullptr;
+  std::vector<cl_device_id> devices;
+  std::string source;
+  bool from_binary = false;
+  std::atomic<cl_uint> attached_kernels{0};
+
+  std::mutex build_mutex;  // guards the fields below
+  bool built = false;      // an executable exists (build or link succeeded)
+  std::vector<std::string> kernel_names;
+};
+
+struct _cl_kernel : ferry::client::object_base {
+  _cl_kernel() : object_base(ferry::client::object_tag::kernel) {}
+  cl_program program = nullptr;
+  std::string name;
+  cl_uint num_args = 0;
+
+  struct arg_state {
+    bool set = false;
+    ferry::protocol::kernel_arg wire;  // what the launch sends
+    cl_mem mem = nullptr;              // for the context check at launch
+  };
+  std::vector<arg_state> args;
+  /// Argument shapes the server already accepted: (kind << 56 | size) per index.
+  std::vector<uint64_t> validated;
+
+  struct work_group_limits {
+    size_t work_group_size = 0;
+    std::array<size_t, 3> compile_size{};
+  };
+  std::mutex limits_mutex;  // guards limits
+  std::map<cl_device_id, work_group_limits> limits;
+};
+
+struct _cl_event : ferry::client::object_base {
+  _cl_event() : object_base(ferry::client::object_tag::event) {}
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;  // nullptr for user events
+  cl_command_type command_type = 0;
+  std::atomic<cl_int> status{CL_QUEUED};
+  std::array<cl_ulong, 4> profiling{};  // queued, submit, start, end
+  /// Whether the server keeps a native event under this id.
+  bool on_server = false;
+  /// Parts still to arrive before completion: 1, or 2 for reads (data + status).
+  std::atomic<int> parts{1};
+  /// Runs once before the event completes successfully (e.g. unpack a rect read).
+  std::function<void()> before_complete;
+
+  struct callback {
+    cl_int trigger;
+    void(CL_CALLBACK* function)(cl_event, cl_int, void*);
+    void* data;
+  };
+  std::mutex callbacks_mutex;  // guards callbacks
+  std::vector<callback> callbacks;
+};
+
+namespace ferry::client {
+using platform = _cl_platform_id;
+using device = _cl_device_id;
+using context = _cl_context;
+using queue = _cl_command_queue;
+using memory = _cl_mem;
+using program = _cl_program;
+using kernel = _cl_kernel;
+using event = _cl_event;
+}  // namespace ferry::client

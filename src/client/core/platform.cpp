@@ -1,0 +1,101 @@
+#include "client/core/platform.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "client/core/config.hpp"
+#include "common/log.hpp"
+#include "protocol/version.hpp"
+
+namespace ferry::client {
+namespace {
+
+struct platform_state {
+  platform the_platform;
+  std::vector<std::unique_ptr<server>> servers;
+};
+
+void decode_device_fields(device& d) {
+  d.type = device_info_as<cl_device_type>(d, CL_DEVICE_TYPE);
+  d.max_mem_alloc_size = device_info_as<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  d.mem_base_addr_align_bits = device_info_as<cl_uint>(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
+  d.max_work_group_size = device_info_as<size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  d.max_work_item_dimensions = device_info_as<cl_uint>(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS);
+  auto it = d.info.find(CL_DEVICE_MAX_WORK_ITEM_SIZES);
+  if (it != d.info.end())
+    std::memcpy(d.max_work_item_sizes.data(), it->second.data(),
+                std::min(it->second.size(), sizeof(size_t) * 3));
+  d.queue_properties = device_info_as<cl_command_queue_properties>(d, CL_DEVICE_QUEUE_ON_HOST_PROPERTIES);
+  if (d.queue_properties == 0)
+    d.queue_properties = device_info_as<cl_command_queue_properties>(d, CL_DEVICE_QUEUE_PROPERTIES);
+}
+
+// Connects to one server and fetches its devices; nullptr (logged) on failure.
+std::unique_ptr<server> connect_server(const std::string& text) {
+  auto s = std::make_unique<server>();
+  s->address_text = text;
+  std::string error;
+  if (!parse_endpoint(text, protocol::default_port, s->address, error)) {
+    FERRY_WARN("config", "ignoring server '%s': %s", text.c_str(), error.c_str());
+    return nullptr;
+  }
+  s->link = connection::open(s->address, error);
+  if (!s->link) {
+    FERRY_WARN("net", "server %s is not available: %s; its devices are left out", text.c_str(), error.c_str());
+    return nullptr;
+  }
+  protocol::get_server_info request;
+  auto info = s->link->call<protocol::server_info>(request);
+  if (!info) {
+    FERRY_WARN("net", "server %s did not describe its devices; its devices are left out", text.c_str());
+    return nullptr;
+  }
+  s->platform_info = std::move(info->platform);
+  for (auto& desc : info->devices) {
+    auto* d = new device();
+    d->host = s.get();
+    d->index = desc.index;
+    for (auto& entry : desc.info) d->info[entry.param] = std::move(entry.value);
+    decode_device_fields(*d);
+    s->devices.push_back(d);
+  }
+  FERRY_INFO("net", "server %s: %zu device(s)", text.c_str(), s->devices.size());
+  return s;
+}
+
+platform_state& state() {
+  static platform_state* instance = [] {
+    auto* st = new platform_state;  // lives as long as the process
+    if (std::getenv("FERRY_IN_DAEMON")) return st;  // inside ferryd: never connect to ourselves
+    server_list list = configured_servers();
+    if (list.addresses.empty()) {
+      FERRY_WARN("config",
+                 "no Ferry server configured (set FERRY_SERVERS=host:port or write 'server host:port' "
+                 "to ~/.config/ferry/config); the Ferry platform has no devices");
+      return st;
+    }
+    // Connect to all servers at once so one slow address does not delay the rest.
+    std::vector<std::unique_ptr<server>> results(list.addresses.size());
+    std::vector<std::thread> workers;
+    for (size_t i = 0; i < list.addresses.size(); ++i)
+      workers.emplace_back([&, i] { results[i] = connect_server(list.addresses[i]); });
+    for (auto& w : workers) w.join();
+    for (auto& s : results) {
+      if (!s) continue;
+      for (device* d : s->devices) st->the_platform.devices.push_back(d);
+      st->servers.push_back(std::move(s));
+    }
+    return st;
+  }();
+  return *instance;
+}
+
+}  // namespace
+
+platform& the_platform() { return state().the_platform; }
+
+const std::vector<std::unique_ptr<server>>& connected_servers() { return state().servers; }
+
+}  // namespace ferry::client

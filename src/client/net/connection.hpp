@@ -1,0 +1,142 @@
+// One client session with one server: the control stream (commands out,
+// completions and replies in) and the bulk stream (buffer contents both ways).
+//
+// Threads: the application's threads encode commands into the send buffer
+// (short lock, no allocation in steady state); the writer thread sends what
+// has accumulated; blocking calls flush from their own thread so a lone
+// request leaves at once. The control reader completes events and answers
+// requests; the bulk reader writes incoming data straight into its target.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "client/core/objects.hpp"
+#include "client/core/result.hpp"
+#include "common/socket.hpp"
+#include "protocol/dispatch.hpp"
+
+namespace ferry::client {
+
+class connection {
+ public:
+  /// Connects both streams and performs the handshakes. Returns nullptr and a
+  /// reason on failure.
+  static std::unique_ptr<connection> open(const endpoint& where, std::string& error);
+  ~connection();
+
+  /// Queues a message; the writer thread sends it soon (batched with others).
+  template <class T>
+  void post(const T& message) {
+    bool wake;
+    {
+      std::lock_guard lock(out_mutex_);
+      protocol::append_frame(out_, message);
+      wake = writer_idle_;
+    }
+    if (wake) out_cv_.notify_one();
+  }
+  /// Sends everything queued so far from the calling thread.
+  void flush();
+
+  /// Sends a request, waits for the reply with the same request id and
+  /// decodes it. CL_DEVICE_NOT_AVAILABLE when the connection is lost.
+  template <class Reply, class Request>
+  result<Reply> call(Request& request) {
+    request.request = next_request_.fetch_add(1);
+    {
+      std::lock_guard lock(requests_mutex_);
+      if (!alive_) return fail(CL_DEVICE_NOT_AVAILABLE);
+      requests_[request.request];
+    }
+    post(request);
+    flush();
+    std::vector<uint8_t> payload;
+    uint16_t id = 0;
+    if (!wait_reply(request.request, id, payload)) return fail(CL_DEVICE_NOT_AVAILABLE);
+    Reply reply;
+    const char* why = "";
+    if (id != static_cast<uint16_t>(protocol::message_traits<Reply>::id) ||
+        !protocol::decode_payload(payload.data(), payload.size(), reply, why)) {
+      lost("malformed reply");
+      return fail(CL_DEVICE_NOT_AVAILABLE);
+    }
+    return reply;
+  }
+
+  /// Registers an event to be completed by the server's completion for
+  /// command `e->id` (takes an internal reference).
+  void track(event* e);
+  /// Registers where the bulk data of a read goes.
+  void expect_data(protocol::object_id transfer, void* destination, uint64_t size, event* e);
+  /// Sends `size` bytes as bulk transfer `transfer` (blocks until written).
+  bool send_data(protocol::object_id transfer, const void* data, uint64_t size);
+
+  bool alive() const { return alive_.load(std::memory_order_acquire); }
+  const std::string& name() const { return name_; }
+
+  /// Round trip of one ping, in nanoseconds.
+  result<uint64_t> ping();
+
+ private:
+  connection() = default;
+  bool handshake(int fd, protocol::stream_kind kind, std::string& error);
+  void writer_loop();
+  void control_reader_loop();
+  void bulk_reader_loop();
+  bool wait_reply(uint64_t request, uint16_t& id, std::vector<uint8_t>& payload);
+  bool on_frame(const protocol::frame_view& frame, std::string& why);
+  void on_completions(const protocol::completions& batch);
+  /// Marks the connection dead: wakes everyone, fails events and requests.
+  void lost(const std::string& reason);
+
+  std::string name_;
+  unique_fd control_;
+  unique_fd bulk_;
+  protocol::session_token session_{};
+  protocol::session_token secret_{};
+  std::atomic<bool> alive_{false};
+  std::atomic<bool> stopping_{false};
+
+  std::mutex out_mutex_;  // guards out_, writer_idle_
+  std::condition_variable out_cv_;
+  std::vector<uint8_t> out_;
+  bool writer_idle_ = false;
+  std::mutex send_mutex_;  // serialises writes to the control socket; guards spare_
+  std::vector<uint8_t> spare_;
+
+  std::mutex bulk_send_mutex_;  // serialises writes to the bulk socket
+
+  std::atomic<uint64_t> next_request_{1};
+  struct reply_slot {
+    bool done = false;
+    uint16_t id = 0;
+    std::vector<uint8_t> payload;
+  };
+  std::mutex requests_mutex_;  // guards requests_
+  std::condition_variable requests_cv_;
+  std::unordered_map<uint64_t, reply_slot> requests_;
+
+  std::mutex tracked_mutex_;  // guards tracked_, transfers_
+  std::unordered_map<protocol::object_id, event*> tracked_;
+  struct transfer {
+    uint8_t* destination;
+    uint64_t size;
+    uint64_t received;
+    event* owner;
+  };
+  std::unordered_map<protocol::object_id, transfer> transfers_;
+
+  std::thread writer_;
+  std::thread control_reader_;
+  std::thread bulk_reader_;
+};
+
+}  // namespace ferry::client

@@ -1,0 +1,27 @@
+// Limits the decoder enforces before it allocates anything.
+//
+// A peer that announces more than these is malformed: the connection is closed
+// with a logged reason. They are generous for honest traffic (program binaries
+// of tens of MiB, kernel argument lists of hundreds of entries) and small enough
+// that no single frame can exhaust the daemon's memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ferry::protocol {
+
+/// Largest payload of one control frame (program sources and binaries travel here).
+inline constexpr uint32_t max_control_payload = 64u << 20;
+/// Largest payload of one bulk frame; bigger transfers are split into chunks.
+inline constexpr uint32_t max_bulk_chunk = 8u << 20;
+/// Largest single transfer (one buffer read or write).
+inline constexpr uint64_t max_transfer_size = uint64_t{1} << 40;
+/// Largest element count of any array field.
+inline constexpr uint32_t max_array_elements = 1u << 20;
+/// Largest string or byte-array field.
+inline constexpr uint32_t max_bytes_field = 64u << 20;
+/// Largest number of events in one wait list.
+inline constexpr uint32_t max_wait_list = 1u << 16;
+
+}  // namespace ferry::protocol

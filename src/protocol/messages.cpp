@@ -1,0 +1,45 @@
+#include "protocol/messages.hpp"
+
+#include <bit>
+
+#include "protocol/frame.hpp"
+
+namespace ferry::protocol {
+
+static_assert(std::endian::native == std::endian::little,
+              "the wire format is little endian and the codec copies scalars as they are");
+
+const char* message_name(uint16_t id) {
+  switch (id) {
+#define FERRY_NAME(num, name, dir, limit) \
+  case num: return #name;
+    FERRY_MESSAGES(FERRY_NAME)
+#undef FERRY_NAME
+  }
+  return nullptr;
+}
+
+uint32_t message_limit(uint16_t id) {
+  switch (id) {
+#define FERRY_LIMIT(num, name, dir, limit) \
+  case num: return static_cast<uint32_t>(limit);
+    FERRY_MESSAGES(FERRY_LIMIT)
+#undef FERRY_LIMIT
+  }
+  return 0;
+}
+
+static bool has_direction(uint16_t id, direction wanted) {
+  switch (id) {
+#define FERRY_DIR(num, name, dir, limit) \
+  case num: return dir == wanted || dir == direction::both;
+    FERRY_MESSAGES(FERRY_DIR)
+#undef FERRY_DIR
+  }
+  return false;
+}
+
+bool message_to_server(uint16_t id) { return has_direction(id, direction::to_server); }
+bool message_to_client(uint16_t id) { return has_direction(id, direction::to_client); }
+
+}  // namespace ferry::protocol

@@ -1,0 +1,533 @@
+// The message table: the single source of message ids, names, directions and
+// size limits. Ids are explicit and never reused; a retired message keeps its
+// number reserved. Every message is a plain struct with FERRY_FIELDS, encoded
+// field by field by codec.hpp. docs/protocol.md describes each one.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/codec.hpp"
+#include "protocol/limits.hpp"
+
+namespace ferry::protocol {
+
+using object_id = uint64_t;
+using session_token = std::array<uint8_t, 16>;
+
+/// What a connection carries; the hello says it, so one port serves all.
+enum class stream_kind : uint8_t { control = 0, bulk = 1, peer = 2 };
+
+/// Which way a message may travel; the receiver rejects the other direction.
+enum class direction : uint8_t { to_server, to_client, both };
+
+// X(id, name, direction, max payload bytes)
+#define FERRY_MESSAGES(X)                                                          \
+  X(1, hello, direction::to_server, 4096)                                          \
+  X(2, welcome, direction::to_client, 4096)                                        \
+  X(3, refused, direction::to_client, 4096)                                        \
+  X(10, ping, direction::to_server, 64)                                            \
+  X(11, pong, direction::to_client, 64)                                            \
+  X(12, get_server_info, direction::to_server, 64)                                 \
+  X(13, server_info, direction::to_client, max_control_payload)                    \
+  X(14, get_object_counts, direction::to_server, 64)                               \
+  X(15, object_counts, direction::to_client, 64)                                   \
+  X(16, goodbye, direction::to_server, 64)                                          \
+  X(20, create_context, direction::to_server, 1 << 20)                             \
+  X(21, create_queue, direction::to_server, 4096)                                  \
+  X(22, create_buffer, direction::to_server, 4096)                                 \
+  X(23, create_sub_buffer, direction::to_server, 4096)                             \
+  X(24, create_user_event, direction::to_server, 64)                               \
+  X(25, set_user_event_status, direction::to_server, 64)                           \
+  X(26, release_object, direction::to_server, 64)                                  \
+  X(30, create_program_with_source, direction::to_server, max_control_payload)     \
+  X(31, create_program_with_binary, direction::to_server, max_control_payload)     \
+  X(32, build_program, direction::to_server, 1 << 20)                              \
+  X(33, compile_program, direction::to_server, 1 << 20)                            \
+  X(34, link_program, direction::to_server, 1 << 20)                               \
+  X(35, build_reply, direction::to_client, 1 << 20)                                \
+  X(36, create_kernel, direction::to_server, 4096)                                 \
+  X(37, create_kernels_in_program, direction::to_server, 1 << 20)                  \
+  X(38, kernel_reply, direction::to_client, 1 << 20)                               \
+  X(39, check_kernel_arg, direction::to_server, 1 << 20)                           \
+  X(40, query, direction::to_server, 1 << 20)                                      \
+  X(41, query_reply, direction::to_client, max_control_payload)                    \
+  X(42, status_reply, direction::to_client, 1 << 20)                               \
+  X(50, enqueue_ndrange, direction::to_server, 1 << 20)                            \
+  X(51, enqueue_write_buffer, direction::to_server, 1 << 20)                       \
+  X(52, enqueue_read_buffer, direction::to_server, 1 << 20)                        \
+  X(53, enqueue_write_buffer_rect, direction::to_server, 1 << 20)                  \
+  X(54, enqueue_read_buffer_rect, direction::to_server, 1 << 20)                   \
+  X(55, enqueue_copy_buffer, direction::to_server, 1 << 20)                        \
+  X(56, enqueue_copy_buffer_rect, direction::to_server, 1 << 20)                   \
+  X(57, enqueue_fill_buffer, direction::to_server, 1 << 20)                        \
+  X(58, enqueue_marker, direction::to_server, 1 << 20)                             \
+  X(59, enqueue_barrier, direction::to_server, 1 << 20)                            \
+  X(60, flush_queue, direction::to_server, 64)                                     \
+  X(70, completions, direction::to_client, max_control_payload)                    \
+  X(71, printf_output, direction::to_client, max_control_payload)                  \
+  X(80, bulk_data, direction::both, max_bulk_chunk + 64)
+
+enum class message_id : uint16_t {
+#define FERRY_ENUM(id, name, dir, limit) name = id,
+  FERRY_MESSAGES(FERRY_ENUM)
+#undef FERRY_ENUM
+};
+
+/// Name for logs ("enqueue_ndrange"), or nullptr for an unknown id.
+const char* message_name(uint16_t id);
+/// Size limit of a known message's payload; 0 for an unknown id.
+uint32_t message_limit(uint16_t id);
+/// Whether a message may be sent to the server (false for unknown ids).
+bool message_to_server(uint16_t id);
+bool message_to_client(uint16_t id);
+
+// ---------------------------------------------------------------------------
+// Shared field types
+
+/// One (param, raw bytes) pair of a clGet*Info answer, as the native
+/// implementation returned it.
+struct info_entry {
+  uint32_t param = 0;
+  bytes value;
+  FERRY_FIELDS(param, value)
+  bool operator==(const info_entry&) const = default;
+};
+
+struct device_desc {
+  uint32_t index = 0;  // the device's position in the server's list
+  std::vector<info_entry> info;
+  FERRY_FIELDS(index, info)
+  bool operator==(const device_desc&) const = default;
+};
+
+/// Per-command bits of `command_header::flags`.
+enum command_flag : uint32_t {
+  /// Keep the native event: the client may name this command in wait lists
+  /// or query it later.
+  keep_event = 1u << 0,
+  /// Report completion (success too); failures are always reported.
+  notify = 1u << 1,
+};
+
+/// Prefix of every enqueue: the client-assigned command id (also the event
+/// id), the queue, and the events to wait for.
+struct command_header {
+  object_id command = 0;
+  object_id queue = 0;
+  std::vector<object_id> wait_list;
+  uint32_t flags = 0;
+  FERRY_FIELDS(command, queue, wait_list, flags)
+  bool operator==(const command_header&) const = default;
+};
+
+enum class kernel_arg_kind : uint8_t { value = 0, mem = 1, local = 2, null_mem = 3 };
+
+struct kernel_arg {
+  uint32_t index = 0;
+  kernel_arg_kind kind = kernel_arg_kind::value;
+  uint64_t size = 0;     // value and local: the size passed to clSetKernelArg
+  bytes value;           // value: the argument bytes
+  object_id object = 0;  // mem: the buffer
+  FERRY_FIELDS(index, kind, size, value, object)
+  bool operator==(const kernel_arg&) const = default;
+};
+
+struct kernel_desc {
+  object_id id = 0;
+  std::string name;
+  uint32_t num_args = 0;
+  FERRY_FIELDS(id, name, num_args)
+  bool operator==(const kernel_desc&) const = default;
+};
+
+struct completion {
+  object_id command = 0;
+  int32_t status = 0;  // CL_COMPLETE (0) or a negative error code
+  /// CL_PROFILING_COMMAND_QUEUED, SUBMIT, START, END (zeros without profiling).
+  std::array<uint64_t, 4> profiling{};
+  FERRY_FIELDS(command, status, profiling)
+  bool operator==(const completion&) const = default;
+};
+
+using size3 = std::array<uint64_t, 3>;
+
+/// What `query` asks about; each maps to one native clGet*Info call.
+enum class query_kind : uint32_t {
+  program_info = 1,
+  program_build_info = 2,
+  kernel_info = 3,
+  kernel_work_group_info = 4,
+  kernel_arg_info = 5,
+};
+
+// ---------------------------------------------------------------------------
+// Messages (field order is the wire order)
+
+struct hello {
+  uint32_t magic = 0;
+  uint16_t min_version = 0;
+  uint16_t max_version = 0;
+  stream_kind stream = stream_kind::control;
+  session_token session{};  // all zero: open a new session (control only)
+  session_token secret{};
+  std::string client_name;
+  FERRY_FIELDS(magic, min_version, max_version, stream, session, secret, client_name)
+  bool operator==(const hello&) const = default;
+};
+struct welcome {
+  uint16_t version = 0;
+  session_token session{};
+  session_token secret{};
+  FERRY_FIELDS(version, session, secret)
+  bool operator==(const welcome&) const = default;
+};
+struct refused {
+  int32_t code = 0;
+  std::string reason;
+  FERRY_FIELDS(code, reason)
+  bool operator==(const refused&) const = default;
+};
+
+struct ping {
+  uint64_t request = 0;
+  FERRY_FIELDS(request)
+  bool operator==(const ping&) const = default;
+};
+struct pong {
+  uint64_t request = 0;
+  FERRY_FIELDS(request)
+  bool operator==(const pong&) const = default;
+};
+struct get_server_info {
+  uint64_t request = 0;
+  FERRY_FIELDS(request)
+  bool operator==(const get_server_info&) const = default;
+};
+struct server_info {
+  uint64_t request = 0;
+  std::vector<info_entry> platform;
+  std::vector<device_desc> devices;
+  FERRY_FIELDS(request, platform, devices)
+  bool operator==(const server_info&) const = default;
+};
+struct get_object_counts {
+  uint64_t request = 0;
+  FERRY_FIELDS(request)
+  bool operator==(const get_object_counts&) const = default;
+};
+struct object_counts {
+  uint64_t request = 0;
+  uint64_t objects = 0;
+  FERRY_FIELDS(request, objects)
+  bool operator==(const object_counts&) const = default;
+};
+struct goodbye {
+  uint32_t reserved = 0;
+  FERRY_FIELDS(reserved)
+  bool operator==(const goodbye&) const = default;
+};
+
+struct create_context {
+  object_id id = 0;
+  std::vector<uint32_t> devices;
+  FERRY_FIELDS(id, devices)
+  bool operator==(const create_context&) const = default;
+};
+struct create_queue {
+  object_id id = 0;
+  object_id context = 0;
+  uint32_t device = 0;
+  uint64_t properties = 0;  // cl_command_queue_properties bits
+  FERRY_FIELDS(id, context, device, properties)
+  bool operator==(const create_queue&) const = default;
+};
+struct create_buffer {
+  object_id id = 0;
+  object_id context = 0;
+  uint64_t flags = 0;  // host-pointer flags already resolved by the client
+  uint64_t size = 0;
+  /// Non-zero: the initial contents arrive on the bulk stream as this transfer.
+  uint64_t initial_transfer = 0;
+  FERRY_FIELDS(id, context, flags, size, initial_transfer)
+  bool operator==(const create_buffer&) const = default;
+};
+struct create_sub_buffer {
+  object_id id = 0;
+  object_id parent = 0;
+  uint64_t flags = 0;
+  uint64_t origin = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(id, parent, flags, origin, size)
+  bool operator==(const create_sub_buffer&) const = default;
+};
+struct create_user_event {
+  object_id id = 0;
+  object_id context = 0;
+  FERRY_FIELDS(id, context)
+  bool operator==(const create_user_event&) const = default;
+};
+struct set_user_event_status {
+  object_id id = 0;
+  int32_t status = 0;
+  FERRY_FIELDS(id, status)
+  bool operator==(const set_user_event_status&) const = default;
+};
+struct release_object {
+  object_id id = 0;
+  FERRY_FIELDS(id)
+  bool operator==(const release_object&) const = default;
+};
+
+struct create_program_with_source {
+  object_id id = 0;
+  object_id context = 0;
+  std::string source;
+  FERRY_FIELDS(id, context, source)
+  bool operator==(const create_program_with_source&) const = default;
+};
+/// Answered by status_reply: status, then one binary status per device.
+struct create_program_with_binary {
+  uint64_t request = 0;
+  object_id id = 0;
+  object_id context = 0;
+  std::vector<uint32_t> devices;
+  std::vector<bytes> binaries;
+  FERRY_FIELDS(request, id, context, devices, binaries)
+  bool operator==(const create_program_with_binary&) const = default;
+};
+struct build_program {
+  uint64_t request = 0;
+  object_id program = 0;
+  std::vector<uint32_t> devices;  // empty: all devices of the program
+  std::string options;
+  FERRY_FIELDS(request, program, devices, options)
+  bool operator==(const build_program&) const = default;
+};
+struct compile_program {
+  uint64_t request = 0;
+  object_id program = 0;
+  std::vector<uint32_t> devices;
+  std::string options;
+  std::vector<object_id> headers;
+  std::vector<std::string> header_names;
+  FERRY_FIELDS(request, program, devices, options, headers, header_names)
+  bool operator==(const compile_program&) const = default;
+};
+struct link_program {
+  uint64_t request = 0;
+  object_id id = 0;  // the new program
+  object_id context = 0;
+  std::vector<uint32_t> devices;
+  std::string options;
+  std::vector<object_id> inputs;
+  FERRY_FIELDS(request, id, context, devices, options, inputs)
+  bool operator==(const link_program&) const = default;
+};
+/// Outcome of build/compile/link. `created` tells whether link made a program
+/// object (a failed link may still create one that holds the log).
+struct build_reply {
+  uint64_t request = 0;
+  int32_t status = 0;
+  uint8_t created = 0;
+  std::vector<std::string> kernel_names;
+  FERRY_FIELDS(request, status, created, kernel_names)
+  bool operator==(const build_reply&) const = default;
+};
+struct create_kernel {
+  uint64_t request = 0;
+  object_id id = 0;
+  object_id program = 0;
+  std::string name;
+  FERRY_FIELDS(request, id, program, name)
+  bool operator==(const create_kernel&) const = default;
+};
+/// Creates one kernel per id, in the order of the program's kernel names.
+struct create_kernels_in_program {
+  uint64_t request = 0;
+  object_id program = 0;
+  std::vector<object_id> ids;
+  FERRY_FIELDS(request, program, ids)
+  bool operator==(const create_kernels_in_program&) const = default;
+};
+struct kernel_reply {
+  uint64_t request = 0;
+  int32_t status = 0;
+  std::vector<kernel_desc> kernels;
+  FERRY_FIELDS(request, status, kernels)
+  bool operator==(const kernel_reply&) const = default;
+};
+/// Validates one argument with the native clSetKernelArg (answered by status_reply).
+struct check_kernel_arg {
+  uint64_t request = 0;
+  object_id kernel = 0;
+  kernel_arg arg;
+  FERRY_FIELDS(request, kernel, arg)
+  bool operator==(const check_kernel_arg&) const = default;
+};
+struct query {
+  uint64_t request = 0;
+  query_kind kind = query_kind::program_info;
+  object_id object = 0;
+  uint32_t device = 0;
+  uint32_t param = 0;
+  uint32_t index = 0;  // kernel argument index
+  bytes input;         // input value of work-group queries that take one
+  FERRY_FIELDS(request, kind, object, device, param, index, input)
+  bool operator==(const query&) const = default;
+};
+struct query_reply {
+  uint64_t request = 0;
+  int32_t status = 0;
+  bytes value;
+  FERRY_FIELDS(request, status, value)
+  bool operator==(const query_reply&) const = default;
+};
+struct status_reply {
+  uint64_t request = 0;
+  int32_t status = 0;
+  std::vector<int32_t> details;
+  FERRY_FIELDS(request, status, details)
+  bool operator==(const status_reply&) const = default;
+};
+
+struct enqueue_ndrange {
+  command_header header;
+  object_id kernel = 0;
+  uint32_t work_dim = 0;
+  size3 offset{};
+  size3 global{};
+  size3 local{};
+  uint8_t has_local = 0;  // 0: local size left to the implementation
+  std::vector<kernel_arg> args;
+  FERRY_FIELDS(header, kernel, work_dim, offset, global, local, has_local, args)
+  bool operator==(const enqueue_ndrange&) const = default;
+};
+/// The data follows on the bulk stream as transfer `header.command`.
+struct enqueue_write_buffer {
+  command_header header;
+  object_id buffer = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(header, buffer, offset, size)
+  bool operator==(const enqueue_write_buffer&) const = default;
+};
+/// The data returns on the bulk stream as transfer `header.command`, then the
+/// completion follows on the control stream.
+struct enqueue_read_buffer {
+  command_header header;
+  object_id buffer = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(header, buffer, offset, size)
+  bool operator==(const enqueue_read_buffer&) const = default;
+};
+/// Rectangular transfers: the host side travels packed (row pitch =
+/// region[0], slice pitch = region[0] * region[1]); the client packs/unpacks.
+struct enqueue_write_buffer_rect {
+  command_header header;
+  object_id buffer = 0;
+  size3 buffer_origin{};
+  size3 region{};
+  uint64_t buffer_row_pitch = 0;
+  uint64_t buffer_slice_pitch = 0;
+  FERRY_FIELDS(header, buffer, buffer_origin, region, buffer_row_pitch, buffer_slice_pitch)
+  bool operator==(const enqueue_write_buffer_rect&) const = default;
+};
+struct enqueue_read_buffer_rect {
+  command_header header;
+  object_id buffer = 0;
+  size3 buffer_origin{};
+  size3 region{};
+  uint64_t buffer_row_pitch = 0;
+  uint64_t buffer_slice_pitch = 0;
+  FERRY_FIELDS(header, buffer, buffer_origin, region, buffer_row_pitch, buffer_slice_pitch)
+  bool operator==(const enqueue_read_buffer_rect&) const = default;
+};
+struct enqueue_copy_buffer {
+  command_header header;
+  object_id source = 0;
+  object_id destination = 0;
+  uint64_t source_offset = 0;
+  uint64_t destination_offset = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(header, source, destination, source_offset, destination_offset, size)
+  bool operator==(const enqueue_copy_buffer&) const = default;
+};
+struct enqueue_copy_buffer_rect {
+  command_header header;
+  object_id source = 0;
+  object_id destination = 0;
+  size3 source_origin{};
+  size3 destination_origin{};
+  size3 region{};
+  uint64_t source_row_pitch = 0;
+  uint64_t source_slice_pitch = 0;
+  uint64_t destination_row_pitch = 0;
+  uint64_t destination_slice_pitch = 0;
+  FERRY_FIELDS(header, source, destination, source_origin, destination_origin, region, source_row_pitch,
+               source_slice_pitch, destination_row_pitch, destination_slice_pitch)
+  bool operator==(const enqueue_copy_buffer_rect&) const = default;
+};
+struct enqueue_fill_buffer {
+  command_header header;
+  object_id buffer = 0;
+  bytes pattern;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(header, buffer, pattern, offset, size)
+  bool operator==(const enqueue_fill_buffer&) const = default;
+};
+struct enqueue_marker {
+  command_header header;
+  FERRY_FIELDS(header)
+  bool operator==(const enqueue_marker&) const = default;
+};
+struct enqueue_barrier {
+  command_header header;
+  FERRY_FIELDS(header)
+  bool operator==(const enqueue_barrier&) const = default;
+};
+struct flush_queue {
+  object_id queue = 0;
+  FERRY_FIELDS(queue)
+  bool operator==(const flush_queue&) const = default;
+};
+
+struct completions {
+  std::vector<completion> entries;
+  FERRY_FIELDS(entries)
+  bool operator==(const completions&) const = default;
+};
+struct printf_output {
+  bytes text;
+  FERRY_FIELDS(text)
+  bool operator==(const printf_output&) const = default;
+};
+/// Bulk stream only. Only the prefix is encoded by the codec; the chunk's
+/// bytes follow it to the end of the frame and are read straight into place.
+struct bulk_data {
+  uint64_t transfer = 0;  // the command id (or buffer id for initial contents)
+  uint64_t offset = 0;    // where this chunk goes inside the transfer
+  uint64_t total = 0;     // size of the whole transfer, the same in every chunk
+  FERRY_FIELDS(transfer, offset, total)
+  bool operator==(const bulk_data&) const = default;
+};
+inline constexpr size_t bulk_prefix_size = 24;
+
+/// Maps each message struct to its id (message_traits<T>::id).
+template <class T>
+struct message_traits;
+#define FERRY_TRAITS(num, name, dir, limit)                        \
+  template <>                                                      \
+  struct message_traits<name> {                                    \
+    static constexpr message_id id = message_id::name;             \
+    static constexpr std::string_view label = #name;               \
+  };
+FERRY_MESSAGES(FERRY_TRAITS)
+#undef FERRY_TRAITS
+
+}  // namespace ferry::protocol
