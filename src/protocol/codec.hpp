@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <type_traits>
 #include <vector>
 
@@ -37,7 +38,7 @@ class writer {
     static_assert(std::is_arithmetic_v<T>);
     size_t at = out_.size();
     out_.resize(at + sizeof(T));
-    std::memcpy(out_.data() + at, &value, sizeof(T));  // host is little endian (checked in codec.cpp)
+    std::memcpy(out_.data() + at, &value, sizeof(T));  // host is little endian (checked in messages.cpp)
   }
   void put_raw(const void* data, size_t size) {
     if (size == 0) return;
@@ -105,10 +106,26 @@ class reader {
 template <class T>
 concept has_fields = requires(T& t) { t.fields(); };
 
+/// A vector field with its own element limit (below max_array_elements).
+template <class T, uint32_t Limit>
+struct limited_vector : std::vector<T> {
+  using std::vector<T>::vector;
+  limited_vector() = default;
+  limited_vector(std::vector<T> other) : std::vector<T>(std::move(other)) {}  // NOLINT: implicit by design
+  static constexpr uint32_t limit = Limit;
+};
+
 template <class T>
 struct is_vector : std::false_type {};
 template <class T>
 struct is_vector<std::vector<T>> : std::true_type {};
+template <class T, uint32_t Limit>
+struct is_vector<limited_vector<T, Limit>> : std::true_type {};
+template <class T>
+constexpr uint32_t element_limit() {
+  if constexpr (requires { T::limit; }) return T::limit;
+  else return max_array_elements;
+}
 template <class T>
 struct is_array : std::false_type {};
 template <class T, size_t N>
@@ -116,10 +133,19 @@ struct is_array<std::array<T, N>> : std::true_type {};
 
 /// Smallest encoded size of a T; lets the reader reject impossible counts early.
 template <class T>
+constexpr size_t min_encoded_size();
+template <class Tuple>
+struct min_fields_size;
+template <class... Fields>
+struct min_fields_size<std::tuple<Fields...>> {
+  static constexpr size_t value = (size_t{0} + ... + min_encoded_size<std::remove_cvref_t<Fields>>());
+};
+template <class T>
 constexpr size_t min_encoded_size() {
   if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) return sizeof(T);
   else if constexpr (is_array<T>::value) return std::tuple_size_v<T> * min_encoded_size<typename T::value_type>();
-  else return 1;  // strings, vectors and structs: at least one byte is a safe lower bound
+  else if constexpr (std::is_same_v<T, std::string> || is_vector<T>::value) return sizeof(uint32_t);  // length or count
+  else return min_fields_size<decltype(std::declval<T&>().fields())>::value;  // a struct: its fields
 }
 
 template <class T>
@@ -159,7 +185,7 @@ void decode_value(reader& r, T& value) {
   } else if constexpr (is_vector<T>::value) {
     using element = typename T::value_type;
     uint32_t count = r.get_scalar<uint32_t>();
-    if (!r.can_hold(count, min_encoded_size<element>(), max_array_elements)) return;
+    if (!r.can_hold(count, min_encoded_size<element>(), element_limit<T>())) return;
     value.resize(count);
     for (auto& e : value) {
       decode_value(r, e);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "protocol/messages.hpp"
+
 namespace ferry::protocol {
 
 uint8_t* frame_assembler::write_area(size_t min_free, size_t& available) {
@@ -31,6 +33,16 @@ frame_assembler::result frame_assembler::next(frame_view& out, std::string& why)
   if (h.payload_size > max_payload_) {
     why = "frame payload of " + std::to_string(h.payload_size) + " bytes exceeds the limit of " +
           std::to_string(max_payload_);
+    return result::error;
+  }
+  // A message's own limit is known from its id: refuse before buffering it.
+  if (message_name(h.message_id) == nullptr) {
+    why = "unknown message id " + std::to_string(h.message_id);
+    return result::error;
+  }
+  if (h.payload_size > message_limit(h.message_id)) {
+    why = "frame of message id " + std::to_string(h.message_id) + " announces " + std::to_string(h.payload_size) +
+          " bytes, over its limit of " + std::to_string(message_limit(h.message_id));
     return result::error;
   }
   if (h.flags != 0) {

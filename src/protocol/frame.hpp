@@ -37,7 +37,7 @@ inline frame_header load_header(const uint8_t* in) {
 }
 
 /// A complete frame; `payload` points into the assembler's buffer and stays
-/// valid until the next call that feeds or compacts it.
+/// valid until the next call of any assembler method (next() may move data).
 struct frame_view {
   frame_header header;
   const uint8_t* payload = nullptr;

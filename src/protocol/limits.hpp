@@ -13,7 +13,8 @@ namespace ferry::protocol {
 
 /// Largest payload of one control frame (program sources and binaries travel here).
 inline constexpr uint32_t max_control_payload = 64u << 20;
-/// Largest payload of one bulk frame; bigger transfers are split into chunks.
+/// Largest data chunk of one bulk frame (the frame adds a 24-byte prefix);
+/// bigger transfers are split into chunks.
 inline constexpr uint32_t max_bulk_chunk = 8u << 20;
 /// Largest single transfer (one buffer read or write).
 inline constexpr uint64_t max_transfer_size = uint64_t{1} << 40;

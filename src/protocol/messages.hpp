@@ -118,7 +118,7 @@ enum command_flag : uint32_t {
 struct command_header {
   object_id command = 0;
   object_id queue = 0;
-  std::vector<object_id> wait_list;
+  limited_vector<object_id, max_wait_list> wait_list;
   uint32_t flags = 0;
   FERRY_FIELDS(command, queue, wait_list, flags)
   bool operator==(const command_header&) const = default;
@@ -510,7 +510,7 @@ struct printf_output {
 /// Bulk stream only. Only the prefix is encoded by the codec; the chunk's
 /// bytes follow it to the end of the frame and are read straight into place.
 struct bulk_data {
-  uint64_t transfer = 0;  // the command id (or buffer id for initial contents)
+  uint64_t transfer = 0;  // the command id, or create_buffer.initial_transfer
   uint64_t offset = 0;    // where this chunk goes inside the transfer
   uint64_t total = 0;     // size of the whole transfer, the same in every chunk
   FERRY_FIELDS(transfer, offset, total)
