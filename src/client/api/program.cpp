@@ -1,0 +1,571 @@
+// Program entry points: creation from source and binaries, build, compile,
+// link, and the program queries.
+//
+// Creation from source is posted (the id is ours, so nothing waits); creation
+// from binaries, build, compile and link are round trips because their
+// outcome is what the call returns. Whatever the client can judge (handles,
+// lists, devices, attached kernels) is judged here, before any traffic; the
+// rest is the native implementation's answer, passed through unchanged.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "client/api/api.hpp"
+#include "client/api/entry.hpp"
+#include "client/core/server.hpp"
+
+namespace ferry::client::api {
+
+namespace {
+
+using program_notify = void(CL_CALLBACK*)(cl_program, void*);
+
+// Room left in a frame for the fields around a large string or byte array.
+constexpr size_t frame_overhead = 4096;
+
+bool contains(const std::vector<cl_device_id>& devices, cl_device_id d) {
+  // Compares handles only: a stale or foreign handle is never dereferenced.
+  return std::find(devices.begin(), devices.end(), d) != devices.end();
+}
+
+// CL_INVALID_VALUE if device_list is NULL and num_devices is greater than
+// zero, or if device_list is not NULL and num_devices is zero.
+bool device_list_shape_ok(cl_uint num_devices, const cl_device_id* device_list) {
+  return (device_list == nullptr) == (num_devices == 0);
+}
+
+// The server indices of the listed devices; false when one of them is not
+// in `allowed` (the caller answers CL_INVALID_DEVICE).
+bool device_indices(cl_uint num_devices, const cl_device_id* device_list, const std::vector<cl_device_id>& allowed,
+                    std::vector<uint32_t>& out) {
+  out.clear();
+  out.reserve(num_devices);
+  for (cl_uint i = 0; i < num_devices; ++i) {
+    if (!contains(allowed, device_list[i])) return false;
+    out.push_back(device_list[i]->index);
+  }
+  return true;
+}
+
+// One clGet*Info question the client cannot answer itself.
+result<protocol::bytes> remote_query(const program* p, protocol::query_kind kind, uint32_t device, cl_uint param) {
+  connection* link = link_of(p->context);
+  if (link == nullptr) return fail(CL_DEVICE_NOT_AVAILABLE);
+  protocol::query request;
+  request.kind = kind;
+  request.object = p->id;
+  request.device = device;
+  request.param = param;
+  auto reply = link->call<protocol::query_reply>(request);
+  if (!reply) return fail(reply.error());
+  if (reply->status != CL_SUCCESS) return fail(reply->status);
+  return std::move(reply->value);
+}
+
+program* make_program(cl_context c, protocol::object_id id, std::vector<cl_device_id> devices) {
+  auto* p = new program();
+  p->id = id;
+  p->context = c;
+  retain_internal(c);
+  p->devices = std::move(devices);
+  return p;
+}
+
+enum class build_step { build, compile };
+
+// Whether the compiler ran (so the notification is due): success, or the
+// step's own failure code. Other codes mean the step never began.
+bool step_ran(cl_int status, build_step step) {
+  cl_int failure = step == build_step::build ? CL_BUILD_PROGRAM_FAILURE : CL_COMPILE_PROGRAM_FAILURE;
+  return status == CL_SUCCESS || status == failure;
+}
+
+// Records what a build or compile left behind: a successful build makes an
+// executable with these kernels; a compile, or a build that failed in the
+// compiler, leaves none. A step that never began changes nothing.
+void record_outcome(program* p, build_step step, protocol::build_reply& reply) {
+  if (!step_ran(reply.status, step)) return;
+  std::lock_guard lock(p->build_mutex);
+  if (step == build_step::build && reply.status == CL_SUCCESS) {
+    p->built = true;
+    p->kernel_names = std::move(reply.kernel_names);
+  } else {
+    p->built = false;
+    p->kernel_names.clear();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Creation
+
+result<cl_program> create_program_with_source(cl_context c, cl_uint count, const char** strings,
+                                              const size_t* lengths) {
+  // CL_INVALID_CONTEXT if context is not a valid context.
+  FERRY_CHECK_HANDLE_R(c);
+  // CL_INVALID_VALUE if count is zero or if strings or any entry in strings is NULL.
+  if (count == 0 || strings == nullptr) return fail(CL_INVALID_VALUE);
+  size_t total = 0;
+  for (cl_uint i = 0; i < count; ++i) {
+    if (strings[i] == nullptr) return fail(CL_INVALID_VALUE);
+    // If lengths is NULL, all strings are null-terminated; a zero entry in
+    // lengths means its string is null-terminated.
+    total += lengths && lengths[i] ? lengths[i] : std::strlen(strings[i]);
+  }
+  // A source the protocol cannot carry would make the server drop the session.
+  if (total > protocol::max_control_payload - frame_overhead) return fail(CL_OUT_OF_RESOURCES);
+  connection* link = link_of(c);
+  if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+
+  std::string source;
+  source.reserve(total);
+  for (cl_uint i = 0; i < count; ++i) {
+    if (lengths && lengths[i]) source.append(strings[i], lengths[i]);
+    else source.append(strings[i]);
+  }
+  auto* p = make_program(c, next_object_id(), c->devices);
+  p->source = std::move(source);
+  link->post(protocol::create_program_with_source{p->id, c->id, p->source});
+  return static_cast<cl_program>(p);
+}
+
+result<cl_program> create_program_with_binary(cl_context c, cl_uint num_devices, const cl_device_id* device_list,
+                                              const size_t* lengths, const unsigned char** binaries,
+                                              cl_int* binary_status) {
+  // CL_INVALID_CONTEXT if context is not a valid context.
+  FERRY_CHECK_HANDLE_R(c);
+  // CL_INVALID_VALUE if device_list is NULL or num_devices is zero.
+  if (device_list == nullptr || num_devices == 0) return fail(CL_INVALID_VALUE);
+  protocol::create_program_with_binary request;
+  // CL_INVALID_DEVICE if any device in device_list is not in the list of
+  // devices associated with context.
+  if (!device_indices(num_devices, device_list, c->devices, request.devices)) return fail(CL_INVALID_DEVICE);
+  // CL_INVALID_VALUE if lengths or binaries is NULL or if any entry in
+  // lengths[i] is zero or binaries[i] is NULL.
+  if (lengths == nullptr || binaries == nullptr) return fail(CL_INVALID_VALUE);
+  bool any_missing = false;
+  size_t total = 0;
+  for (cl_uint i = 0; i < num_devices; ++i) {
+    bool missing = lengths[i] == 0 || binaries[i] == nullptr;
+    // binary_status[i] is CL_INVALID_VALUE if lengths[i] is zero or if
+    // binaries[i] is a NULL value.
+    if (binary_status) binary_status[i] = missing ? CL_INVALID_VALUE : CL_SUCCESS;
+    any_missing |= missing;
+    total += lengths[i];
+  }
+  if (any_missing) return fail(CL_INVALID_VALUE);
+  if (total > protocol::max_control_payload - frame_overhead) return fail(CL_OUT_OF_RESOURCES);
+  connection* link = link_of(c);
+  if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+
+  request.id = next_object_id();
+  request.context = c->id;
+  request.binaries.resize(num_devices);
+  for (cl_uint i = 0; i < num_devices; ++i) request.binaries[i].assign(binaries[i], binaries[i] + lengths[i]);
+  auto reply = link->call<protocol::status_reply>(request);
+  if (!reply) return fail(reply.error());
+  if (binary_status) {
+    for (cl_uint i = 0; i < num_devices; ++i)
+      binary_status[i] = i < reply->details.size() ? reply->details[i] : reply->status;
+  }
+  // CL_INVALID_BINARY if an invalid program binary was encountered for any
+  // device (the server creates no object then).
+  if (reply->status != CL_SUCCESS) return fail(reply->status);
+  auto* p = make_program(c, request.id, std::vector<cl_device_id>(device_list, device_list + num_devices));
+  p->from_binary = true;
+  return static_cast<cl_program>(p);
+}
+
+result<cl_program> create_program_with_built_in_kernels(cl_context c, cl_uint num_devices,
+                                                        const cl_device_id* device_list, const char* kernel_names) {
+  // CL_INVALID_CONTEXT if context is not a valid context.
+  FERRY_CHECK_HANDLE_R(c);
+  // CL_INVALID_VALUE if device_list is NULL or num_devices is zero.
+  if (device_list == nullptr || num_devices == 0) return fail(CL_INVALID_VALUE);
+  // CL_INVALID_VALUE if kernel_names is NULL or kernel_names contains a
+  // kernel name that is not supported by any of the devices in device_list.
+  // Ferry serves no built-in kernels, so every name is unsupported.
+  return fail(CL_INVALID_VALUE);
+}
+
+result<cl_program> create_program_with_il(cl_context c, const void* il, size_t length) {
+  // CL_INVALID_CONTEXT if context is not a valid context.
+  FERRY_CHECK_HANDLE_R(c);
+  // CL_INVALID_OPERATION if no devices in context support intermediate
+  // language programs (Ferry does not carry IL programs yet).
+  return fail(CL_INVALID_OPERATION);
+}
+
+// ---------------------------------------------------------------------------
+// Build, compile, link
+
+cl_int build_program(cl_program p, cl_uint num_devices, const cl_device_id* device_list, const char* options,
+                     program_notify notify, void* user_data) {
+  // CL_INVALID_PROGRAM if program is not a valid program object.
+  FERRY_CHECK_HANDLE(p);
+  // CL_INVALID_VALUE if device_list is NULL and num_devices is greater than
+  // zero, or if device_list is not NULL and num_devices is zero.
+  if (!device_list_shape_ok(num_devices, device_list)) return CL_INVALID_VALUE;
+  // CL_INVALID_VALUE if pfn_notify is NULL but user_data is not NULL.
+  if (notify == nullptr && user_data != nullptr) return CL_INVALID_VALUE;
+  protocol::build_program request;
+  // CL_INVALID_DEVICE if any device in device_list is not in the list of
+  // devices associated with program. (No list: all of them, sent as empty.)
+  if (!device_indices(num_devices, device_list, p->devices, request.devices)) return CL_INVALID_DEVICE;
+  // CL_INVALID_OPERATION if there are kernel objects attached to program.
+  // Checked before the clauses only the server can judge (binaries, options,
+  // compiler availability), so a program with kernels is never rebuilt.
+  if (p->attached_kernels.load() != 0) return CL_INVALID_OPERATION;
+  request.program = p->id;
+  if (options) request.options = options;
+  // CL_INVALID_BUILD_OPTIONS if the build options specified by options are
+  // invalid (one the protocol cannot carry is surely not valid).
+  if (request.options.size() > (1u << 20) - frame_overhead) return CL_INVALID_BUILD_OPTIONS;
+
+  // CL_INVALID_BINARY, CL_INVALID_BUILD_OPTIONS, CL_COMPILER_NOT_AVAILABLE,
+  // CL_BUILD_PROGRAM_FAILURE and the remaining CL_INVALID_OPERATION clauses
+  // are the native implementation's answer.
+  auto reply = link_of(p->context)->call<protocol::build_reply>(request);
+  if (!reply) return reply.error();
+  record_outcome(p, build_step::build, *reply);
+  // The build has completed when the call returns, so the notification comes
+  // now, on the calling thread and outside every lock (as rusticl does).
+  if (notify && step_ran(reply->status, build_step::build)) notify(p, user_data);
+  return reply->status;
+}
+
+cl_int compile_program(cl_program p, cl_uint num_devices, const cl_device_id* device_list, const char* options,
+                       cl_uint num_headers, const cl_program* headers, const char** header_names,
+                       program_notify notify, void* user_data) {
+  // CL_INVALID_PROGRAM if program is not a valid program object.
+  FERRY_CHECK_HANDLE(p);
+  // CL_INVALID_VALUE if device_list is NULL and num_devices is greater than
+  // zero, or if device_list is not NULL and num_devices is zero.
+  if (!device_list_shape_ok(num_devices, device_list)) return CL_INVALID_VALUE;
+  // CL_INVALID_VALUE if num_input_headers is zero and header_include_names or
+  // input_headers are not NULL or if num_input_headers is not zero and
+  // header_include_names or input_headers are NULL.
+  if (num_headers == 0 ? (headers != nullptr || header_names != nullptr)
+                       : (headers == nullptr || header_names == nullptr))
+    return CL_INVALID_VALUE;
+  // CL_INVALID_VALUE if pfn_notify is NULL but user_data is not NULL.
+  if (notify == nullptr && user_data != nullptr) return CL_INVALID_VALUE;
+  protocol::compile_program request;
+  // CL_INVALID_DEVICE if OpenCL devices listed in device_list are not in the
+  // list of devices associated with program.
+  if (!device_indices(num_devices, device_list, p->devices, request.devices)) return CL_INVALID_DEVICE;
+  // The headers are program objects of this server created from source; the
+  // server compiles with their source under the given names.
+  request.headers.reserve(num_headers);
+  request.header_names.reserve(num_headers);
+  size_t text = options ? std::strlen(options) : 0;
+  for (cl_uint i = 0; i < num_headers; ++i) {
+    cl_program h = headers[i];
+    FERRY_CHECK_HANDLE(h);
+    if (header_names[i] == nullptr) return CL_INVALID_VALUE;
+    if (h->from_binary || h->context->host != p->context->host) return CL_INVALID_OPERATION;
+    request.headers.push_back(h->id);
+    request.header_names.emplace_back(header_names[i]);
+    text += request.header_names.back().size() + 16;
+  }
+  // CL_INVALID_COMPILER_OPTIONS if the compiler options specified by options
+  // are invalid (one the protocol cannot carry is surely not valid).
+  if (text > (1u << 20) - frame_overhead) return CL_INVALID_COMPILER_OPTIONS;
+  // CL_INVALID_OPERATION if there are kernel objects attached to program.
+  if (p->attached_kernels.load() != 0) return CL_INVALID_OPERATION;
+  // CL_INVALID_OPERATION if program has no source or IL available, i.e. it
+  // has not been created with clCreateProgramWithSource or
+  // clCreateProgramWithIL. (A linked program is refused by the server.)
+  if (p->from_binary) return CL_INVALID_OPERATION;
+  request.program = p->id;
+  if (options) request.options = options;
+
+  // CL_INVALID_COMPILER_OPTIONS, CL_COMPILER_NOT_AVAILABLE and
+  // CL_COMPILE_PROGRAM_FAILURE are the native implementation's answer.
+  auto reply = link_of(p->context)->call<protocol::build_reply>(request);
+  if (!reply) return reply.error();
+  record_outcome(p, build_step::compile, *reply);
+  if (notify && step_ran(reply->status, build_step::compile)) notify(p, user_data);
+  return reply->status;
+}
+
+// Links into a new program. `out` receives the program whenever the server
+// made one, which a failed link may do (it holds the log); the return value
+// is the call's error code either way.
+cl_int link_program(cl_context c, cl_uint num_devices, const cl_device_id* device_list, const char* options,
+                    cl_uint num_inputs, const cl_program* inputs, program_notify notify, void* user_data,
+                    cl_program& out) {
+  out = nullptr;
+  // CL_INVALID_CONTEXT if context is not a valid context.
+  FERRY_CHECK_HANDLE(c);
+  // CL_INVALID_VALUE if device_list is NULL and num_devices is greater than
+  // zero, or if device_list is not NULL and num_devices is zero.
+  if (!device_list_shape_ok(num_devices, device_list)) return CL_INVALID_VALUE;
+  // CL_INVALID_VALUE if num_input_programs is zero and input_programs is NULL
+  // or if num_input_programs is zero and input_programs is not NULL or if
+  // num_input_programs is not zero and input_programs is NULL.
+  if (num_inputs == 0 || inputs == nullptr) return CL_INVALID_VALUE;
+  // CL_INVALID_PROGRAM if programs specified in input_programs are not valid
+  // program objects.
+  for (cl_uint i = 0; i < num_inputs; ++i) {
+    cl_program input = inputs[i];
+    FERRY_CHECK_HANDLE(input);
+  }
+  // CL_INVALID_VALUE if pfn_notify is NULL but user_data is not NULL.
+  if (notify == nullptr && user_data != nullptr) return CL_INVALID_VALUE;
+  protocol::link_program request;
+  // CL_INVALID_DEVICE if any device in device_list is not in the list of
+  // devices associated with context.
+  std::vector<cl_device_id> devices;
+  if (device_list) {
+    if (!device_indices(num_devices, device_list, c->devices, request.devices)) return CL_INVALID_DEVICE;
+    devices.assign(device_list, device_list + num_devices);
+  } else {
+    devices = c->devices;
+    for (auto* d : devices) request.devices.push_back(d->index);
+  }
+  // CL_INVALID_OPERATION if the rules for devices containing compiled
+  // binaries or libraries as described in input_programs argument above are
+  // not followed: an input of another server has no binary for these devices.
+  for (cl_uint i = 0; i < num_inputs; ++i)
+    if (inputs[i]->context->host != c->host) return CL_INVALID_OPERATION;
+  if (options) request.options = options;
+  // CL_INVALID_LINKER_OPTIONS if the linker options specified by options are
+  // invalid (one the protocol cannot carry is surely not valid).
+  if (request.options.size() > (1u << 20) - frame_overhead) return CL_INVALID_LINKER_OPTIONS;
+  connection* link = link_of(c);
+  if (!link->alive()) return CL_DEVICE_NOT_AVAILABLE;
+  request.id = next_object_id();
+  request.context = c->id;
+  request.inputs.reserve(num_inputs);
+  for (cl_uint i = 0; i < num_inputs; ++i) request.inputs.push_back(inputs[i]->id);
+
+  // CL_INVALID_LINKER_OPTIONS, CL_LINKER_NOT_AVAILABLE,
+  // CL_LINK_PROGRAM_FAILURE and the device rules are the native answer.
+  auto reply = link->call<protocol::build_reply>(request);
+  if (!reply) return reply.error();
+  if (!reply->created) return reply->status != CL_SUCCESS ? reply->status : CL_OUT_OF_RESOURCES;
+  auto* p = make_program(c, request.id, std::move(devices));
+  {
+    std::lock_guard lock(p->build_mutex);
+    p->built = reply->status == CL_SUCCESS;
+    if (p->built) p->kernel_names = std::move(reply->kernel_names);
+  }
+  out = p;
+  if (notify) notify(p, user_data);
+  return reply->status;
+}
+
+// ---------------------------------------------------------------------------
+// Queries
+
+cl_int get_program_info(cl_program p, cl_program_info param, size_t size, void* value, size_t* size_ret) {
+  // CL_INVALID_PROGRAM if program is not a valid program object.
+  FERRY_CHECK_HANDLE(p);
+  info_out out(size, value, size_ret);
+  switch (param) {
+    case CL_PROGRAM_REFERENCE_COUNT: return out.value(cl_uint{p->api_refs.load()});
+    case CL_PROGRAM_CONTEXT: return out.value(p->context);
+    case CL_PROGRAM_NUM_DEVICES: return out.value(static_cast<cl_uint>(p->devices.size()));
+    case CL_PROGRAM_DEVICES: return out.array(p->devices);
+    // A program not created from source answers an empty string.
+    case CL_PROGRAM_SOURCE: return out.string(p->source);
+    // No program is created from IL, so the answer is always empty.
+    case CL_PROGRAM_IL: return out.put(nullptr, 0);
+    case CL_PROGRAM_NUM_KERNELS:
+    case CL_PROGRAM_KERNEL_NAMES: {
+      size_t count = 0;
+      std::string names;
+      {
+        std::lock_guard lock(p->build_mutex);
+        // CL_INVALID_PROGRAM_EXECUTABLE if param_name is
+        // CL_PROGRAM_NUM_KERNELS or CL_PROGRAM_KERNEL_NAMES and a successful
+        // program executable has not been built for at least one device in
+        // the list of devices associated with program.
+        if (!p->built) return CL_INVALID_PROGRAM_EXECUTABLE;
+        count = p->kernel_names.size();
+        if (param == CL_PROGRAM_KERNEL_NAMES) {
+          for (const auto& name : p->kernel_names) {
+            if (!names.empty()) names += ';';
+            names += name;
+          }
+        }
+      }
+      return param == CL_PROGRAM_NUM_KERNELS ? out.value(count) : out.string(names);
+    }
+    case CL_PROGRAM_BINARIES: {
+      // An array of one pointer per device; the binaries are copied to the
+      // memory they point at (NULL entries are skipped).
+      size_t needed = p->devices.size() * sizeof(unsigned char*);
+      if (value == nullptr) {
+        if (size_ret) *size_ret = needed;
+        return CL_SUCCESS;
+      }
+      // CL_INVALID_VALUE if the size in bytes specified by param_value_size
+      // is < size of return type and param_value is not NULL.
+      if (size < needed) return CL_INVALID_VALUE;
+      auto answer = remote_query(p, protocol::query_kind::program_info, 0, param);
+      if (!answer) return answer.error();
+      std::vector<protocol::bytes> binaries;
+      const char* why = "";
+      if (!protocol::decode_payload(answer->data(), answer->size(), binaries, why)) return CL_OUT_OF_RESOURCES;
+      auto** targets = static_cast<unsigned char**>(value);
+      for (size_t i = 0; i < p->devices.size() && i < binaries.size(); ++i)
+        if (targets[i] && !binaries[i].empty()) std::memcpy(targets[i], binaries[i].data(), binaries[i].size());
+      if (size_ret) *size_ret = needed;
+      return CL_SUCCESS;
+    }
+    default: {
+      // CL_PROGRAM_BINARY_SIZES, CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT,
+      // CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT and extension queries: the
+      // native answer. CL_INVALID_VALUE if param_name is not valid comes
+      // from there too.
+      auto answer = remote_query(p, protocol::query_kind::program_info, 0, param);
+      if (!answer) return answer.error();
+      return out.bytes(*answer);
+    }
+  }
+}
+
+cl_int get_program_build_info(cl_program p, cl_device_id d, cl_program_build_info param, size_t size, void* value,
+                              size_t* size_ret) {
+  // CL_INVALID_PROGRAM if program is not a valid program object.
+  FERRY_CHECK_HANDLE(p);
+  // CL_INVALID_DEVICE if device is not in the list of devices associated with program.
+  if (!contains(p->devices, d)) return CL_INVALID_DEVICE;
+  // CL_INVALID_VALUE if param_name is not valid: the native answer, like the values.
+  auto answer = remote_query(p, protocol::query_kind::program_build_info, d->index, param);
+  if (!answer) return answer.error();
+  info_out out(size, value, size_ret);
+  return out.bytes(*answer);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Entry points
+
+cl_program CL_API_CALL clCreateProgramWithSource(cl_context context, cl_uint count, const char** strings,
+                                                 const size_t* lengths, cl_int* errcode_ret) {
+  return guarded_create<cl_program>(errcode_ret,
+                                    [&] { return create_program_with_source(context, count, strings, lengths); });
+}
+
+cl_program CL_API_CALL clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
+                                                 const cl_device_id* device_list, const size_t* lengths,
+                                                 const unsigned char** binaries, cl_int* binary_status,
+                                                 cl_int* errcode_ret) {
+  return guarded_create<cl_program>(errcode_ret, [&] {
+    return create_program_with_binary(context, num_devices, device_list, lengths, binaries, binary_status);
+  });
+}
+
+cl_program CL_API_CALL clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
+                                                         const cl_device_id* device_list, const char* kernel_names,
+                                                         cl_int* errcode_ret) {
+  return guarded_create<cl_program>(errcode_ret, [&] {
+    return create_program_with_built_in_kernels(context, num_devices, device_list, kernel_names);
+  });
+}
+
+cl_program CL_API_CALL clCreateProgramWithIL(cl_context context, const void* il, size_t length,
+                                             cl_int* errcode_ret) {
+  return guarded_create<cl_program>(errcode_ret, [&] { return create_program_with_il(context, il, length); });
+}
+
+cl_int CL_API_CALL clRetainProgram(cl_program program) {
+  return guarded([&]() -> cl_int {
+    // CL_INVALID_PROGRAM if program is not a valid program object.
+    FERRY_CHECK_HANDLE(program);
+    retain_api(program);
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL clReleaseProgram(cl_program program) {
+  return guarded([&]() -> cl_int {
+    // CL_INVALID_PROGRAM if program is not a valid program object.
+    FERRY_CHECK_HANDLE(program);
+    release_api(program);
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id* device_list,
+                                  const char* options, void(CL_CALLBACK* pfn_notify)(cl_program, void*),
+                                  void* user_data) {
+  return guarded([&] { return build_program(program, num_devices, device_list, options, pfn_notify, user_data); });
+}
+
+cl_int CL_API_CALL clCompileProgram(cl_program program, cl_uint num_devices, const cl_device_id* device_list,
+                                    const char* options, cl_uint num_input_headers, const cl_program* input_headers,
+                                    const char** header_include_names,
+                                    void(CL_CALLBACK* pfn_notify)(cl_program, void*), void* user_data) {
+  return guarded([&] {
+    return compile_program(program, num_devices, device_list, options, num_input_headers, input_headers,
+                           header_include_names, pfn_notify, user_data);
+  });
+}
+
+cl_program CL_API_CALL clLinkProgram(cl_context context, cl_uint num_devices, const cl_device_id* device_list,
+                                     const char* options, cl_uint num_input_programs,
+                                     const cl_program* input_programs,
+                                     void(CL_CALLBACK* pfn_notify)(cl_program, void*), void* user_data,
+                                     cl_int* errcode_ret) {
+  // Not guarded_create: a failed link may still return a program, so the
+  // program and the error code travel separately.
+  cl_program linked = nullptr;
+  cl_int code = guarded([&] {
+    return link_program(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify,
+                        user_data, linked);
+  });
+  if (errcode_ret) *errcode_ret = code;
+  return linked;
+}
+
+cl_int CL_API_CALL clUnloadCompiler() {
+  // A hint; the compilers are the servers' and stay loaded.
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size,
+                                    void* param_value, size_t* param_value_size_ret) {
+  return guarded(
+      [&] { return get_program_info(program, param_name, param_value_size, param_value, param_value_size_ret); });
+}
+
+cl_int CL_API_CALL clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name,
+                                         size_t param_value_size, void* param_value, size_t* param_value_size_ret) {
+  return guarded([&] {
+    return get_program_build_info(program, device, param_name, param_value_size, param_value,
+                                  param_value_size_ret);
+  });
+}
+
+cl_int CL_API_CALL clSetProgramReleaseCallback(cl_program program,
+                                               void(CL_CALLBACK* pfn_notify)(cl_program, void*),
+                                               void* user_data) {
+  return guarded([&]() -> cl_int {
+    // CL_INVALID_PROGRAM if program is not a valid program object.
+    FERRY_CHECK_HANDLE(program);
+    // CL_INVALID_VALUE if pfn_notify is NULL.
+    if (pfn_notify == nullptr) return CL_INVALID_VALUE;
+    // CL_INVALID_OPERATION if no devices in the context associated with
+    // program support destructors for program scope global variables (none
+    // do through Ferry; PoCL 3.x answers the same natively).
+    return CL_INVALID_OPERATION;
+  });
+}
+
+cl_int CL_API_CALL clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size,
+                                                      const void* spec_value) {
+  return guarded([&]() -> cl_int {
+    // CL_INVALID_PROGRAM if program is not a valid program object created
+    // from an intermediate language (e.g. SPIR-V). No Ferry program is, so
+    // this clause answers every call (PoCL and rusticl answer the same for a
+    // program created from source).
+    return CL_INVALID_PROGRAM;
+  });
+}
+
+}  // namespace ferry::client::api
