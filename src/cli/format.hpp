@@ -1,0 +1,23 @@
+// Human-readable numbers for `ferry devices`.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <cstdint>
+#include <string>
+
+namespace ferry::cli {
+
+/// "512 B", "64.0 KiB", "7.61 GiB": binary units, three significant digits.
+std::string format_bytes(std::uint64_t bytes);
+
+/// "CPU", "GPU", "accelerator", "custom", joined with '+' when several bits are set.
+std::string format_device_type(cl_device_type type);
+
+/// Nanoseconds as microseconds: "48.2 µs", or "1234 µs" from 1000 µs on.
+std::string format_microseconds(double nanoseconds);
+
+/// The OpenCL error code's name ("CL_DEVICE_NOT_AVAILABLE"), or its number.
+std::string cl_error_name(cl_int code);
+
+}  // namespace ferry::cli
