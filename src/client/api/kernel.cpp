@@ -6,8 +6,6 @@
 // native kernel and answers its exact clSetKernelArg code; accepted shapes
 // are cached in the kernel, so steady-state clSetKernelArg and every launch
 // after the first on a device are free of round trips.
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -199,41 +197,13 @@ uint64_t shape_of(arg_kind kind, size_t size) { return shape_of(static_cast<uint
 // shape it says nothing about the argument's type.
 constexpr uint8_t zero_handle_kind = 0x7f;
 
-// Whether `size` bytes at `address` can be read without faulting. The
-// kernel copies them into a pipe and answers EFAULT for unmapped or
-// unreadable memory instead of raising a signal.
-bool readable(const void* address, size_t size) {
-  static int ends[2] = {-1, -1};
-  static std::once_flag opened;
-  static std::mutex mutex;  // guards the pipe's contents between write and read
-  std::call_once(opened, [] {
-    if (::pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) ends[0] = ends[1] = -1;
-  });
-  if (ends[1] < 0) return false;
-  std::lock_guard lock(mutex);
-  ssize_t written = ::write(ends[1], address, size);
-  if (written <= 0) return false;
-  char sink[64];
-  while (::read(ends[0], sink, sizeof sink) > 0) {
-  }
-  return static_cast<size_t>(written) == size;
-}
-
-enum class handle_kind { foreign, memory, other_ferry_object };
-
-// Whether `h` could be the address of an object at all (cheap: no system
-// call). Small integers, odd values and non-canonical addresses cannot.
-bool plausible_object_address(const void* h) {
-  auto bits = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(h));
-  return bits >= 4096 && bits % alignof(object_base) == 0 && (bits >> 57) == 0;
-}
+enum class handle_kind { foreign, memory };
 
 // What 8 argument bytes name. They may be any scalar (a long, a double), so
-// they are read as an object only after the address proved readable.
+// they count as an object only if the registry of live objects knows them.
 handle_kind classify_handle(cl_mem h) {
-  if (!plausible_object_address(h) || !readable(h, sizeof(object_base))) return handle_kind::foreign;
-  if (static_cast<const object_base*>(h)->dispatch != &dispatch_table) return handle_kind::foreign;
-  return is_valid(h) ? handle_kind::memory : handle_kind::other_ferry_object;
+  if (is_live_memory(h)) return handle_kind::memory;
+  return handle_kind::foreign;
 }
 
 cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value) {
@@ -275,7 +245,7 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
       // the steady state of buffer arguments).
       // CL_INVALID_MEM_OBJECT for an argument declared to be a memory object
       // when the specified arg_value is not a valid memory object.
-      if (!plausible_object_address(h) || !is_valid(h)) return CL_INVALID_MEM_OBJECT;
+      if (!is_live_memory(h)) return CL_INVALID_MEM_OBJECT;
       kind = arg_kind::mem;
       m = h;
       shape = known;
@@ -285,10 +255,6 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
           kind = arg_kind::mem;
           m = h;
           break;
-        // CL_INVALID_MEM_OBJECT for an argument declared to be a memory
-        // object when the specified arg_value is not a valid memory object
-        // (another Ferry object, or a released buffer, is never data).
-        case handle_kind::other_ferry_object: return CL_INVALID_MEM_OBJECT;
         case handle_kind::foreign: break;
       }
       shape = shape_of(kind, size);

@@ -1,5 +1,8 @@
 #include "client/core/objects.hpp"
 
+#include <mutex>
+#include <unordered_set>
+
 #include "client/core/server.hpp"
 #include "common/log.hpp"
 
@@ -7,6 +10,13 @@ namespace ferry::client {
 namespace {
 
 std::atomic<uint64_t> live_objects{0};
+
+// Every memory object alive in this process (see is_live_memory).
+std::mutex memory_registry_mutex;  // guards memory_registry
+std::unordered_set<const void*>& memory_registry() {
+  static auto* set = new std::unordered_set<const void*>;  // lives as long as the process
+  return *set;
+}
 std::atomic<protocol::object_id> id_counter{1};
 
 bool is_counted(object_tag tag) { return tag != object_tag::platform && tag != object_tag::device; }
@@ -40,6 +50,10 @@ void destroy(object_base* o) {
     }
     case object_tag::mem: {
       auto* m = static_cast<memory*>(o);
+      {
+        std::lock_guard lock(memory_registry_mutex);
+        memory_registry().erase(m);
+      }
       std::vector<_cl_mem::destructor> destructors;
       {
         std::lock_guard lock(m->destructors_mutex);
@@ -86,6 +100,18 @@ void destroy(object_base* o) {
 
 object_base::object_base(object_tag t) : tag(t) {
   if (is_counted(t)) live_objects.fetch_add(1);
+  if (t == object_tag::mem) {
+    std::lock_guard lock(memory_registry_mutex);
+    memory_registry().insert(this);
+  }
+}
+
+bool is_live_memory(const void* address) {
+  {
+    std::lock_guard lock(memory_registry_mutex);
+    if (memory_registry().count(address) == 0) return false;
+  }
+  return static_cast<const object_base*>(address)->api_refs.load() > 0;
 }
 
 uint64_t live_object_count() { return live_objects.load(); }

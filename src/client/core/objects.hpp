@@ -72,6 +72,11 @@ void retain_api(object_base* object);
 /// reference held for the API.
 void release_api(object_base* object);
 
+/// Whether `address` is a memory object of this process that the
+/// application has not released; never dereferences `address`. Lets
+/// clSetKernelArg tell a cl_mem from 8 bytes of scalar data.
+bool is_live_memory(const void* address);
+
 /// Allocates a new id for an object or command (unique in this process, so
 /// unique within every session).
 protocol::object_id next_object_id();

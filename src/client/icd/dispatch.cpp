@@ -7,9 +7,14 @@
 
 namespace ferry::client {
 
+// The handle types derive from object_base, so they are not standard layout
+// and offsetof is only "conditionally supported"; GCC and Clang support it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
 static_assert(offsetof(_cl_platform_id, dispatch) == 0, "the loader reads the dispatch pointer first");
 static_assert(offsetof(_cl_mem, dispatch) == 0, "the loader reads the dispatch pointer first");
 static_assert(offsetof(_cl_event, dispatch) == 0, "the loader reads the dispatch pointer first");
+#pragma GCC diagnostic pop
 
 namespace {
 
