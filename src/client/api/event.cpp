@@ -18,7 +18,10 @@ cl_int CL_API_CALL clWaitForEvents(cl_uint count, const cl_event* list) {
       if (list[i]->context != list[0]->context) return CL_INVALID_CONTEXT;
     }
     // Whatever the events depend on must be on its way before we sleep.
-    if (connection* link = link_of(list[0]->context)) link->flush();
+    connection* link = link_of(list[0]->context);
+    if (!link) return wait_for(list, count);
+    connection::waiting scope(*link);
+    link->flush();
     return wait_for(list, count);
   });
 }

@@ -73,6 +73,7 @@ command::~command() = default;
 cl_int command::complete() {
   cl_int code = CL_SUCCESS;
   if (blocking_) {
+    connection::waiting scope(*link_);
     link_->flush();
     cl_event e = event_;
     if (wait_for(&e, 1) != CL_SUCCESS) {

@@ -2,7 +2,10 @@
 
 #include <pthread.h>
 
+#include <chrono>
 #include <condition_variable>
+
+#include "client/net/connection.hpp"
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -100,6 +103,13 @@ void event_part_done(event* e, cl_int status, const std::array<cl_ulong, 4>* pro
 }
 
 cl_int wait_for(const cl_event* events, cl_uint count) {
+  // Completions usually arrive within microseconds: look for them a little
+  // while before sleeping, which costs a wake-up of its own.
+  auto deadline = std::chrono::steady_clock::now() + spin_duration();
+  for (cl_uint i = 0; i < count; ++i)
+    while (events[i]->status.load(std::memory_order_acquire) > CL_COMPLETE &&
+           std::chrono::steady_clock::now() < deadline) {
+    }
   bool failed = false;
   std::unique_lock lock(signal_mutex);
   for (cl_uint i = 0; i < count; ++i) {

@@ -35,6 +35,14 @@ bool read_frame(int fd, protocol::frame_header& header, std::vector<uint8_t>& pa
 
 }  // namespace
 
+std::chrono::microseconds spin_duration() {
+  static const std::chrono::microseconds value = [] {
+    if (const char* text = std::getenv("FERRY_SPIN_US")) return std::chrono::microseconds(std::atoi(text));
+    return std::chrono::microseconds(50);
+  }();
+  return value;
+}
+
 std::unique_ptr<connection> connection::open(const endpoint& where, std::string& error) {
   std::unique_ptr<connection> c(new connection);
   c->name_ = where.to_string();
@@ -178,6 +186,12 @@ void connection::expect_data(protocol::object_id id, void* destination, uint64_t
 }
 
 bool connection::wait_reply(uint64_t request, uint16_t& id, std::vector<uint8_t>& payload) {
+  // Look for the reply a little while before sleeping (see spin_duration).
+  auto deadline = std::chrono::steady_clock::now() + spin_duration();
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::lock_guard lock(requests_mutex_);
+    if (requests_[request].done || !alive_) break;
+  }
   std::unique_lock lock(requests_mutex_);
   requests_cv_.wait(lock, [&] { return requests_[request].done || !alive_; });
   auto it = requests_.find(request);
@@ -300,6 +314,19 @@ bool connection::on_frame(const protocol::frame_view& frame, std::string& why) {
   }
 }
 
+ssize_t connection::receive(void* area, size_t size) {
+  if (waiters_.load(std::memory_order_relaxed) > 0) {
+    // Somebody waits for an answer that is usually microseconds away;
+    // polling for it is cheaper than waking up from a blocking recv.
+    auto deadline = std::chrono::steady_clock::now() + spin_duration();
+    do {
+      ssize_t n = ::recv(control_.get(), area, size, MSG_DONTWAIT);
+      if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return n;
+    } while (std::chrono::steady_clock::now() < deadline && waiters_.load(std::memory_order_relaxed) > 0);
+  }
+  return ::recv(control_.get(), area, size, 0);
+}
+
 void connection::control_reader_loop() {
   pthread_setname_np(pthread_self(), "ferry-reader");
   protocol::frame_assembler assembler(protocol::max_control_payload);
@@ -307,7 +334,7 @@ void connection::control_reader_loop() {
   for (bool running = true; running;) {
     size_t available;
     uint8_t* area = assembler.write_area(64 * 1024, available);
-    ssize_t n = ::recv(control_.get(), area, available, 0);
+    ssize_t n = receive(area, available);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
       break;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -24,6 +25,9 @@
 #include "protocol/dispatch.hpp"
 
 namespace ferry::client {
+
+/// How long a waiting thread polls before it sleeps (FERRY_SPIN_US, default 50).
+std::chrono::microseconds spin_duration();
 
 class connection {
  public:
@@ -56,6 +60,7 @@ class connection {
       if (!alive_) return fail(CL_DEVICE_NOT_AVAILABLE);
       requests_[request.request];
     }
+    waiting scope(*this);
     post(request);
     flush();
     std::vector<uint8_t> payload;
@@ -80,6 +85,20 @@ class connection {
   bool send_data(protocol::object_id transfer, const void* data, uint64_t size);
 
   bool alive() const { return alive_.load(std::memory_order_acquire); }
+
+  /// Marks an application thread as waiting for an answer from this server
+  /// while it lives: the reader then polls the socket briefly before it
+  /// sleeps, so the answer does not pay for waking a sleeping thread.
+  class waiting {
+   public:
+    explicit waiting(connection& c) : c_(c) { c_.waiters_.fetch_add(1, std::memory_order_relaxed); }
+    ~waiting() { c_.waiters_.fetch_sub(1, std::memory_order_relaxed); }
+    waiting(const waiting&) = delete;
+    waiting& operator=(const waiting&) = delete;
+
+   private:
+    connection& c_;
+  };
   const std::string& name() const { return name_; }
 
   /// Round trip of one ping, in nanoseconds.
@@ -90,6 +109,8 @@ class connection {
   bool handshake(int fd, protocol::stream_kind kind, std::string& error);
   void writer_loop();
   void control_reader_loop();
+  /// recv() that first polls for a short while when somebody waits.
+  ssize_t receive(void* area, size_t size);
   void bulk_reader_loop();
   bool wait_reply(uint64_t request, uint16_t& id, std::vector<uint8_t>& payload);
   bool on_frame(const protocol::frame_view& frame, std::string& why);
@@ -103,6 +124,7 @@ class connection {
   protocol::session_token session_{};
   protocol::session_token secret_{};
   std::atomic<bool> alive_{false};
+  std::atomic<int> waiters_{0};
   std::atomic<bool> stopping_{false};
 
   std::mutex out_mutex_;  // guards out_, writer_idle_
