@@ -1,0 +1,66 @@
+// Transfer bandwidth: blocking writes and reads of 4 KiB, 1 MiB and 64 MiB.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "bench_common.hpp"
+
+namespace {
+
+struct transfer_case {
+  size_t bytes;
+  const char* name;
+  int default_repeats;
+};
+constexpr transfer_case cases[] = {{size_t{4} << 10, "4KiB", 50}, {size_t{1} << 20, "1MiB", 20}, {size_t{64} << 20, "64MiB", 5}};
+
+struct free_deleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ferry::bench;
+  const bench_info info{"bandwidth", "MB/s of blocking clEnqueueWriteBuffer / clEnqueueReadBuffer.", -1,
+                        "transfers per size (default 50 / 20 / 5 for 4 KiB / 1 MiB / 64 MiB)"};
+  const options opts = parse_options(argc, argv, info);
+  session s(opts, info);
+  return s.run([&](target& t) {
+    for (const transfer_case& c : cases) {
+      const int repeats = opts.repeats > 0 ? opts.repeats : c.default_repeats;
+      std::unique_ptr<unsigned char[], free_deleter> src(static_cast<unsigned char*>(std::aligned_alloc(4096, c.bytes)));
+      std::unique_ptr<unsigned char[], free_deleter> dst(static_cast<unsigned char*>(std::aligned_alloc(4096, c.bytes)));
+      if (!src || !dst) throw bench_error("out of host memory");
+      for (size_t i = 0; i < c.bytes; ++i) src[i] = static_cast<unsigned char>(i * 7 + (i >> 12));
+      cl_int rc = CL_SUCCESS;
+      cl_mem mem = clCreateBuffer(t.context, CL_MEM_READ_WRITE, c.bytes, nullptr, &rc);
+      check(rc, "clCreateBuffer");
+      struct release_on_exit {
+        cl_mem m;
+        ~release_on_exit() { clReleaseMemObject(m); }
+      } guard{mem};
+      // Warm-up, and proof that the bytes arrive intact.
+      check(clEnqueueWriteBuffer(t.queue, mem, CL_TRUE, 0, c.bytes, src.get(), 0, nullptr, nullptr), "clEnqueueWriteBuffer");
+      check(clEnqueueReadBuffer(t.queue, mem, CL_TRUE, 0, c.bytes, dst.get(), 0, nullptr, nullptr), "clEnqueueReadBuffer");
+      if (std::memcmp(src.get(), dst.get(), c.bytes) != 0) throw bench_error(std::string(c.name) + " came back different");
+      std::vector<double> write_mb_s, read_mb_s;
+      for (int i = 0; i < repeats; ++i) {
+        auto start = clock::now();
+        check(clEnqueueWriteBuffer(t.queue, mem, CL_TRUE, 0, c.bytes, src.get(), 0, nullptr, nullptr), "clEnqueueWriteBuffer");
+        write_mb_s.push_back(static_cast<double>(c.bytes) / std::chrono::duration<double>(clock::now() - start).count() / 1e6);
+        start = clock::now();
+        check(clEnqueueReadBuffer(t.queue, mem, CL_TRUE, 0, c.bytes, dst.get(), 0, nullptr, nullptr), "clEnqueueReadBuffer");
+        read_mb_s.push_back(static_cast<double>(c.bytes) / std::chrono::duration<double>(clock::now() - start).count() / 1e6);
+      }
+      for (auto [direction, values] : {std::pair{"write", &write_mb_s}, std::pair{"read", &read_mb_s}}) {
+        const double med = median(*values);
+        results::instance().record(t.label, std::string(direction) + "_" + c.name + "_mb_s", med);
+        print_line("bandwidth", t.label,
+                   std::string(direction) + " size=" + std::to_string(c.bytes) + " mb_s=" + format(med) +
+                       " repeats=" + std::to_string(repeats));
+      }
+    }
+  });
+}

@@ -1,0 +1,124 @@
+#include "daemon.hpp"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <map>
+
+namespace ferry::test {
+namespace {
+
+std::unique_ptr<daemon>& suite_daemon_slot() {
+  static std::unique_ptr<daemon> slot;
+  return slot;
+}
+
+std::map<std::string, child_main, std::less<>>& child_registry() {
+  static std::map<std::string, child_main, std::less<>> registry;
+  return registry;
+}
+
+constexpr std::string_view child_flag = "--ferry-child=";
+
+}  // namespace
+
+build_paths binary_paths() {
+  if (const char* dir = std::getenv("FERRY_BINARY_DIR"); dir != nullptr && *dir != '\0')
+    return {dir};
+  return {FERRY_BINARY_DIR};
+}
+
+daemon::daemon(std::vector<std::string> extra_args) {
+  daemon_process::options opts;
+  opts.binary = binary_paths().ferryd();
+  opts.extra_args = std::move(extra_args);
+  try {
+    process_ = daemon_process::start(opts);
+  } catch (const process_error& e) {
+    ADD_FAILURE() << "cannot start ferryd: " << e.what();
+  }
+}
+
+daemon::~daemon() { stop(); }
+
+std::uint16_t daemon::port() const { return process_ ? process_->port() : 0; }
+
+std::string daemon::address() const { return process_ ? process_->address() : std::string(); }
+
+void daemon::stop() {
+  if (!process_ || process_->stopped()) return;
+  try {
+    const int status = process_->stop();
+    EXPECT_TRUE(exited_with(status, 0))
+        << "ferryd (pid " << process_->pid() << ") " << describe_wait_status(status)
+        << " after SIGTERM; expected a clean exit with status 0";
+  } catch (const process_error& e) {
+    ADD_FAILURE() << e.what();
+  }
+}
+
+void set_ferry_env(loader_mode mode, const std::string& servers) {
+  try {
+    apply_env(loader_env(binary_paths(), mode, servers));
+  } catch (const process_error& e) {
+    ADD_FAILURE() << "cannot point the OpenCL loader at Ferry: " << e.what();
+  }
+}
+
+daemon* suite_daemon() { return suite_daemon_slot().get(); }
+
+child_registration::child_registration(const char* name, child_main main) {
+  child_registry().emplace(name, main);
+}
+
+child_process spawn_self(std::string_view name, std::vector<std::string> args,
+                         std::vector<env_change> env, bool pipe_stdin) {
+  spawn_options opts;
+  opts.argv = {self_executable(), std::string(child_flag) + std::string(name)};
+  opts.argv.insert(opts.argv.end(), args.begin(), args.end());
+  opts.env = std::move(env);
+  opts.capture_stdout = true;
+  opts.pipe_stdin = pipe_stdin;
+  return child_process::spawn(opts);
+}
+
+std::optional<int> run_child_if_requested(int argc, char** argv) {
+  if (argc < 2 || !std::string_view(argv[1]).starts_with(child_flag)) return std::nullopt;
+  const std::string_view name = std::string_view(argv[1]).substr(child_flag.size());
+  auto it = child_registry().find(name);
+  if (it == child_registry().end()) {
+    std::fprintf(stderr, "unknown child entry point \"%.*s\"\n", static_cast<int>(name.size()),
+                 name.data());
+    return 125;
+  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  const int rc = it->second(args);
+  std::fflush(stdout);
+  return rc;
+}
+
+void suite_environment::SetUp() {
+  const suite_config config = this_suite();
+  if (self_check) return;
+  std::string servers;
+  if (config.start_daemon) {
+    suite_daemon_slot() = std::make_unique<daemon>(config.daemon_args);
+    ASSERT_TRUE(suite_daemon()->started()) << "no ferryd, no integration tests";
+    servers = suite_daemon()->address();
+  }
+  if (config.set_loader_env) {
+    ASSERT_TRUE(config.start_daemon) << "a suite that points the loader at Ferry needs a daemon";
+    set_ferry_env(config.loader, servers);
+  }
+}
+
+void suite_environment::TearDown() {
+  // Every test has released its objects by now; the daemon must still shut down cleanly
+  // while this process keeps its connection open.
+  if (auto& slot = suite_daemon_slot()) {
+    slot->stop();
+    slot.reset();
+  }
+}
+
+}  // namespace ferry::test

@@ -1,0 +1,434 @@
+// Buffers and sub-buffers through Ferry: host-pointer flags, read/write/copy/fill, the rect
+// variants, map/unmap, lifetimes. Results are checked against host-side references.
+#include <algorithm>
+#include <condition_variable>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <numeric>
+
+#include "cl_helpers.hpp"
+#include "kernels.hpp"
+
+namespace ferry::test {
+
+suite_config this_suite() { return suite_config{}; }  // Ferry only, one daemon
+
+namespace {
+
+// Page-aligned host memory, so CL_MEM_USE_HOST_PTR can be zero-copy where the driver likes.
+struct aligned_deleter {
+  void operator()(void* p) const { std::free(p); }
+};
+template <class T>
+std::unique_ptr<T[], aligned_deleter> aligned_array(size_t n) {
+  const size_t bytes = (n * sizeof(T) + 4095) / 4096 * 4096;
+  return std::unique_ptr<T[], aligned_deleter>(static_cast<T*>(std::aligned_alloc(4096, bytes)));
+}
+
+// The host-side meaning of a rect transfer: copies `region` bytes x rows x slices between
+// two linear layouts described by origin and pitches.
+struct rect_layout {
+  size_t origin[3];
+  size_t row_pitch;
+  size_t slice_pitch;
+  size_t offset(size_t x, size_t y, size_t z) const {
+    return (origin[2] + z) * slice_pitch + (origin[1] + y) * row_pitch + origin[0] + x;
+  }
+};
+void host_rect_copy(const unsigned char* src, const rect_layout& s, unsigned char* dst,
+                    const rect_layout& d, const size_t region[3]) {
+  for (size_t z = 0; z < region[2]; ++z)
+    for (size_t y = 0; y < region[1]; ++y)
+      std::memcpy(dst + d.offset(0, y, z), src + s.offset(0, y, z), region[0]);
+}
+
+std::vector<unsigned char> byte_pattern(size_t n, unsigned seed) {
+  std::vector<unsigned char> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>((i * 131u + seed * 7u + (i >> 8)) & 0xff);
+  return v;
+}
+
+}  // namespace
+
+class memory : public ferry_test {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(ferry_test::SetUp());
+    program_ = build(kernels::basics);
+    ASSERT_TRUE(program_);
+  }
+  void TearDown() override {
+    program_.reset();
+    ferry_test::TearDown();
+  }
+
+  // x[i] += 1 for i < n, through the add_one kernel.
+  void add_one(cl_mem mem, size_t n, cl_uint num_waits = 0, const cl_event* waits = nullptr,
+               cl_event* done = nullptr) {
+    auto kernel = create_kernel(program_, "add_one");
+    ASSERT_CL_OK(clSetKernelArg(kernel, 0, sizeof mem, &mem));
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue_, kernel, 1, nullptr, &n, nullptr, num_waits, waits, done));
+  }
+  std::vector<cl_int> read_ints(cl_mem mem, size_t n, size_t offset_items = 0) {
+    std::vector<cl_int> out(n, -1);
+    EXPECT_CL_OK(clEnqueueReadBuffer(queue_, mem, CL_TRUE, offset_items * sizeof(cl_int),
+                                     n * sizeof(cl_int), out.data(), 0, nullptr, nullptr));
+    return out;
+  }
+  template <class T>
+  T mem_value(cl_mem mem, cl_mem_info param) {
+    return info_value<T>(FERRY_IT_INFO_QUERY(clGetMemObjectInfo, mem, param));
+  }
+
+  program_handle program_;
+};
+
+TEST_F(memory, buffer_info_reports_type_flags_size_and_references) {
+  constexpr size_t n = 1000;
+  std::vector<cl_int> host(n, 3);
+  auto plain = buffer(CL_MEM_READ_WRITE, n * sizeof(cl_int));
+  auto use = buffer(CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, n * sizeof(cl_int), host.data());
+  ASSERT_TRUE(plain && use);
+  EXPECT_EQ(mem_value<cl_mem_object_type>(plain, CL_MEM_TYPE), cl_mem_object_type{CL_MEM_OBJECT_BUFFER});
+  EXPECT_EQ(mem_value<cl_mem_flags>(plain, CL_MEM_FLAGS), cl_mem_flags{CL_MEM_READ_WRITE});
+  EXPECT_EQ(mem_value<cl_mem_flags>(use, CL_MEM_FLAGS), cl_mem_flags{CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR});
+  EXPECT_EQ(mem_value<size_t>(plain, CL_MEM_SIZE), n * sizeof(cl_int));
+  EXPECT_EQ(mem_value<void*>(plain, CL_MEM_HOST_PTR), nullptr);
+  EXPECT_EQ(mem_value<void*>(use, CL_MEM_HOST_PTR), static_cast<void*>(host.data()));
+  EXPECT_EQ(mem_value<cl_context>(plain, CL_MEM_CONTEXT), context_);
+  EXPECT_EQ(mem_value<cl_mem>(plain, CL_MEM_ASSOCIATED_MEMOBJECT), nullptr);
+  EXPECT_EQ(mem_value<size_t>(plain, CL_MEM_OFFSET), 0u);
+  EXPECT_EQ(mem_value<cl_uint>(plain, CL_MEM_REFERENCE_COUNT), 1u);
+  ASSERT_CL_OK(clRetainMemObject(plain));
+  EXPECT_EQ(mem_value<cl_uint>(plain, CL_MEM_REFERENCE_COUNT), 2u);
+  ASSERT_CL_OK(clReleaseMemObject(plain));
+  EXPECT_EQ(mem_value<cl_uint>(plain, CL_MEM_REFERENCE_COUNT), 1u);
+}
+
+TEST_F(memory, write_then_read_round_trips_at_any_offset) {
+  for (size_t size : {size_t{1}, size_t{7}, size_t{4096}, size_t{4097}, size_t{1} << 20}) {
+    SCOPED_TRACE("size " + std::to_string(size));
+    const auto data = byte_pattern(size, static_cast<unsigned>(size));
+    auto mem = buffer(CL_MEM_READ_WRITE, size + 64);
+    ASSERT_TRUE(mem);
+    ASSERT_CL_OK(clEnqueueWriteBuffer(queue_, mem, CL_TRUE, 64, size, data.data(), 0, nullptr, nullptr));
+    std::vector<unsigned char> back(size, 0);
+    ASSERT_CL_OK(clEnqueueReadBuffer(queue_, mem, CL_TRUE, 64, size, back.data(), 0, nullptr, nullptr));
+    ASSERT_EQ(back, data);
+    // Part of it, non-blocking, completed through its event.
+    const size_t part = (size + 1) / 2;
+    std::vector<unsigned char> half(part, 0);
+    event_handle done;
+    ASSERT_CL_OK(clEnqueueReadBuffer(queue_, mem, CL_FALSE, 64 + size - part, part, half.data(), 0, nullptr, done.out()));
+    const cl_event wait = done;
+    ASSERT_CL_OK(clWaitForEvents(1, &wait));
+    EXPECT_EQ(event_status(done), CL_COMPLETE);
+    EXPECT_TRUE(std::equal(half.begin(), half.end(), data.end() - static_cast<ptrdiff_t>(part)));
+  }
+}
+
+TEST_F(memory, large_transfers_arrive_intact) {
+  constexpr size_t size = size_t{48} << 20;
+  const auto data = byte_pattern(size, 5);
+  auto mem = buffer(CL_MEM_READ_WRITE, size);
+  ASSERT_TRUE(mem);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue_, mem, CL_FALSE, 0, size, data.data(), 0, nullptr, nullptr));
+  std::vector<unsigned char> back(size, 0);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue_, mem, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr));
+  ASSERT_TRUE(back == data) << "48 MiB differ after a round trip";
+}
+
+TEST_F(memory, copy_host_ptr_takes_a_snapshot_of_host_memory) {
+  constexpr size_t n = 512;
+  std::vector<cl_int> host(n);
+  std::iota(host.begin(), host.end(), 100);
+  const std::vector<cl_int> original = host;
+  auto mem = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_int), host.data());
+  ASSERT_TRUE(mem);
+  std::fill(host.begin(), host.end(), -7);  // the buffer must not see this
+  EXPECT_EQ(mem_value<void*>(mem, CL_MEM_HOST_PTR), nullptr);
+  ASSERT_NO_FATAL_FAILURE(add_one(mem, n));
+  auto back = read_ints(mem, n);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(back[i], original[i] + 1) << "at " << i;
+  EXPECT_TRUE(std::all_of(host.begin(), host.end(), [](cl_int v) { return v == -7; }));
+}
+
+TEST_F(memory, use_host_ptr_shows_kernel_results_in_host_memory_once_mapped) {
+  constexpr size_t n = 4096;
+  auto host = aligned_array<cl_int>(n);
+  std::iota(host.get(), host.get() + n, 0);
+  auto mem = buffer(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, n * sizeof(cl_int), host.get());
+  ASSERT_TRUE(mem);
+  ASSERT_NO_FATAL_FAILURE(add_one(mem, n));
+  // "The host_ptr specified in clCreateBuffer is guaranteed to contain the latest bits in
+  // the region being mapped" and the mapped pointer is derived from host_ptr.
+  cl_int rc = CL_SUCCESS;
+  const size_t offset = 16 * sizeof(cl_int);
+  void* mapped = clEnqueueMapBuffer(queue_, mem, CL_TRUE, CL_MAP_READ, offset,
+                                    (n - 16) * sizeof(cl_int), 0, nullptr, nullptr, &rc);
+  ASSERT_CL_OK(rc);
+  EXPECT_EQ(mapped, static_cast<void*>(host.get() + 16));
+  for (size_t i = 16; i < n; ++i) ASSERT_EQ(host[i], static_cast<cl_int>(i) + 1) << "at " << i;
+  ASSERT_CL_OK(clEnqueueUnmapMemObject(queue_, mem, mapped, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queue_));
+}
+
+TEST_F(memory, use_host_ptr_host_writes_under_a_map_reach_the_kernel) {
+  constexpr size_t n = 1024;
+  auto host = aligned_array<cl_int>(n);
+  std::fill(host.get(), host.get() + n, 0);
+  auto mem = buffer(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, n * sizeof(cl_int), host.get());
+  ASSERT_TRUE(mem);
+  cl_int rc = CL_SUCCESS;
+  auto* mapped = static_cast<cl_int*>(clEnqueueMapBuffer(queue_, mem, CL_TRUE, CL_MAP_WRITE, 0,
+                                                         n * sizeof(cl_int), 0, nullptr, nullptr, &rc));
+  ASSERT_CL_OK(rc);
+  ASSERT_EQ(mapped, host.get());
+  for (size_t i = 0; i < n; ++i) mapped[i] = static_cast<cl_int>(3 * i);
+  ASSERT_CL_OK(clEnqueueUnmapMemObject(queue_, mem, mapped, 0, nullptr, nullptr));
+  ASSERT_NO_FATAL_FAILURE(add_one(mem, n));
+  auto back = read_ints(mem, n);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(back[i], static_cast<cl_int>(3 * i) + 1) << "at " << i;
+}
+
+TEST_F(memory, alloc_host_ptr_buffer_is_written_and_read_through_maps) {
+  constexpr size_t n = 2048;
+  auto mem = buffer(CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, n * sizeof(cl_int));
+  ASSERT_TRUE(mem);
+  cl_int rc = CL_SUCCESS;
+  auto* w = static_cast<cl_int*>(clEnqueueMapBuffer(queue_, mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION,
+                                                    0, n * sizeof(cl_int), 0, nullptr, nullptr, &rc));
+  ASSERT_CL_OK(rc);
+  ASSERT_NE(w, nullptr);
+  for (size_t i = 0; i < n; ++i) w[i] = static_cast<cl_int>(n - i);
+  ASSERT_CL_OK(clEnqueueUnmapMemObject(queue_, mem, w, 0, nullptr, nullptr));
+  ASSERT_NO_FATAL_FAILURE(add_one(mem, n));
+  auto* r = static_cast<cl_int*>(clEnqueueMapBuffer(queue_, mem, CL_TRUE, CL_MAP_READ, 0,
+                                                    n * sizeof(cl_int), 0, nullptr, nullptr, &rc));
+  ASSERT_CL_OK(rc);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(r[i], static_cast<cl_int>(n - i) + 1) << "at " << i;
+  ASSERT_CL_OK(clEnqueueUnmapMemObject(queue_, mem, r, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queue_));
+}
+
+TEST_F(memory, alloc_and_copy_host_ptr_starts_from_host_data) {
+  constexpr size_t n = 300;
+  std::vector<cl_int> host(n);
+  std::iota(host.begin(), host.end(), -50);
+  auto mem = buffer(CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_int), host.data());
+  ASSERT_TRUE(mem);
+  EXPECT_EQ(read_ints(mem, n), host);
+}
+
+TEST_F(memory, map_regions_see_device_data_and_write_back) {
+  constexpr size_t n = 1000;
+  auto mem = buffer(CL_MEM_READ_WRITE, n * sizeof(cl_int));
+  ASSERT_TRUE(mem);
+  {
+    auto kernel = create_kernel(program_, "iota");
+    cl_mem m = mem;
+    cl_int base = 1000;
+    ASSERT_CL_OK(clSetKernelArg(kernel, 0, sizeof m, &m));
+    ASSERT_CL_OK(clSetKernelArg(kernel, 1, sizeof base, &base));
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue_, kernel, 1, nullptr, &n, nullptr, 0, nullptr, nullptr));
+  }
+  // Two maps at once, one non-blocking (its pointer is usable once its event completes).
+  cl_int rc = CL_SUCCESS;
+  event_handle mapped_event;
+  auto* low = static_cast<cl_int*>(clEnqueueMapBuffer(queue_, mem, CL_FALSE, CL_MAP_READ, 0, 100 * sizeof(cl_int),
+                                                      0, nullptr, mapped_event.out(), &rc));
+  ASSERT_CL_OK(rc);
+  auto* high = static_cast<cl_int*>(clEnqueueMapBuffer(queue_, mem, CL_TRUE, CL_MAP_WRITE, 500 * sizeof(cl_int),
+                                                       500 * sizeof(cl_int), 0, nullptr, nullptr, &rc));
+  ASSERT_CL_OK(rc);
+  const cl_event wait = mapped_event;
+  ASSERT_CL_OK(clWaitForEvents(1, &wait));
+  EXPECT_EQ(event_value<cl_command_type>(mapped_event, CL_EVENT_COMMAND_TYPE), cl_command_type{CL_COMMAND_MAP_BUFFER});
+  for (size_t i = 0; i < 100; ++i) ASSERT_EQ(low[i], 1000 + static_cast<cl_int>(i));
+  for (size_t i = 0; i < 500; ++i) ASSERT_EQ(high[i], 1500 + static_cast<cl_int>(i));  // CL_MAP_WRITE keeps contents
+  for (size_t i = 0; i < 500; ++i) high[i] = -static_cast<cl_int>(i);
+  event_handle unmapped;
+  ASSERT_CL_OK(clEnqueueUnmapMemObject(queue_, mem, high, 0, nullptr, unmapped.out()));
+  ASSERT_CL_OK(clEnqueueUnmapMemObject(queue_, mem, low, 0, nullptr, nullptr));
+  const cl_event unmap_wait = unmapped;
+  ASSERT_CL_OK(clWaitForEvents(1, &unmap_wait));
+  EXPECT_EQ(event_value<cl_command_type>(unmapped, CL_EVENT_COMMAND_TYPE), cl_command_type{CL_COMMAND_UNMAP_MEM_OBJECT});
+  auto back = read_ints(mem, n);
+  for (size_t i = 0; i < 500; ++i) ASSERT_EQ(back[i], 1000 + static_cast<cl_int>(i));
+  for (size_t i = 500; i < n; ++i) ASSERT_EQ(back[i], -static_cast<cl_int>(i - 500));
+}
+
+TEST_F(memory, copy_buffer_copies_between_and_within_buffers) {
+  constexpr size_t size = 64 * 1024;
+  const auto data = byte_pattern(size, 11);
+  auto src = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, size, const_cast<unsigned char*>(data.data()));
+  auto dst = buffer(CL_MEM_READ_WRITE, size);
+  ASSERT_TRUE(src && dst);
+  ASSERT_CL_OK(clEnqueueCopyBuffer(queue_, src, dst, 0, 0, size, 0, nullptr, nullptr));
+  // Within one buffer, non-overlapping: the first 1000 bytes onto offset 40000.
+  event_handle copied;
+  ASSERT_CL_OK(clEnqueueCopyBuffer(queue_, dst, dst, 0, 40000, 1000, 0, nullptr, copied.out()));
+  std::vector<unsigned char> back(size);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue_, dst, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr));
+  auto expected = data;
+  std::copy(data.begin(), data.begin() + 1000, expected.begin() + 40000);
+  EXPECT_TRUE(back == expected);
+  EXPECT_EQ(event_value<cl_command_type>(copied, CL_EVENT_COMMAND_TYPE), cl_command_type{CL_COMMAND_COPY_BUFFER});
+}
+
+TEST_F(memory, fill_buffer_repeats_every_pattern_size) {
+  for (size_t pattern_size : {1, 2, 4, 8, 16, 32, 64, 128}) {
+    SCOPED_TRACE("pattern size " + std::to_string(pattern_size));
+    const size_t size = 4096;
+    const auto initial = byte_pattern(size, 1);
+    auto mem = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, size, const_cast<unsigned char*>(initial.data()));
+    ASSERT_TRUE(mem);
+    const auto pattern = byte_pattern(pattern_size, 99);
+    const size_t offset = pattern_size * 3, length = pattern_size * 20;
+    ASSERT_CL_OK(clEnqueueFillBuffer(queue_, mem, pattern.data(), pattern_size, offset, length, 0, nullptr, nullptr));
+    std::vector<unsigned char> back(size);
+    ASSERT_CL_OK(clEnqueueReadBuffer(queue_, mem, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr));
+    auto expected = initial;
+    for (size_t i = 0; i < length; ++i) expected[offset + i] = pattern[i % pattern_size];
+    ASSERT_TRUE(back == expected);
+  }
+}
+
+TEST_F(memory, rect_transfers_match_a_host_reference) {
+  // Buffer: 64-byte rows, 16 rows a slice, 4 slices. Host: 80-byte rows, 20 rows, 5 slices.
+  const rect_layout buf{{5, 3, 1}, 64, 64 * 16};
+  const rect_layout host{{2, 1, 0}, 80, 80 * 20};
+  const size_t region[3] = {37, 9, 2};
+  const size_t buf_size = 64 * 16 * 4, host_size = 80 * 20 * 5;
+  const auto buf_init = byte_pattern(buf_size, 3);
+  const auto host_data = byte_pattern(host_size, 4);
+  auto a = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, buf_size, const_cast<unsigned char*>(buf_init.data()));
+  ASSERT_TRUE(a);
+
+  // Write rect: host -> buffer.
+  ASSERT_CL_OK(clEnqueueWriteBufferRect(queue_, a, CL_TRUE, buf.origin, host.origin, region, buf.row_pitch,
+                                        buf.slice_pitch, host.row_pitch, host.slice_pitch, host_data.data(), 0,
+                                        nullptr, nullptr));
+  auto mirror = buf_init;
+  host_rect_copy(host_data.data(), host, mirror.data(), buf, region);
+  std::vector<unsigned char> back(buf_size);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue_, a, CL_TRUE, 0, buf_size, back.data(), 0, nullptr, nullptr));
+  ASSERT_TRUE(back == mirror) << "clEnqueueWriteBufferRect wrote the wrong bytes";
+
+  // Read rect: buffer -> host, other origins.
+  const rect_layout from{{1, 2, 0}, 64, 64 * 16};
+  const rect_layout to{{0, 0, 1}, 80, 80 * 20};
+  std::vector<unsigned char> got(host_size, 0xee), want(host_size, 0xee);
+  ASSERT_CL_OK(clEnqueueReadBufferRect(queue_, a, CL_TRUE, from.origin, to.origin, region, from.row_pitch,
+                                       from.slice_pitch, to.row_pitch, to.slice_pitch, got.data(), 0, nullptr,
+                                       nullptr));
+  host_rect_copy(mirror.data(), from, want.data(), to, region);
+  ASSERT_TRUE(got == want) << "clEnqueueReadBufferRect read the wrong bytes";
+
+  // Copy rect: buffer -> buffer with other pitches; zero pitches mean tightly packed.
+  const size_t tight_region[3] = {16, 4, 3};
+  auto b = buffer(CL_MEM_READ_WRITE, 16 * 4 * 3);
+  ASSERT_TRUE(b);
+  const size_t zero[3] = {0, 0, 0};
+  const rect_layout src{{8, 2, 0}, 64, 64 * 16};
+  ASSERT_CL_OK(clEnqueueCopyBufferRect(queue_, a, b, src.origin, zero, tight_region, src.row_pitch,
+                                       src.slice_pitch, 0, 0, 0, nullptr, nullptr));
+  std::vector<unsigned char> packed(16 * 4 * 3), packed_want(16 * 4 * 3);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue_, b, CL_TRUE, 0, packed.size(), packed.data(), 0, nullptr, nullptr));
+  host_rect_copy(mirror.data(), src, packed_want.data(), rect_layout{{0, 0, 0}, 16, 64}, tight_region);
+  EXPECT_TRUE(packed == packed_want) << "clEnqueueCopyBufferRect copied the wrong bytes";
+}
+
+TEST_F(memory, sub_buffer_is_a_window_on_its_parent) {
+  const cl_uint align_bits = device_value<cl_uint>(device_, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
+  const size_t align = std::max<size_t>(align_bits / 8, sizeof(cl_int));
+  const size_t n = 4 * align / sizeof(cl_int);
+  std::vector<cl_int> host(n);
+  std::iota(host.begin(), host.end(), 0);
+  auto parent = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_int), host.data());
+  ASSERT_TRUE(parent);
+  const cl_buffer_region region{align, align};  // the second quarter
+  const size_t first = align / sizeof(cl_int), count = align / sizeof(cl_int);
+  cl_int rc = CL_SUCCESS;
+  mem_handle sub(clCreateSubBuffer(parent, 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &rc));
+  ASSERT_CL_OK(rc);
+  EXPECT_EQ(mem_value<cl_mem>(sub, CL_MEM_ASSOCIATED_MEMOBJECT), parent.get());
+  EXPECT_EQ(mem_value<size_t>(sub, CL_MEM_OFFSET), align);
+  EXPECT_EQ(mem_value<size_t>(sub, CL_MEM_SIZE), align);
+  // Flags not given are inherited from the parent.
+  EXPECT_EQ(mem_value<cl_mem_flags>(sub, CL_MEM_FLAGS) & CL_MEM_READ_WRITE, cl_mem_flags{CL_MEM_READ_WRITE});
+
+  auto seen = read_ints(sub, count);
+  for (size_t i = 0; i < count; ++i) ASSERT_EQ(seen[i], static_cast<cl_int>(first + i));
+  ASSERT_NO_FATAL_FAILURE(add_one(sub, count));
+  // Writes through the sub-buffer land in the parent, and nowhere else.
+  const std::vector<cl_int> marker(4, -9);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue_, sub, CL_TRUE, 0, sizeof(cl_int) * 4, marker.data(), 0, nullptr, nullptr));
+  auto whole = read_ints(parent, n);
+  for (size_t i = 0; i < n; ++i) {
+    cl_int want = static_cast<cl_int>(i);
+    if (i >= first && i < first + count) want += 1;
+    if (i >= first && i < first + 4) want = -9;
+    ASSERT_EQ(whole[i], want) << "at " << i;
+  }
+  // Releasing the parent first is allowed: the sub-buffer keeps it alive.
+  parent.reset();
+  auto still = read_ints(sub, 8);
+  EXPECT_EQ(still[0], -9);
+  EXPECT_EQ(still[7], static_cast<cl_int>(first + 7) + 1);
+}
+
+TEST_F(memory, released_buffers_live_until_their_commands_finish) {
+  constexpr size_t n = 1 << 16;
+  std::vector<cl_int> host(n, 41);
+  cl_int rc = CL_SUCCESS;
+  cl_mem src = clCreateBuffer(context_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_int), host.data(), &rc);
+  ASSERT_CL_OK(rc);
+  auto dst = buffer(CL_MEM_READ_WRITE, n * sizeof(cl_int));
+  ASSERT_TRUE(dst);
+  ASSERT_NO_FATAL_FAILURE(add_one(src, n));
+  ASSERT_CL_OK(clEnqueueCopyBuffer(queue_, src, dst, 0, 0, n * sizeof(cl_int), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clReleaseMemObject(src));  // commands in flight hold their own references
+  auto back = read_ints(dst, n);
+  EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](cl_int v) { return v == 42; }));
+}
+
+TEST_F(memory, destructor_callbacks_run_after_the_release_in_reverse_order) {
+  // Static: a callback that comes late must not write into a finished test's stack.
+  struct state {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<int> calls;  // guarded by mutex
+  };
+  static state s;
+  static std::pair<state*, int> first{&s, 1}, second{&s, 2};
+  {
+    std::lock_guard lock(s.mutex);
+    s.calls.clear();
+  }
+  auto callback = [](cl_mem, void* user) {
+    auto* tag = static_cast<std::pair<state*, int>*>(user);
+    std::lock_guard lock(tag->first->mutex);
+    tag->first->calls.push_back(tag->second);
+    tag->first->cv.notify_all();
+  };
+  cl_int rc = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(context_, CL_MEM_READ_WRITE, 256, nullptr, &rc);
+  ASSERT_CL_OK(rc);
+  ASSERT_CL_OK(clSetMemObjectDestructorCallback(mem, callback, &first));
+  ASSERT_CL_OK(clSetMemObjectDestructorCallback(mem, callback, &second));
+  {
+    std::lock_guard lock(s.mutex);
+    EXPECT_TRUE(s.calls.empty()) << "destructor callback before the release";
+  }
+  ASSERT_CL_OK(clReleaseMemObject(mem));
+  std::unique_lock lock(s.mutex);
+  ASSERT_TRUE(s.cv.wait_for(lock, std::chrono::seconds(20), [&] { return s.calls.size() >= 2; }))
+      << "destructor callbacks did not run within 20 s";
+  // "The registered user callback functions are called in the reverse order in which they
+  // were registered."
+  EXPECT_EQ(s.calls, (std::vector<int>{2, 1}));
+}
+
+}  // namespace ferry::test
