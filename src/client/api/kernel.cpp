@@ -197,12 +197,13 @@ uint64_t shape_of(arg_kind kind, size_t size) { return shape_of(static_cast<uint
 // shape it says nothing about the argument's type.
 constexpr uint8_t zero_handle_kind = 0x7f;
 
-enum class handle_kind { foreign, memory };
+enum class handle_kind { foreign, memory, other_object };
 
 // What 8 argument bytes name. They may be any scalar (a long, a double), so
 // they count as an object only if the registry of live objects knows them.
 handle_kind classify_handle(cl_mem h) {
   if (is_live_memory(h)) return handle_kind::memory;
+  if (is_live_object(h)) return handle_kind::other_object;
   return handle_kind::foreign;
 }
 
@@ -255,6 +256,10 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
           kind = arg_kind::mem;
           m = h;
           break;
+        // CL_INVALID_MEM_OBJECT for an argument declared to be a memory
+        // object when the specified arg_value is not a valid memory object
+        // (a queue or program handle is never meant as data).
+        case handle_kind::other_object: return CL_INVALID_MEM_OBJECT;
         case handle_kind::foreign: break;
       }
       shape = shape_of(kind, size);

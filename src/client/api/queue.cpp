@@ -158,7 +158,19 @@ cl_int CL_API_CALL clFinish(cl_command_queue q) {
     // A marker whose completion means every earlier command of the queue is done.
     cl_int code = enqueue_sync_point<protocol::enqueue_marker>(q, CL_COMMAND_MARKER, 0, nullptr, nullptr,
                                                                blocking::yes);
-    return code == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? CL_SUCCESS : code;
+    if (code != CL_SUCCESS && code != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) return code;
+    // Reads report completion after their data, which may trail the marker.
+    std::vector<cl_event> reads;
+    {
+      std::lock_guard lock(q->reads_mutex);
+      reads.swap(q->pending_reads);
+    }
+    if (!reads.empty()) {
+      connection::waiting scope(*link_of(q->context));
+      wait_for(reads.data(), static_cast<cl_uint>(reads.size()));
+      for (cl_event e : reads) release_internal(e);
+    }
+    return CL_SUCCESS;
   });
 }
 

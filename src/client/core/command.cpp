@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "client/core/event_state.hpp"
 #include "client/core/server.hpp"
@@ -65,6 +66,16 @@ command::command(queue* q, cl_command_type type, cl_uint wait_count, const cl_ev
     event_ = make_event(q->context, q, type, header.command);
     event_->on_server = event_out != nullptr;
     event_->parts = static_cast<int>(parts);
+    if (parts == data_parts::status_and_data && !blocking_) {
+      std::lock_guard lock(q->reads_mutex);
+      std::erase_if(q->pending_reads, [](event* e) {
+        if (e->status.load() > CL_COMPLETE) return false;
+        release_internal(e);
+        return true;
+      });
+      retain_internal(event_);
+      q->pending_reads.push_back(event_);
+    }
   }
 }
 

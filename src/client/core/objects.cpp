@@ -11,9 +11,9 @@ namespace {
 
 std::atomic<uint64_t> live_objects{0};
 
-// Every memory object alive in this process (see is_live_memory).
-std::mutex memory_registry_mutex;  // guards memory_registry
-std::unordered_set<const void*>& memory_registry() {
+// Every counted object alive in this process (see is_live_memory).
+std::mutex object_registry_mutex;  // guards object_registry()
+std::unordered_set<const void*>& object_registry() {
   static auto* set = new std::unordered_set<const void*>;  // lives as long as the process
   return *set;
 }
@@ -39,21 +39,22 @@ connection* link_for(object_base* o) {
 
 void destroy(object_base* o) {
   object_tag tag = o->tag;
+  if (is_counted(tag)) {
+    std::lock_guard lock(object_registry_mutex);
+    object_registry().erase(o);
+  }
   o->tag = object_tag::released;
   switch (tag) {
     case object_tag::context: delete static_cast<context*>(o); break;
     case object_tag::queue: {
       auto* q = static_cast<queue*>(o);
+      for (event* e : q->pending_reads) release_internal(e);
       release_internal(q->context);
       delete q;
       break;
     }
     case object_tag::mem: {
       auto* m = static_cast<memory*>(o);
-      {
-        std::lock_guard lock(memory_registry_mutex);
-        memory_registry().erase(m);
-      }
       std::vector<_cl_mem::destructor> destructors;
       {
         std::lock_guard lock(m->destructors_mutex);
@@ -99,19 +100,21 @@ void destroy(object_base* o) {
 }  // namespace
 
 object_base::object_base(object_tag t) : tag(t) {
-  if (is_counted(t)) live_objects.fetch_add(1);
-  if (t == object_tag::mem) {
-    std::lock_guard lock(memory_registry_mutex);
-    memory_registry().insert(this);
+  if (is_counted(t)) {
+    live_objects.fetch_add(1);
+    std::lock_guard lock(object_registry_mutex);
+    object_registry().insert(this);
   }
 }
 
+bool is_live_object(const void* address) {
+  std::lock_guard lock(object_registry_mutex);
+  return object_registry().count(address) != 0 &&
+         static_cast<const object_base*>(address)->api_refs.load() > 0;
+}
+
 bool is_live_memory(const void* address) {
-  {
-    std::lock_guard lock(memory_registry_mutex);
-    if (memory_registry().count(address) == 0) return false;
-  }
-  return static_cast<const object_base*>(address)->api_refs.load() > 0;
+  return is_live_object(address) && static_cast<const object_base*>(address)->tag == object_tag::mem;
 }
 
 uint64_t live_object_count() { return live_objects.load(); }
@@ -132,6 +135,17 @@ void release_api(object_base* o) {
     link->post(protocol::release_object{o->id});
     // A released queue is flushed implicitly (spec: clReleaseCommandQueue).
     if (o->tag == object_tag::queue) link->flush();
+  }
+  if (o->tag == object_tag::queue) {
+    // Pending reads hold the queue through their events; let go of them so
+    // the queue can be freed once they complete.
+    auto* q = static_cast<queue*>(o);
+    std::vector<event*> reads;
+    {
+      std::lock_guard lock(q->reads_mutex);
+      reads.swap(q->pending_reads);
+    }
+    for (event* e : reads) release_internal(e);
   }
   release_internal(o);
 }

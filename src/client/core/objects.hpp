@@ -73,9 +73,12 @@ void retain_api(object_base* object);
 void release_api(object_base* object);
 
 /// Whether `address` is a memory object of this process that the
-/// application has not released; never dereferences `address`. Lets
-/// clSetKernelArg tell a cl_mem from 8 bytes of scalar data.
+/// application has not released; never dereferences a foreign `address`.
+/// Lets clSetKernelArg tell a cl_mem from 8 bytes of scalar data.
 bool is_live_memory(const void* address);
+/// Whether `address` is any Ferry object (context, queue, memory, program,
+/// kernel, event) alive in this process.
+bool is_live_object(const void* address);
 
 /// Allocates a new id for an object or command (unique in this process, so
 /// unique within every session).
@@ -127,6 +130,12 @@ struct _cl_command_queue : ferry::client::object_base {
   cl_command_queue_properties properties = 0;
   std::vector<cl_queue_properties> properties_array;  // for CL_QUEUE_PROPERTIES_ARRAY
   bool profiling() const { return properties & CL_QUEUE_PROFILING_ENABLE; }
+
+  /// Reads whose data may still be on its way. The server reports a read
+  /// complete only after its data, so a later marker can complete first;
+  /// clFinish waits for these too.
+  std::mutex reads_mutex;  // guards pending_reads
+  std::vector<_cl_event*> pending_reads;
 };
 
 struct _cl_mem : ferry::client::object_base {

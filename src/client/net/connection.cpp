@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -91,8 +92,18 @@ bool connection::handshake(int fd, protocol::stream_kind kind, std::string& erro
   }
   protocol::frame_header header;
   std::vector<uint8_t> payload;
-  if (!read_frame(fd, header, payload, 4096)) {
-    error = "connection closed during handshake (is this a ferryd port?)";
+  // A peer that accepts but never answers must not hang the application.
+  int timeout = connect_timeout_ms();
+  timeval limit{timeout / 1000, (timeout % 1000) * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  bool answered = read_frame(fd, header, payload, 4096);
+  int saved_errno = errno;
+  timeval forever{0, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
+  if (!answered) {
+    error = saved_errno == EAGAIN || saved_errno == EWOULDBLOCK
+                ? "no handshake answer within " + std::to_string(timeout) + " ms (is this a ferryd port?)"
+                : "connection closed during handshake (is this a ferryd port?)";
     return false;
   }
   const char* why = "";
