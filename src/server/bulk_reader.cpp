@@ -1,0 +1,75 @@
+#include "server/bulk_reader.hpp"
+
+#include "common/socket.hpp"
+#include "protocol/codec.hpp"
+#include "protocol/frame.hpp"
+#include "protocol/messages.hpp"
+
+namespace ferry::server {
+
+namespace p = protocol;
+
+bool bulk_reader::validate(const uint8_t* head, uint64_t& transfer, uint64_t& offset, uint64_t& chunk,
+                           uint64_t& total, std::string& why) {
+  p::frame_header h = p::load_header(head);
+  if (h.message_id != static_cast<uint16_t>(p::message_id::bulk_data)) {
+    const char* name = p::message_name(h.message_id);
+    why = std::string("message ") + (name ? name : std::to_string(h.message_id).c_str()) +
+          " is not expected on the bulk stream";
+    return false;
+  }
+  if (h.flags != 0) {
+    why = "frame flags " + std::to_string(h.flags) + " are reserved in protocol version 1";
+    return false;
+  }
+  if (h.payload_size < p::bulk_prefix_size) {
+    why = "bulk_data payload of " + std::to_string(h.payload_size) + " bytes is shorter than its prefix";
+    return false;
+  }
+  chunk = h.payload_size - p::bulk_prefix_size;
+  if (chunk > p::max_bulk_chunk) {
+    why = "bulk chunk of " + std::to_string(chunk) + " bytes exceeds the limit of " + std::to_string(p::max_bulk_chunk);
+    return false;
+  }
+  p::bulk_data prefix;
+  const char* error = "";
+  if (!p::decode_payload(head + p::frame_header_size, p::bulk_prefix_size, prefix, error)) {
+    why = std::string("malformed bulk prefix: ") + error;
+    return false;
+  }
+  transfer = prefix.transfer;
+  offset = prefix.offset;
+  total = prefix.total;
+  if (total > p::max_transfer_size) {
+    why = "transfer of " + std::to_string(total) + " bytes exceeds the limit of " +
+          std::to_string(p::max_transfer_size);
+    return false;
+  }
+  if (offset > total || chunk > total - offset) {
+    why = "chunk at " + std::to_string(offset) + " of " + std::to_string(chunk) + " bytes runs past the transfer's " +
+          std::to_string(total) + " bytes";
+    return false;
+  }
+  return true;
+}
+
+bulk_reader::end bulk_reader::run(std::string& why) {
+  uint8_t head[p::frame_header_size + p::bulk_prefix_size];
+  for (;;) {
+    if (!read_exact(fd_, head, sizeof head)) {
+      why = "bulk connection closed";
+      return end::closed;
+    }
+    uint64_t transfer, offset, chunk, total;
+    if (!validate(head, transfer, offset, chunk, total, why)) return end::violation;
+    uint8_t* destination = nullptr;
+    if (!transfers_.begin_chunk(transfer, offset, chunk, total, destination, why)) return end::violation;
+    if (chunk && !read_exact(fd_, destination, chunk)) {
+      why = "bulk connection closed inside a chunk";
+      return end::closed;
+    }
+    transfers_.end_chunk(transfer, chunk);
+  }
+}
+
+}  // namespace ferry::server

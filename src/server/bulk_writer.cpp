@@ -1,0 +1,91 @@
+#include "server/bulk_writer.hpp"
+
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/socket.hpp"
+#include "protocol/codec.hpp"
+#include "protocol/frame.hpp"
+#include "server/completion_writer.hpp"
+
+namespace ferry::server {
+
+bulk_outbox::~bulk_outbox() {
+  for (bulk_job& job : jobs_) discard(job);
+}
+
+void bulk_outbox::discard(bulk_job& job) {
+  if (job.event) api_.clReleaseEvent(std::exchange(job.event, nullptr));
+  job.data.reset();
+}
+
+void bulk_outbox::push(bulk_job&& job) {
+  // Never calls OpenCL (native callbacks push here); after close() jobs wait
+  // for the destructor.
+  std::lock_guard lock(mutex_);
+  jobs_.push_back(std::move(job));
+  if (!closed_) ready_.notify_one();
+}
+
+bool bulk_outbox::pop(bulk_job& job) {
+  std::unique_lock lock(mutex_);
+  ready_.wait(lock, [&] { return closed_ || !jobs_.empty(); });
+  if (closed_) return false;
+  job = std::move(jobs_.front());
+  jobs_.pop_front();
+  return true;
+}
+
+void bulk_outbox::close() {
+  std::lock_guard lock(mutex_);
+  closed_ = true;
+  ready_.notify_all();
+}
+
+bool bulk_writer::send(const bulk_job& job) {
+  // Header and prefix go out in the same writev as the chunk they announce.
+  uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];
+  std::vector<uint8_t> prefix;
+  prefix.reserve(protocol::bulk_prefix_size);
+  uint64_t offset = 0;
+  do {
+    uint64_t chunk = std::min<uint64_t>(job.size - offset, protocol::max_bulk_chunk);
+    protocol::frame_header h;
+    h.payload_size = static_cast<uint32_t>(protocol::bulk_prefix_size + chunk);
+    h.message_id = static_cast<uint16_t>(protocol::message_id::bulk_data);
+    protocol::store_header(head, h);
+    prefix.clear();
+    protocol::writer w(prefix);
+    protocol::encode_value(w, protocol::bulk_data{job.command, offset, job.size});
+    std::memcpy(head + protocol::frame_header_size, prefix.data(), protocol::bulk_prefix_size);
+    iovec pieces[2] = {{head, sizeof head}, {job.data.get() + offset, static_cast<size_t>(chunk)}};
+    if (!writev_all(fd_, pieces, chunk ? 2 : 1)) return false;
+    offset += chunk;
+  } while (offset < job.size);
+  return true;
+}
+
+void bulk_writer::run() {
+  bulk_job job;
+  while (jobs_.pop(job)) {
+    job.status = true_status(api_, job.event, job.status, job.verify);
+    bool sent = job.status != CL_COMPLETE || send(job);
+    job.data.reset();
+    command_record r;
+    r.command = job.command;
+    r.event = std::exchange(job.event, nullptr);
+    r.status = sent ? job.status : CL_DEVICE_NOT_AVAILABLE;
+    r.profiling = job.profiling;
+    // Only after the last byte is written: the completion tells the client the data went out first.
+    control_.push(r);
+    if (!sent) {
+      broken_("bulk stream write failed");
+      return;
+    }
+  }
+}
+
+}  // namespace ferry::server

@@ -1,0 +1,90 @@
+// The bulk stream's outgoing side: buffer contents that native reads produced,
+// sent as bulk_data frames, each followed (after its last chunk is written) by
+// the read's completion on the control stream, so that a client that sees the
+// completion knows the data went out before it.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "protocol/messages.hpp"
+#include "server/native/api.hpp"
+
+namespace ferry::server {
+
+class control_outbox;
+
+/// One finished native read.
+struct bulk_job {
+  protocol::object_id command = 0;
+  std::unique_ptr<uint8_t[]> data;  // the staging the native read filled
+  uint64_t size = 0;
+  cl_int status = CL_COMPLETE;     // negative: the read failed, send no data
+  cl_event event = nullptr;        // owned, may be null
+  bool profiling = false;          // the completion carries the event's profiling counters
+  bool verify = false;             // the callback may have said CL_COMPLETE for a failure
+
+  bulk_job() = default;
+  bulk_job(bulk_job&& other) noexcept { *this = std::move(other); }
+  bulk_job& operator=(bulk_job&& other) noexcept {
+    command = other.command;
+    data = std::move(other.data);
+    size = other.size;
+    status = other.status;
+    event = std::exchange(other.event, nullptr);
+    profiling = other.profiling;
+    verify = other.verify;
+    return *this;
+  }
+};
+
+/// Finished reads waiting for the bulk writer. Filled by native callbacks
+/// (possibly before the bulk connection exists); guarded by mutex_. Jobs
+/// still here when it is destroyed are freed then (never in a callback).
+class bulk_outbox {
+ public:
+  explicit bulk_outbox(const native::api& api) : api_(api) {}
+  ~bulk_outbox();
+  void push(bulk_job&& job);
+  /// Waits for the next job; false once closed.
+  bool pop(bulk_job& job);
+  void close();
+
+ private:
+  void discard(bulk_job& job);
+
+  const native::api& api_;
+  std::mutex mutex_;  // guards jobs_ and closed_
+  std::condition_variable ready_;
+  std::deque<bulk_job> jobs_;
+  bool closed_ = false;
+};
+
+class bulk_writer {
+ public:
+  bulk_writer(int fd, bulk_outbox& jobs, control_outbox& control, const native::api& api,
+              std::function<void(const std::string&)> broken)
+      : fd_(fd), jobs_(jobs), control_(control), api_(api), broken_(std::move(broken)) {}
+
+  /// The bulk writer thread's body; returns when the outbox closes or the socket fails.
+  void run();
+
+ private:
+  bool send(const bulk_job& job);
+
+  int fd_;
+  bulk_outbox& jobs_;
+  control_outbox& control_;
+  const native::api& api_;
+  std::function<void(const std::string&)> broken_;
+};
+
+}  // namespace ferry::server

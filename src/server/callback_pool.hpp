@@ -1,0 +1,102 @@
+// What a native completion callback needs to report a command, in reusable
+// slots (no allocation per command once the pool has grown to the session's
+// working size).
+//
+// A callback only turns its slot into a small record (a completion for the
+// control writer, a finished read for the bulk writer, freed staging for a
+// write) and returns the slot. The slot holds a shared_ptr to the session's
+// core, so the core outlives every callback still to come, even after the
+// session has ended.
+//
+// Platforms whose callbacks do not report failed commands faithfully (see
+// native::callback_behaviour) get repairs:
+//  - callbacks that pass CL_COMPLETE for a failed command (NVIDIA): delivery
+//    reads the event's own status (verify_status);
+//  - callbacks that never run for a failed command (PoCL 3.1): arm() checks a
+//    command's status before registering, and sweep_failures() finds
+//    outstanding commands that failed (after a user event was set to an
+//    error) and reports them itself (sweepable). A slot's `state` makes sure
+//    that exactly one of the native callback and the sweep delivers it. The
+//    sweep is only safe where callbacks of failed commands never run.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "protocol/messages.hpp"
+#include "server/native/api.hpp"
+
+namespace ferry::server {
+
+struct session_core;
+
+enum class callback_kind : uint8_t {
+  completion,  ///< report the command's completion
+  write,       ///< free the write's staging; report completion if asked or failed
+  read,        ///< hand the data to the bulk writer, which then reports completion
+};
+
+struct callback_slot {
+  std::shared_ptr<session_core> core;
+  protocol::object_id command = 0;
+  cl_context context = nullptr; // of the command's queue (not retained)
+  cl_event event = nullptr;     // one reference, owned by the slot until delivery
+  uint8_t* staging = nullptr;   // read: the data (new[]), owned until delivery
+  uint64_t size = 0;            // read: bytes
+  callback_kind kind = callback_kind::completion;
+  bool notify = false;          // report success too (failures are always reported)
+  bool profiling = false;       // the queue records profiling counters
+  bool printf = false;          // a kernel that may print
+  bool sweepable = false;       // its platform runs no callbacks for failed commands
+  bool verify_status = false;   // its platform's callbacks may pass CL_COMPLETE for a failure
+  // generation << 2 | missed (2) | claimed (1); see callback_pool.cpp.
+  std::atomic<uint64_t> state{0};
+  cl_int missed_status = 0;
+  callback_slot* prev = nullptr;
+  callback_slot* next = nullptr;
+};
+
+class callback_pool {
+ public:
+  callback_pool();
+  ~callback_pool();
+  callback_pool(const callback_pool&) = delete;
+  callback_pool& operator=(const callback_pool&) = delete;
+
+  /// A clean slot, counted as outstanding until delivered.
+  callback_slot* acquire();
+
+  /// Registers the slot's delivery as the CL_COMPLETE callback of its event
+  /// (or delivers a failure at once where the platform would not). Returns
+  /// the clSetEventCallback error, after delivering that error itself.
+  static cl_int arm(const native::api& api, callback_slot* slot);
+
+  /// Delivers what the callback would have, with `status`: used when a
+  /// command fails before it can be armed.
+  static void deliver(callback_slot* slot, cl_int status);
+
+  /// Reports outstanding commands of sweepable platforms that have failed.
+  /// Returns how many it found.
+  size_t sweep_failures(const native::api& api);
+
+  size_t outstanding() const;
+  /// Outstanding slots of commands in `context`.
+  size_t outstanding_in(cl_context context) const;
+
+ private:
+  void release(callback_slot* slot);
+  static void CL_CALLBACK on_native_event(cl_event event, cl_int status, void* user);
+
+  mutable std::mutex mutex_;  // guards free_, outstanding_ list, chunks_, count_
+  std::vector<std::unique_ptr<callback_slot[]>> chunks_;
+  callback_slot* free_ = nullptr;
+  callback_slot head_;  // sentinel of the outstanding list
+  size_t count_ = 0;
+};
+
+}  // namespace ferry::server

@@ -1,0 +1,144 @@
+// The control stream's outgoing side: a queue of records (completions,
+// replies, printf text) and the writer thread that turns everything pending
+// into one send.
+//
+// Native completion callbacks and the control reader only append a small
+// record under a short lock; the writer takes the whole batch at once (two
+// batches swap, so steady state allocates nothing) and does the rest on its
+// own thread: reads the true status where the platform's callbacks may not
+// tell it, frees a finished write's staging, queries profiling counters where
+// the queue has them, releases the native event, packs consecutive
+// completions into one `completions` frame, and writes the lot with one
+// system call. No OpenCL call ever runs inside a native callback.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "protocol/dispatch.hpp"
+#include "protocol/messages.hpp"
+#include "server/native/api.hpp"
+
+namespace ferry::server {
+
+class printf_capture;
+class transfer_table;
+
+/// What a finished command reports to the writer.
+struct command_record {
+  protocol::object_id command = 0;
+  /// Owned reference, may be null; released by the writer.
+  cl_event event = nullptr;
+  cl_int status = CL_COMPLETE;
+  bool notify = true;        ///< report success too (failures are always reported)
+  bool profiling = false;    ///< ask `event` for its profiling counters
+  bool drain_printf = false; ///< a kernel that may print: send pending printf text first
+  bool verify = false;       ///< the callback may have said CL_COMPLETE for a failure
+  bool write = false;        ///< a bulk write: free its staging (transfer = command)
+};
+
+class control_outbox {
+ public:
+  explicit control_outbox(const native::api& api) : api_(api) {
+    pending_.records.reserve(256);
+    pending_.frames.reserve(4096);
+  }
+  /// Releases the events of records never processed.
+  ~control_outbox();
+  control_outbox(const control_outbox&) = delete;
+  control_outbox& operator=(const control_outbox&) = delete;
+
+  /// Queues a finished (or failed) command. Never calls OpenCL: safe from a
+  /// native callback. After close() records still queue (their events are
+  /// released when the outbox is destroyed) but nothing is sent.
+  void push(const command_record& record);
+  /// A failure found before anything was enqueued.
+  void push_failure(protocol::object_id command, cl_int status) {
+    command_record r;
+    r.command = command;
+    r.status = status;
+    push(r);
+  }
+  /// Queues one message (a reply), encoded now.
+  template <class T>
+  void push_message(const T& message) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    size_t at = pending_.frames.size();
+    protocol::append_frame(pending_.frames, message);
+    record r;
+    r.kind = record_kind::frame;
+    r.frame_offset = static_cast<uint32_t>(at);
+    r.frame_size = static_cast<uint32_t>(pending_.frames.size() - at);
+    push_record_locked(r);
+  }
+  /// Queues kernel printf output (from printf_capture). It goes out ahead of
+  /// everything else pending, and a writer about to send the completion of a
+  /// kernel that may print takes it at once (take_printf), so text read from
+  /// the pipe never trails the completion of the kernel that printed it.
+  void push_printf(const uint8_t* text, size_t size);
+  /// Appends the queued printf frames to `out` and forgets them.
+  void take_printf(std::vector<uint8_t>& out);
+  /// Stops the writer.
+  void close();
+  bool closed() const;
+  /// Records waiting to be processed (tests).
+  size_t pending() const;
+
+ private:
+  friend class control_writer;
+  enum class record_kind : uint8_t { command, frame };
+  struct record {
+    command_record command;
+    uint32_t frame_offset = 0;
+    uint32_t frame_size = 0;
+    record_kind kind = record_kind::command;
+  };
+  struct batch {
+    std::vector<record> records;
+    std::vector<uint8_t> frames;  // encoded replies the records point into
+  };
+  void push_record_locked(const record& r);
+
+  const native::api& api_;
+  mutable std::mutex mutex_;  // guards pending_, printf_frames_ and closed_
+  std::condition_variable ready_;
+  batch pending_;
+  std::vector<uint8_t> printf_frames_;  // encoded printf_output frames
+  bool closed_ = false;
+};
+
+class control_writer {
+ public:
+  /// `broken` is called (once) when the socket fails.
+  control_writer(int fd, control_outbox& outbox, transfer_table& transfers, printf_capture* printf,
+                 std::function<void(const std::string&)> broken)
+      : fd_(fd), outbox_(outbox), transfers_(transfers), printf_(printf), broken_(std::move(broken)) {}
+
+  /// The writer thread's body; returns when the outbox closes. After a socket
+  /// failure it keeps processing records (native cleanup) without sending.
+  void run();
+
+ private:
+  void flush_completions(std::vector<uint8_t>& out);
+  void process(const command_record& r, std::vector<uint8_t>& out);
+
+  int fd_;
+  control_outbox& outbox_;
+  transfer_table& transfers_;
+  printf_capture* printf_;
+  std::function<void(const std::string&)> broken_;
+  protocol::completions message_;
+};
+
+/// The command's real status: `status`, unless the platform may report
+/// CL_COMPLETE for a failure (`verify`) and the event says otherwise.
+cl_int true_status(const native::api& api, cl_event event, cl_int status, bool verify);
+
+}  // namespace ferry::server

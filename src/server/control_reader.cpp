@@ -1,0 +1,57 @@
+#include "server/control_reader.hpp"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ferry::server {
+
+pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler, std::string& why) {
+  protocol::frame_view frame;
+  for (;;) {
+    switch (assembler.next(frame, why)) {
+      case protocol::frame_assembler::result::need_more:
+        handler.flush_touched();
+        return pump_result::need_more;
+      case protocol::frame_assembler::result::error: return pump_result::violation;
+      case protocol::frame_assembler::result::frame:
+        if (!protocol::dispatch_frame(frame, protocol::receiver::server, handler, why)) {
+          if (handler.stop_requested()) {
+            why = handler.violation();
+            return pump_result::stop;
+          }
+          if (!handler.violation().empty()) why += ": " + handler.violation();
+          return pump_result::violation;
+        }
+        if (handler.stop_requested()) {
+          handler.flush_touched();
+          why = "goodbye";
+          return pump_result::stop;
+        }
+        break;
+    }
+  }
+}
+
+pump_result run_control_reader(int fd, protocol::frame_assembler& assembler, executor& handler, std::string& why) {
+  for (;;) {
+    size_t available = 0;
+    uint8_t* area = assembler.write_area(64 * 1024, available);
+    ssize_t n = ::recv(fd, area, available, 0);
+    if (n == 0) {
+      why = assembler.pending() ? "connection closed inside a frame" : "connection closed";
+      return pump_result::stop;
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      why = std::string("receive failed: ") + std::strerror(errno);
+      return pump_result::stop;
+    }
+    assembler.commit(static_cast<size_t>(n));
+    pump_result r = pump_frames(assembler, handler, why);
+    if (r != pump_result::need_more) return r;
+  }
+}
+
+}  // namespace ferry::server

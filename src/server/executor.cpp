@@ -1,0 +1,1091 @@
+#include "server/executor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <new>
+
+#include "common/log.hpp"
+#include "server/native/info.hpp"
+#include "server/printf_capture.hpp"
+
+namespace ferry::server {
+
+namespace p = protocol;
+
+namespace {
+
+constexpr uint32_t needs_event_flags = p::keep_event | p::notify;
+
+bool multiply(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
+
+// Bytes of a packed rectangle, or false when it overflows.
+bool region_bytes(const p::size3& region, uint64_t& out) {
+  uint64_t rows;
+  return multiply(region[0], region[1], rows) && multiply(rows, region[2], out);
+}
+
+void to_size_t(const p::size3& in, size_t (&out)[3]) {
+  for (size_t i = 0; i < 3; ++i) out[i] = static_cast<size_t>(in[i]);
+}
+
+bool is_sub_group_param(uint32_t param) {
+  switch (param) {
+    case CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE:
+    case CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE:
+    case CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT:
+    case CL_KERNEL_MAX_NUM_SUB_GROUPS:
+    case CL_KERNEL_COMPILE_NUM_SUB_GROUPS: return true;
+    default: return false;
+  }
+}
+
+// Size-then-value for any clGet*Info shaped query.
+template <class Query>
+cl_int query_bytes(Query&& query, p::bytes& out) {
+  size_t size = 0;
+  cl_int rc = query(0, nullptr, &size);
+  if (rc != CL_SUCCESS) return rc;
+  out.resize(size);
+  if (size == 0) return CL_SUCCESS;
+  size_t got = size;
+  rc = query(size, out.data(), &got);
+  if (rc == CL_SUCCESS && got < size) out.resize(got);
+  return rc;
+}
+
+}  // namespace
+
+executor::executor(std::shared_ptr<session_core> core, const native::device_catalog& catalog)
+    : core_(std::move(core)),
+      outbox_(core_, &core_->outbox),
+      api_(core_->api),
+      catalog_(catalog),
+      objects_(core_->api) {
+  wait_list_.reserve(64);
+  touched_.reserve(8);
+}
+
+executor::~executor() { shutdown(); }
+
+bool executor::violate(std::string why) {
+  violation_ = std::move(why);
+  return false;
+}
+
+bool executor::duplicate(p::object_id id) {
+  if (!objects_.contains(id)) return false;
+  violation_ = "object id " + std::to_string(id) + " is already in use";
+  return true;
+}
+
+bool executor::record_failed(p::object_id id, object_kind kind, cl_int error) {
+  object_entry entry;
+  entry.kind = kind;
+  entry.error = error;
+  objects_.insert(id, entry);
+  FERRY_DEBUG("session", "session %s: creating %s %llu failed: %s", core_->label.c_str(), kind_name(kind),
+              static_cast<unsigned long long>(id), native::error_name(error).c_str());
+  return true;
+}
+
+bool executor::map_devices(const std::vector<uint32_t>& indices, std::vector<cl_device_id>& out) {
+  out.clear();
+  for (uint32_t index : indices) {
+    const native::device_entry* device = catalog_.find(index);
+    if (device == nullptr) return false;
+    out.push_back(device->id);
+  }
+  return true;
+}
+
+void executor::touch(cl_command_queue queue) {
+  if (std::find(touched_.begin(), touched_.end(), queue) == touched_.end()) touched_.push_back(queue);
+}
+
+void executor::flush_touched() {
+  for (cl_command_queue queue : touched_) api_.clFlush(queue);
+  touched_.clear();
+}
+
+// ---------------------------------------------------------------------------
+// Enqueue plumbing
+
+executor::step executor::prepare(const p::command_header& h, const object_entry*& queue) {
+  if ((h.flags & p::keep_event) && duplicate(h.command)) return step::violation;
+  if (h.wait_list.size() > p::max_wait_list) {
+    violation_ = "wait list of " + std::to_string(h.wait_list.size()) + " events exceeds the limit of " +
+                 std::to_string(p::max_wait_list);
+    return step::violation;
+  }
+  cl_int error;
+  queue = objects_.find(h.queue, object_kind::queue, CL_INVALID_COMMAND_QUEUE, error);
+  if (queue == nullptr) {
+    fail(h, error);
+    return step::failed;
+  }
+  wait_list_.clear();
+  for (p::object_id id : h.wait_list) {
+    const object_entry* event = objects_.find(id, object_kind::event, CL_INVALID_EVENT_WAIT_LIST, error);
+    if (event == nullptr) {
+      // A recorded event whose command failed to enqueue.
+      fail(h, error == CL_INVALID_EVENT_WAIT_LIST ? error : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+      return step::failed;
+    }
+    wait_list_.push_back(event->as_event());
+  }
+  return step::go;
+}
+
+bool executor::fail(const p::command_header& h, cl_int error) {
+  FERRY_DEBUG("session", "session %s: command %llu failed: %s", core_->label.c_str(),
+              static_cast<unsigned long long>(h.command), native::error_name(error).c_str());
+  // Failures are always reported, asked for or not.
+  core_->outbox.push_failure(h.command, error);
+  // The client holds the event: record it so that waits on it fail and its
+  // release balances.
+  if ((h.flags & p::keep_event) && !objects_.contains(h.command)) {
+    object_entry entry;
+    entry.kind = object_kind::event;
+    entry.error = error;
+    objects_.insert(h.command, entry);
+  }
+  return true;
+}
+
+bool executor::finish(const p::command_header& h, const object_entry& queue, cl_int rc, cl_event event,
+                      callback_kind kind, bool printf, uint8_t* staging, uint64_t size) {
+  if (rc != CL_SUCCESS) {
+    delete[] staging;
+    return fail(h, rc);
+  }
+  touch(queue.as_queue());
+  bool keep = (h.flags & p::keep_event) != 0;
+  bool notify = (h.flags & p::notify) != 0;
+  bool callback = notify || kind != callback_kind::completion;
+  if (keep) {
+    object_entry entry;
+    entry.kind = object_kind::event;
+    entry.handle = event;
+    entry.context = queue.context;
+    entry.callbacks = queue.callbacks;
+    objects_.insert(h.command, entry);
+    if (callback) api_.clRetainEvent(event);
+  }
+  if (!callback) return true;
+  callback_slot* slot = core_->callbacks.acquire();
+  slot->core = core_;
+  slot->command = h.command;
+  slot->context = queue.context;
+  slot->event = event;
+  slot->staging = staging;
+  slot->size = size;
+  slot->kind = kind;
+  slot->notify = notify;
+  slot->profiling = queue.profiling;
+  slot->printf = printf;
+  slot->sweepable = !queue.callbacks.runs_on_failure;
+  slot->verify_status = !queue.callbacks.reports_failure;
+  callback_pool::arm(api_, slot);
+  return true;
+}
+
+template <class Enqueue>
+bool executor::write_from_bulk(const p::command_header& h, const object_entry& queue, uint64_t total,
+                               Enqueue&& enqueue) {
+  uint64_t transfer = h.command;
+  uint8_t* data = nullptr;
+  std::string why;
+  cl_event gate = nullptr;
+  switch (core_->transfers.claim(transfer, total, data, why)) {
+    case transfer_table::claim_result::conflict: return violate(why);
+    case transfer_table::claim_result::no_memory:
+      core_->transfers.abandon(transfer);
+      return fail(h, CL_OUT_OF_HOST_MEMORY);
+    case transfer_table::claim_result::complete: break;
+    case transfer_table::claim_result::pending: {
+      // Bytes still on their way: the write waits for them natively and the
+      // bulk reader completes the gate when the last byte lands.
+      cl_int error = CL_SUCCESS;
+      gate = api_.clCreateUserEvent(queue.context, &error);
+      if (gate == nullptr) {
+        core_->transfers.abandon(transfer);
+        return fail(h, error);
+      }
+      if (!core_->transfers.attach_user_event(transfer, gate)) {
+        api_.clReleaseEvent(gate);  // completed meanwhile
+        gate = nullptr;
+      }
+      break;
+    }
+  }
+  if (gate) wait_list_.push_back(gate);
+  cl_event event = nullptr;
+  cl_int rc = enqueue(data, &event);
+  if (rc != CL_SUCCESS) {
+    core_->transfers.abandon(transfer);
+    return fail(h, rc);
+  }
+  return finish(h, queue, rc, event, callback_kind::write);
+}
+
+cl_int executor::set_arg(cl_kernel kernel, const p::kernel_arg& arg, bool& violated) {
+  violated = false;
+  switch (arg.kind) {
+    case p::kernel_arg_kind::value:
+      if (arg.size != arg.value.size()) return CL_INVALID_ARG_SIZE;
+      return api_.clSetKernelArg(kernel, arg.index, arg.value.size(), arg.value.empty() ? nullptr : arg.value.data());
+    case p::kernel_arg_kind::mem: {
+      cl_int error;
+      const object_entry* mem = objects_.find(arg.object, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+      if (mem == nullptr) return CL_INVALID_MEM_OBJECT;
+      cl_mem handle = mem->as_mem();
+      return api_.clSetKernelArg(kernel, arg.index, sizeof(cl_mem), &handle);
+    }
+    case p::kernel_arg_kind::local:
+      return api_.clSetKernelArg(kernel, arg.index, static_cast<size_t>(arg.size), nullptr);
+    case p::kernel_arg_kind::null_mem:
+      return api_.clSetKernelArg(kernel, arg.index, sizeof(cl_mem), nullptr);
+  }
+  violated = true;
+  violation_ = "unknown kernel argument kind " + std::to_string(static_cast<int>(arg.kind));
+  return CL_INVALID_VALUE;
+}
+
+// ---------------------------------------------------------------------------
+// Session-level messages
+
+bool executor::on(const p::ping& m) {
+  core_->outbox.push_message(p::pong{m.request});
+  return true;
+}
+
+bool executor::on(const p::get_server_info& m) {
+  p::server_info reply = catalog_.server_info();
+  reply.request = m.request;
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+bool executor::on(const p::get_object_counts& m) {
+  FERRY_DEBUG("session", "session %s: %zu objects (daemon total %lld)", core_->label.c_str(), objects_.size(),
+              static_cast<long long>(object_table::daemon_total()));
+  core_->outbox.push_message(p::object_counts{m.request, objects_.size()});
+  return true;
+}
+
+bool executor::on(const p::goodbye&) {
+  stop_requested_ = true;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Objects
+
+bool executor::on(const p::create_context& m) {
+  if (duplicate(m.id)) return false;
+  if (m.devices.empty()) return record_failed(m.id, object_kind::context, CL_INVALID_VALUE);
+  std::vector<cl_device_id> devices;
+  if (!map_devices(m.devices, devices)) return record_failed(m.id, object_kind::context, CL_INVALID_DEVICE);
+  const native::device_entry* first = catalog_.find(m.devices.front());
+  native::callback_behaviour callbacks;
+  for (uint32_t index : m.devices) {
+    const native::device_entry* device = catalog_.find(index);
+    if (device->platform != first->platform) {
+      // One native context cannot span native platforms (yet).
+      FERRY_WARN("session", "session %s: context %llu spans native platforms '%s' and '%s'", core_->label.c_str(),
+                 static_cast<unsigned long long>(m.id), first->platform_name.c_str(), device->platform_name.c_str());
+      return record_failed(m.id, object_kind::context, CL_INVALID_CONTEXT);
+    }
+    callbacks.runs_on_failure = callbacks.runs_on_failure && device->callbacks.runs_on_failure;
+    callbacks.reports_failure = callbacks.reports_failure && device->callbacks.reports_failure;
+  }
+  cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(first->platform),
+                                        0};
+  cl_int error = CL_SUCCESS;
+  cl_context context = api_.clCreateContext(properties, static_cast<cl_uint>(devices.size()), devices.data(),
+                                            nullptr, nullptr, &error);
+  if (context == nullptr) return record_failed(m.id, object_kind::context, error);
+  object_entry entry;
+  entry.kind = object_kind::context;
+  entry.handle = context;
+  entry.platform = first->platform;
+  entry.callbacks = callbacks;
+  objects_.insert(m.id, entry);
+  return true;
+}
+
+bool executor::on(const p::create_queue& m) {
+  if (duplicate(m.id)) return false;
+  cl_int error;
+  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
+  if (context == nullptr) return record_failed(m.id, object_kind::queue, error);
+  const native::device_entry* device = catalog_.find(m.device);
+  if (device == nullptr) return record_failed(m.id, object_kind::queue, CL_INVALID_DEVICE);
+  cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, static_cast<cl_queue_properties>(m.properties), 0};
+  cl_command_queue queue =
+      api_.clCreateCommandQueueWithProperties(context->as_context(), device->id, properties, &error);
+  if (queue == nullptr) return record_failed(m.id, object_kind::queue, error);
+  object_entry entry;
+  entry.kind = object_kind::queue;
+  entry.handle = queue;
+  entry.context = context->as_context();
+  entry.profiling = (m.properties & CL_QUEUE_PROFILING_ENABLE) != 0;
+  entry.callbacks = context->callbacks;
+  objects_.insert(m.id, entry);
+  return true;
+}
+
+bool executor::on(const p::create_buffer& m) {
+  if (duplicate(m.id)) return false;
+  cl_int error;
+  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
+  if (context == nullptr) {
+    if (m.initial_transfer) core_->transfers.abandon(m.initial_transfer);
+    return record_failed(m.id, object_kind::mem, error);
+  }
+  // The client resolved the host-pointer flags; host pointers of another
+  // process mean nothing here.
+  cl_mem_flags flags = m.flags & ~static_cast<cl_mem_flags>(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  cl_context native_context = context->as_context();
+  cl_mem mem = nullptr;
+  if (m.initial_transfer) {
+    uint8_t* data = nullptr;
+    uint64_t total = 0;
+    // Waits on the bulk stream; session shutdown aborts the wait. Work
+    // already enqueued starts first.
+    flush_touched();
+    if (!core_->transfers.wait_complete(m.initial_transfer, data, total)) {
+      stop_requested_ = true;
+      return violate("session closing while buffer " + std::to_string(m.id) + " waited for its contents");
+    }
+    if (total != m.size) {
+      core_->transfers.erase(m.initial_transfer);
+      return violate("initial contents of " + std::to_string(total) + " bytes for buffer " + std::to_string(m.id) +
+                     " of " + std::to_string(m.size) + " bytes");
+    }
+    mem = api_.clCreateBuffer(native_context, flags | CL_MEM_COPY_HOST_PTR, static_cast<size_t>(m.size), data,
+                              &error);
+    core_->transfers.erase(m.initial_transfer);
+  } else {
+    mem = api_.clCreateBuffer(native_context, flags, static_cast<size_t>(m.size), nullptr, &error);
+  }
+  if (mem == nullptr) return record_failed(m.id, object_kind::mem, error);
+  object_entry entry;
+  entry.kind = object_kind::mem;
+  entry.handle = mem;
+  entry.context = native_context;
+  entry.size = m.size;
+  objects_.insert(m.id, entry);
+  return true;
+}
+
+bool executor::on(const p::create_sub_buffer& m) {
+  if (duplicate(m.id)) return false;
+  cl_int error;
+  const object_entry* parent = objects_.find(m.parent, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  if (parent == nullptr) return record_failed(m.id, object_kind::mem, error);
+  cl_buffer_region region{static_cast<size_t>(m.origin), static_cast<size_t>(m.size)};
+  cl_mem mem = api_.clCreateSubBuffer(parent->as_mem(), m.flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &error);
+  if (mem == nullptr) return record_failed(m.id, object_kind::mem, error);
+  object_entry entry;
+  entry.kind = object_kind::mem;
+  entry.handle = mem;
+  entry.context = parent->context;
+  entry.size = m.size;
+  objects_.insert(m.id, entry);
+  return true;
+}
+
+bool executor::on(const p::create_user_event& m) {
+  if (duplicate(m.id)) return false;
+  cl_int error;
+  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
+  if (context == nullptr) return record_failed(m.id, object_kind::event, error);
+  cl_event event = api_.clCreateUserEvent(context->as_context(), &error);
+  if (event == nullptr) return record_failed(m.id, object_kind::event, error);
+  object_entry entry;
+  entry.kind = object_kind::event;
+  entry.handle = event;
+  entry.context = context->as_context();
+  entry.callbacks = context->callbacks;
+  entry.user_event = true;
+  objects_.insert(m.id, entry);
+  return true;
+}
+
+bool executor::on(const p::set_user_event_status& m) {
+  object_entry* entry = objects_.find_mutable(m.id);
+  if (entry == nullptr || entry->kind != object_kind::event || !entry->user_event || entry->handle == nullptr) {
+    FERRY_WARN("session", "session %s: set_user_event_status names %llu, which is no live user event; ignored",
+               core_->label.c_str(), static_cast<unsigned long long>(m.id));
+    return true;
+  }
+  cl_int rc = api_.clSetUserEventStatus(entry->as_event(), m.status);
+  if (rc != CL_SUCCESS) {
+    FERRY_WARN("session", "session %s: setting user event %llu to %d failed: %s", core_->label.c_str(),
+               static_cast<unsigned long long>(m.id), m.status, native::error_name(rc).c_str());
+    return true;
+  }
+  entry->status_set = true;
+  if (m.status < 0 && !entry->callbacks.runs_on_failure) {
+    // The platform will not call back for the commands this failure ends.
+    flush_touched();
+    size_t found = core_->callbacks.sweep_failures(api_);
+    FERRY_DEBUG("session", "session %s: user event %llu failed; %zu dependent commands reported",
+                core_->label.c_str(), static_cast<unsigned long long>(m.id), found);
+  }
+  return true;
+}
+
+bool executor::on(const p::release_object& m) {
+  object_entry* entry = objects_.find_mutable(m.id);
+  if (entry && entry->kind == object_kind::queue && entry->handle) {
+    // A queue about to go must not stay in the flush list.
+    auto it = std::find(touched_.begin(), touched_.end(), entry->as_queue());
+    if (it != touched_.end()) {
+      api_.clFlush(*it);
+      touched_.erase(it);
+    }
+  }
+  if (entry && entry->kind == object_kind::context && entry->handle) quiesce(*entry);
+  if (!objects_.erase(m.id)) {
+    FERRY_WARN("session", "session %s: release_object names unknown id %llu; ignored", core_->label.c_str(),
+               static_cast<unsigned long long>(m.id));
+  }
+  return true;
+}
+
+void executor::quiesce(const object_entry& context) {
+  // NVIDIA's clReleaseContext can hang while callbacks of the context's
+  // commands are still to run (seen on an H200 with driver-side callback
+  // threads), so the last release waits for them, and for the writer to hand
+  // back the events they queued. Bounded: a command that never finishes must
+  // not stall the session for ever.
+  flush_touched();
+  if (!context.callbacks.runs_on_failure) core_->callbacks.sweep_failures(api_);
+  cl_context handle = context.as_context();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (core_->callbacks.outstanding_in(handle) != 0 || core_->outbox.pending() != 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      FERRY_WARN("session", "session %s: releasing a context with %zu commands still unreported", core_->label.c_str(),
+                 core_->callbacks.outstanding_in(handle));
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Programs and kernels
+
+cl_int executor::kernel_names(cl_program program, std::vector<std::string>& out) {
+  out.clear();
+  p::bytes raw;
+  cl_int rc = query_bytes(
+      [&](size_t size, void* value, size_t* ret) {
+        return api_.clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, size, value, ret);
+      },
+      raw);
+  if (rc != CL_SUCCESS) return rc;
+  std::string all(raw.begin(), raw.end());
+  size_t start = 0;
+  while (start <= all.size()) {
+    size_t end = all.find(';', start);
+    if (end == std::string::npos) end = all.size();
+    std::string name = all.substr(start, end - start);
+    while (!name.empty() && name.back() == '\0') name.pop_back();
+    if (!name.empty()) out.push_back(std::move(name));
+    start = end + 1;
+  }
+  return CL_SUCCESS;
+}
+
+bool executor::on(const p::create_program_with_source& m) {
+  if (duplicate(m.id)) return false;
+  cl_int error;
+  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
+  if (context == nullptr) return record_failed(m.id, object_kind::program, error);
+  const char* text = m.source.c_str();
+  size_t length = m.source.size();
+  cl_program program = api_.clCreateProgramWithSource(context->as_context(), 1, &text, &length, &error);
+  if (program == nullptr) return record_failed(m.id, object_kind::program, error);
+  object_entry entry;
+  entry.kind = object_kind::program;
+  entry.handle = program;
+  entry.context = context->as_context();
+  entry.printf_capable = m.source.find("printf") != std::string::npos;
+  objects_.insert(m.id, entry);
+  return true;
+}
+
+bool executor::on(const p::create_program_with_binary& m) {
+  if (duplicate(m.id)) return false;
+  p::status_reply reply{m.request, CL_SUCCESS, {}};
+  cl_int error;
+  std::vector<cl_device_id> devices;
+  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
+  if (context == nullptr) {
+    reply.status = error;
+  } else if (m.devices.empty() || m.devices.size() != m.binaries.size()) {
+    reply.status = CL_INVALID_VALUE;
+  } else if (!map_devices(m.devices, devices)) {
+    reply.status = CL_INVALID_DEVICE;
+  } else {
+    std::vector<size_t> lengths;
+    std::vector<const unsigned char*> binaries;
+    for (const p::bytes& binary : m.binaries) {
+      lengths.push_back(binary.size());
+      binaries.push_back(binary.empty() ? nullptr : binary.data());
+    }
+    std::vector<cl_int> status(devices.size(), CL_SUCCESS);
+    cl_program program = api_.clCreateProgramWithBinary(context->as_context(), static_cast<cl_uint>(devices.size()),
+                                                        devices.data(), lengths.data(), binaries.data(),
+                                                        status.data(), &error);
+    reply.status = error;
+    reply.details.assign(status.begin(), status.end());
+    if (program != nullptr) {
+      object_entry entry;
+      entry.kind = object_kind::program;
+      entry.handle = program;
+      entry.context = context->as_context();
+      entry.printf_capable = true;  // nothing tells; assume it may print
+      objects_.insert(m.id, entry);
+    }
+  }
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+bool executor::on(const p::build_program& m) {
+  p::build_reply reply{m.request, CL_SUCCESS, 0, {}};
+  cl_int error;
+  std::vector<cl_device_id> devices;
+  const object_entry* program = objects_.find(m.program, object_kind::program, CL_INVALID_PROGRAM, error);
+  if (program == nullptr) {
+    reply.status = error;
+  } else if (!map_devices(m.devices, devices)) {
+    reply.status = CL_INVALID_DEVICE;
+  } else {
+    reply.status = api_.clBuildProgram(program->as_program(), static_cast<cl_uint>(devices.size()),
+                                       devices.empty() ? nullptr : devices.data(), m.options.c_str(), nullptr,
+                                       nullptr);
+    if (reply.status == CL_SUCCESS) kernel_names(program->as_program(), reply.kernel_names);
+  }
+  FERRY_DEBUG("session", "session %s: build of program %llu: %s", core_->label.c_str(),
+              static_cast<unsigned long long>(m.program), native::error_name(reply.status).c_str());
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+bool executor::on(const p::compile_program& m) {
+  p::build_reply reply{m.request, CL_SUCCESS, 0, {}};
+  cl_int error;
+  std::vector<cl_device_id> devices;
+  std::vector<cl_program> headers;
+  std::vector<const char*> names;
+  bool printf_capable = false;
+  const object_entry* program = objects_.find(m.program, object_kind::program, CL_INVALID_PROGRAM, error);
+  if (program == nullptr) {
+    reply.status = error;
+  } else if (!map_devices(m.devices, devices)) {
+    reply.status = CL_INVALID_DEVICE;
+  } else if (m.headers.size() != m.header_names.size()) {
+    reply.status = CL_INVALID_VALUE;
+  } else {
+    for (size_t i = 0; i < m.headers.size() && reply.status == CL_SUCCESS; ++i) {
+      const object_entry* header = objects_.find(m.headers[i], object_kind::program, CL_INVALID_PROGRAM, error);
+      if (header == nullptr) {
+        reply.status = error;
+        break;
+      }
+      headers.push_back(header->as_program());
+      names.push_back(m.header_names[i].c_str());
+      printf_capable = printf_capable || header->printf_capable;
+    }
+    if (reply.status == CL_SUCCESS) {
+      reply.status = api_.clCompileProgram(program->as_program(), static_cast<cl_uint>(devices.size()),
+                                           devices.empty() ? nullptr : devices.data(), m.options.c_str(),
+                                           static_cast<cl_uint>(headers.size()),
+                                           headers.empty() ? nullptr : headers.data(),
+                                           names.empty() ? nullptr : names.data(), nullptr, nullptr);
+      if (printf_capable) objects_.find_mutable(m.program)->printf_capable = true;
+    }
+  }
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+bool executor::on(const p::link_program& m) {
+  if (duplicate(m.id)) return false;
+  p::build_reply reply{m.request, CL_SUCCESS, 0, {}};
+  cl_int error;
+  std::vector<cl_device_id> devices;
+  std::vector<cl_program> inputs;
+  bool printf_capable = false;
+  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
+  if (context == nullptr) {
+    reply.status = error;
+  } else if (!map_devices(m.devices, devices)) {
+    reply.status = CL_INVALID_DEVICE;
+  } else {
+    for (p::object_id id : m.inputs) {
+      const object_entry* input = objects_.find(id, object_kind::program, CL_INVALID_PROGRAM, error);
+      if (input == nullptr) {
+        reply.status = error;
+        break;
+      }
+      inputs.push_back(input->as_program());
+      printf_capable = printf_capable || input->printf_capable;
+    }
+    if (reply.status == CL_SUCCESS) {
+      error = CL_SUCCESS;
+      cl_program program = api_.clLinkProgram(context->as_context(), static_cast<cl_uint>(devices.size()),
+                                              devices.empty() ? nullptr : devices.data(), m.options.c_str(),
+                                              static_cast<cl_uint>(inputs.size()),
+                                              inputs.empty() ? nullptr : inputs.data(), nullptr, nullptr, &error);
+      reply.status = error;
+      if (program != nullptr) {
+        // A failed link may still make a program that holds the log.
+        object_entry entry;
+        entry.kind = object_kind::program;
+        entry.handle = program;
+        entry.context = context->as_context();
+        entry.printf_capable = printf_capable;
+        objects_.insert(m.id, entry);
+        reply.created = 1;
+        if (error == CL_SUCCESS) kernel_names(program, reply.kernel_names);
+      }
+    }
+  }
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+bool executor::on(const p::create_kernel& m) {
+  if (duplicate(m.id)) return false;
+  p::kernel_reply reply{m.request, CL_SUCCESS, {}};
+  cl_int error;
+  const object_entry* program = objects_.find(m.program, object_kind::program, CL_INVALID_PROGRAM, error);
+  if (program == nullptr) {
+    reply.status = error;
+  } else {
+    cl_kernel kernel = api_.clCreateKernel(program->as_program(), m.name.c_str(), &error);
+    reply.status = error;
+    if (kernel != nullptr) {
+      cl_uint args = 0;
+      api_.clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof args, &args, nullptr);
+      object_entry entry;
+      entry.kind = object_kind::kernel;
+      entry.handle = kernel;
+      entry.context = program->context;
+      entry.printf_capable = program->printf_capable;
+      objects_.insert(m.id, entry);
+      reply.kernels.push_back({m.id, m.name, args});
+    }
+  }
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+bool executor::on(const p::create_kernels_in_program& m) {
+  for (size_t i = 0; i < m.ids.size(); ++i) {
+    if (duplicate(m.ids[i])) return false;
+    if (std::find(m.ids.begin(), m.ids.begin() + i, m.ids[i]) != m.ids.begin() + i)
+      return violate("create_kernels_in_program names id " + std::to_string(m.ids[i]) + " twice");
+  }
+  p::kernel_reply reply{m.request, CL_SUCCESS, {}};
+  cl_int error;
+  std::vector<std::string> names;
+  const object_entry* program = objects_.find(m.program, object_kind::program, CL_INVALID_PROGRAM, error);
+  if (program == nullptr) {
+    reply.status = error;
+  } else if ((reply.status = kernel_names(program->as_program(), names)) != CL_SUCCESS) {
+  } else if (!m.ids.empty() && m.ids.size() < names.size()) {
+    // CL_INVALID_VALUE if kernels is not NULL and num_kernels is less than the number of kernels in program
+    reply.status = CL_INVALID_VALUE;
+  } else {
+    std::vector<cl_kernel> made;
+    for (const std::string& name : names) {
+      cl_kernel kernel = api_.clCreateKernel(program->as_program(), name.c_str(), &error);
+      if (kernel == nullptr) {
+        reply.status = error;
+        break;
+      }
+      made.push_back(kernel);
+    }
+    for (size_t i = 0; i < made.size(); ++i) {
+      cl_uint args = 0;
+      api_.clGetKernelInfo(made[i], CL_KERNEL_NUM_ARGS, sizeof args, &args, nullptr);
+      if (reply.status != CL_SUCCESS || m.ids.empty()) {
+        // Counting only (no ids), or undoing a partial failure.
+        if (reply.status == CL_SUCCESS) reply.kernels.push_back({0, names[i], args});
+        api_.clReleaseKernel(made[i]);
+        continue;
+      }
+      object_entry entry;
+      entry.kind = object_kind::kernel;
+      entry.handle = made[i];
+      entry.context = program->context;
+      entry.printf_capable = program->printf_capable;
+      objects_.insert(m.ids[i], entry);
+      reply.kernels.push_back({m.ids[i], names[i], args});
+    }
+  }
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+bool executor::on(const p::check_kernel_arg& m) {
+  p::status_reply reply{m.request, CL_SUCCESS, {}};
+  cl_int error;
+  const object_entry* kernel = objects_.find(m.kernel, object_kind::kernel, CL_INVALID_KERNEL, error);
+  if (kernel == nullptr) {
+    reply.status = error;
+  } else {
+    bool violated = false;
+    reply.status = set_arg(kernel->as_kernel(), m.arg, violated);
+    if (violated) return false;
+  }
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+cl_int executor::query_value(const p::query& m, p::bytes& out) {
+  cl_int error;
+  auto device_at = [&](cl_device_id& device) {
+    const native::device_entry* entry = catalog_.find(m.device);
+    if (entry == nullptr) return false;
+    device = entry->id;
+    return true;
+  };
+  switch (m.kind) {
+    case p::query_kind::program_info:
+    case p::query_kind::program_build_info: {
+      const object_entry* program = objects_.find(m.object, object_kind::program, CL_INVALID_PROGRAM, error);
+      if (program == nullptr) return error;
+      cl_program handle = program->as_program();
+      if (m.kind == p::query_kind::program_build_info) {
+        cl_device_id device;
+        if (!device_at(device)) return CL_INVALID_DEVICE;
+        return query_bytes(
+            [&](size_t size, void* value, size_t* ret) {
+              return api_.clGetProgramBuildInfo(handle, device, m.param, size, value, ret);
+            },
+            out);
+      }
+      // Handles are the client's to answer.
+      if (m.param == CL_PROGRAM_CONTEXT || m.param == CL_PROGRAM_DEVICES) return CL_INVALID_VALUE;
+      if (m.param == CL_PROGRAM_BINARIES) {
+        p::bytes raw_sizes;
+        cl_int rc = query_bytes(
+            [&](size_t size, void* value, size_t* ret) {
+              return api_.clGetProgramInfo(handle, CL_PROGRAM_BINARY_SIZES, size, value, ret);
+            },
+            raw_sizes);
+        if (rc != CL_SUCCESS) return rc;
+        std::vector<size_t> sizes(raw_sizes.size() / sizeof(size_t));
+        std::memcpy(sizes.data(), raw_sizes.data(), sizes.size() * sizeof(size_t));
+        std::vector<p::bytes> binaries(sizes.size());
+        std::vector<unsigned char*> pointers(sizes.size());
+        for (size_t i = 0; i < sizes.size(); ++i) {
+          binaries[i].resize(sizes[i]);
+          pointers[i] = sizes[i] ? binaries[i].data() : nullptr;
+        }
+        rc = api_.clGetProgramInfo(handle, CL_PROGRAM_BINARIES, pointers.size() * sizeof(unsigned char*),
+                                   pointers.data(), nullptr);
+        if (rc != CL_SUCCESS) return rc;
+        out.clear();
+        p::writer w(out);
+        p::encode_value(w, binaries);
+        return CL_SUCCESS;
+      }
+      return query_bytes(
+          [&](size_t size, void* value, size_t* ret) {
+            return api_.clGetProgramInfo(handle, m.param, size, value, ret);
+          },
+          out);
+    }
+    case p::query_kind::kernel_info:
+    case p::query_kind::kernel_work_group_info:
+    case p::query_kind::kernel_arg_info: {
+      const object_entry* kernel = objects_.find(m.object, object_kind::kernel, CL_INVALID_KERNEL, error);
+      if (kernel == nullptr) return error;
+      cl_kernel handle = kernel->as_kernel();
+      if (m.kind == p::query_kind::kernel_info) {
+        if (m.param == CL_KERNEL_PROGRAM || m.param == CL_KERNEL_CONTEXT) return CL_INVALID_VALUE;
+        return query_bytes(
+            [&](size_t size, void* value, size_t* ret) {
+              return api_.clGetKernelInfo(handle, m.param, size, value, ret);
+            },
+            out);
+      }
+      if (m.kind == p::query_kind::kernel_arg_info) {
+        return query_bytes(
+            [&](size_t size, void* value, size_t* ret) {
+              return api_.clGetKernelArgInfo(handle, m.index, m.param, size, value, ret);
+            },
+            out);
+      }
+      cl_device_id device;
+      if (!device_at(device)) return CL_INVALID_DEVICE;
+      if (is_sub_group_param(m.param)) {
+        return query_bytes(
+            [&](size_t size, void* value, size_t* ret) {
+              return api_.clGetKernelSubGroupInfo(handle, device, m.param, m.input.size(),
+                                                  m.input.empty() ? nullptr : m.input.data(), size, value, ret);
+            },
+            out);
+      }
+      return query_bytes(
+          [&](size_t size, void* value, size_t* ret) {
+            return api_.clGetKernelWorkGroupInfo(handle, device, m.param, size, value, ret);
+          },
+          out);
+    }
+  }
+  return CL_INVALID_VALUE;
+}
+
+bool executor::on(const p::query& m) {
+  p::query_reply reply{m.request, CL_SUCCESS, {}};
+  reply.status = query_value(m, reply.value);
+  if (reply.status != CL_SUCCESS) reply.value.clear();
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Enqueues
+
+bool executor::on(const p::enqueue_ndrange& m) {
+  const object_entry* queue;
+  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
+  cl_int error;
+  const object_entry* kernel = objects_.find(m.kernel, object_kind::kernel, CL_INVALID_KERNEL, error);
+  if (kernel == nullptr) return fail(m.header, error);
+  cl_kernel handle = kernel->as_kernel();
+  for (const p::kernel_arg& arg : m.args) {
+    bool violated = false;
+    cl_int rc = set_arg(handle, arg, violated);
+    if (violated) return false;
+    if (rc != CL_SUCCESS) return fail(m.header, rc);
+  }
+  size_t offset[3], global[3], local[3];
+  to_size_t(m.offset, offset);
+  to_size_t(m.global, global);
+  to_size_t(m.local, local);
+  bool printf = kernel->printf_capable && core_->printf != nullptr;
+  if (printf) core_->printf->attribute_to(outbox_, core_->key);
+  cl_event event = nullptr;
+  bool want_event = (m.header.flags & needs_event_flags) != 0;
+  cl_int rc = api_.clEnqueueNDRangeKernel(queue->as_queue(), handle, m.work_dim, offset, global,
+                                          m.has_local ? local : nullptr, wait_count(), wait_events(),
+                                          want_event ? &event : nullptr);
+  return finish(m.header, *queue, rc, event, callback_kind::completion, printf);
+}
+
+bool executor::on(const p::enqueue_write_buffer& m) {
+  const object_entry* queue;
+  if (step s = prepare(m.header, queue); s != step::go) {
+    if (s == step::failed && m.size) core_->transfers.abandon(m.header.command);
+    return s == step::failed;
+  }
+  cl_int error;
+  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  if (buffer == nullptr || m.size == 0 || m.offset > buffer->size || m.size > buffer->size - m.offset) {
+    if (m.size) core_->transfers.abandon(m.header.command);
+    return fail(m.header, buffer == nullptr ? error : CL_INVALID_VALUE);
+  }
+  cl_command_queue q = queue->as_queue();
+  cl_mem b = buffer->as_mem();
+  return write_from_bulk(m.header, *queue, m.size, [&](const uint8_t* data, cl_event* event) {
+    return api_.clEnqueueWriteBuffer(q, b, CL_FALSE, static_cast<size_t>(m.offset), static_cast<size_t>(m.size), data,
+                                     wait_count(), wait_events(), event);
+  });
+}
+
+bool executor::on(const p::enqueue_write_buffer_rect& m) {
+  const object_entry* queue;
+  uint64_t total = 0;
+  bool sized = region_bytes(m.region, total);
+  if (step s = prepare(m.header, queue); s != step::go) {
+    if (s == step::failed && sized && total) core_->transfers.abandon(m.header.command);
+    return s == step::failed;
+  }
+  cl_int error;
+  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  // A valid rectangle never holds more bytes than its buffer.
+  if (buffer == nullptr || !sized || total == 0 || total > buffer->size) {
+    if (sized && total) core_->transfers.abandon(m.header.command);
+    return fail(m.header, buffer == nullptr ? error : CL_INVALID_VALUE);
+  }
+  cl_command_queue q = queue->as_queue();
+  cl_mem b = buffer->as_mem();
+  size_t origin[3], region[3];
+  to_size_t(m.buffer_origin, origin);
+  to_size_t(m.region, region);
+  size_t host_origin[3] = {0, 0, 0};
+  return write_from_bulk(m.header, *queue, total, [&](const uint8_t* data, cl_event* event) {
+    return api_.clEnqueueWriteBufferRect(q, b, CL_FALSE, origin, host_origin, region,
+                                         static_cast<size_t>(m.buffer_row_pitch),
+                                         static_cast<size_t>(m.buffer_slice_pitch), region[0], region[0] * region[1],
+                                         data, wait_count(), wait_events(), event);
+  });
+}
+
+bool executor::on(const p::enqueue_read_buffer& m) {
+  const object_entry* queue;
+  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
+  cl_int error;
+  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  if (buffer == nullptr) return fail(m.header, error);
+  if (m.size == 0 || m.offset > buffer->size || m.size > buffer->size - m.offset) return fail(m.header, CL_INVALID_VALUE);
+  auto* staging = new (std::nothrow) uint8_t[m.size];
+  if (staging == nullptr) return fail(m.header, CL_OUT_OF_HOST_MEMORY);
+  cl_event event = nullptr;
+  cl_int rc = api_.clEnqueueReadBuffer(queue->as_queue(), buffer->as_mem(), CL_FALSE, static_cast<size_t>(m.offset),
+                                       static_cast<size_t>(m.size), staging, wait_count(), wait_events(), &event);
+  return finish(m.header, *queue, rc, event, callback_kind::read, false, staging, m.size);
+}
+
+bool executor::on(const p::enqueue_read_buffer_rect& m) {
+  const object_entry* queue;
+  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
+  cl_int error;
+  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  if (buffer == nullptr) return fail(m.header, error);
+  uint64_t total = 0;
+  if (!region_bytes(m.region, total) || total == 0 || total > buffer->size) return fail(m.header, CL_INVALID_VALUE);
+  auto* staging = new (std::nothrow) uint8_t[total];
+  if (staging == nullptr) return fail(m.header, CL_OUT_OF_HOST_MEMORY);
+  size_t origin[3], region[3];
+  to_size_t(m.buffer_origin, origin);
+  to_size_t(m.region, region);
+  size_t host_origin[3] = {0, 0, 0};
+  cl_event event = nullptr;
+  cl_int rc = api_.clEnqueueReadBufferRect(queue->as_queue(), buffer->as_mem(), CL_FALSE, origin, host_origin, region,
+                                           static_cast<size_t>(m.buffer_row_pitch),
+                                           static_cast<size_t>(m.buffer_slice_pitch), region[0],
+                                           region[0] * region[1], staging, wait_count(), wait_events(), &event);
+  return finish(m.header, *queue, rc, event, callback_kind::read, false, staging, total);
+}
+
+bool executor::on(const p::enqueue_copy_buffer& m) {
+  const object_entry* queue;
+  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
+  cl_int error;
+  const object_entry* source = objects_.find(m.source, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  if (source == nullptr) return fail(m.header, error);
+  const object_entry* destination = objects_.find(m.destination, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  if (destination == nullptr) return fail(m.header, error);
+  cl_event event = nullptr;
+  bool want_event = (m.header.flags & needs_event_flags) != 0;
+  cl_int rc = api_.clEnqueueCopyBuffer(queue->as_queue(), source->as_mem(), destination->as_mem(),
+                                       static_cast<size_t>(m.source_offset), static_cast<size_t>(m.destination_offset),
+                                       static_cast<size_t>(m.size), wait_count(), wait_events(),
+                                       want_event ? &event : nullptr);
+  return finish(m.header, *queue, rc, event, callback_kind::completion);
+}
+
+bool executor::on(const p::enqueue_copy_buffer_rect& m) {
+  const object_entry* queue;
+  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
+  cl_int error;
+  const object_entry* source = objects_.find(m.source, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  if (source == nullptr) return fail(m.header, error);
+  const object_entry* destination = objects_.find(m.destination, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  if (destination == nullptr) return fail(m.header, error);
+  size_t source_origin[3], destination_origin[3], region[3];
+  to_size_t(m.source_origin, source_origin);
+  to_size_t(m.destination_origin, destination_origin);
+  to_size_t(m.region, region);
+  cl_event event = nullptr;
+  bool want_event = (m.header.flags & needs_event_flags) != 0;
+  cl_int rc = api_.clEnqueueCopyBufferRect(
+      queue->as_queue(), source->as_mem(), destination->as_mem(), source_origin, destination_origin, region,
+      static_cast<size_t>(m.source_row_pitch), static_cast<size_t>(m.source_slice_pitch),
+      static_cast<size_t>(m.destination_row_pitch), static_cast<size_t>(m.destination_slice_pitch), wait_count(),
+      wait_events(), want_event ? &event : nullptr);
+  return finish(m.header, *queue, rc, event, callback_kind::completion);
+}
+
+bool executor::on(const p::enqueue_fill_buffer& m) {
+  const object_entry* queue;
+  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
+  cl_int error;
+  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  if (buffer == nullptr) return fail(m.header, error);
+  cl_event event = nullptr;
+  bool want_event = (m.header.flags & needs_event_flags) != 0;
+  cl_int rc = api_.clEnqueueFillBuffer(queue->as_queue(), buffer->as_mem(),
+                                       m.pattern.empty() ? nullptr : m.pattern.data(), m.pattern.size(),
+                                       static_cast<size_t>(m.offset), static_cast<size_t>(m.size), wait_count(),
+                                       wait_events(), want_event ? &event : nullptr);
+  return finish(m.header, *queue, rc, event, callback_kind::completion);
+}
+
+bool executor::on(const p::enqueue_marker& m) {
+  const object_entry* queue;
+  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
+  cl_event event = nullptr;
+  bool want_event = (m.header.flags & needs_event_flags) != 0;
+  cl_int rc = api_.clEnqueueMarkerWithWaitList(queue->as_queue(), wait_count(), wait_events(),
+                                               want_event ? &event : nullptr);
+  return finish(m.header, *queue, rc, event, callback_kind::completion);
+}
+
+bool executor::on(const p::enqueue_barrier& m) {
+  const object_entry* queue;
+  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
+  cl_event event = nullptr;
+  bool want_event = (m.header.flags & needs_event_flags) != 0;
+  cl_int rc = api_.clEnqueueBarrierWithWaitList(queue->as_queue(), wait_count(), wait_events(),
+                                                want_event ? &event : nullptr);
+  return finish(m.header, *queue, rc, event, callback_kind::completion);
+}
+
+bool executor::on(const p::flush_queue& m) {
+  cl_int error;
+  const object_entry* queue = objects_.find(m.queue, object_kind::queue, CL_INVALID_COMMAND_QUEUE, error);
+  if (queue == nullptr) {
+    FERRY_DEBUG("session", "session %s: flush_queue names %llu, which is no live queue; ignored", core_->label.c_str(),
+                static_cast<unsigned long long>(m.queue));
+    return true;
+  }
+  api_.clFlush(queue->as_queue());
+  auto it = std::find(touched_.begin(), touched_.end(), queue->as_queue());
+  if (it != touched_.end()) touched_.erase(it);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Teardown
+
+void executor::shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  // Nothing may wait forever: writes whose bytes never came, user events the
+  // client never set. (A negative status ends the commands behind them.)
+  core_->transfers.fail_pending_user_events(CL_DEVICE_NOT_AVAILABLE);
+  bool sweep = false;
+  objects_.for_each([&](p::object_id, object_entry& entry) {
+    if (entry.kind == object_kind::event && entry.user_event && entry.handle && !entry.status_set) {
+      api_.clSetUserEventStatus(entry.as_event(), CL_DEVICE_NOT_AVAILABLE);
+      entry.status_set = true;
+    }
+    if (!entry.callbacks.runs_on_failure) sweep = true;
+  });
+  flush_touched();
+  objects_.for_each([&](p::object_id, object_entry& entry) {
+    if (entry.kind == object_kind::queue && entry.handle) api_.clFinish(entry.as_queue());
+  });
+  if (sweep) core_->callbacks.sweep_failures(api_);
+  size_t released = objects_.size();
+  objects_.release_all();
+  FERRY_DEBUG("session", "session %s: released %zu objects (daemon total %lld)", core_->label.c_str(), released,
+              static_cast<long long>(object_table::daemon_total()));
+}
+
+}  // namespace ferry::server

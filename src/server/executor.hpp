@@ -1,0 +1,124 @@
+// Runs a session's control-stream messages on the native devices.
+//
+// One executor per session, driven by the session's control reader thread:
+// dispatch_frame decodes each frame and calls the matching `on`, which calls
+// the native API right here, with native wait lists, and never blocks a queue
+// waiting for the client. Completions and replies go to the session's
+// control_outbox; the writer thread sends them.
+//
+// `on` returns false only for a protocol violation (the connection is then
+// closed; violation() says why) or when the session must stop
+// (stop_requested()). A command that names an unknown object, or that the
+// native API refuses, is not a violation: it fails with the matching CL error
+// in its completion (or in the reply of a request).
+#pragma once
+
+#include <CL/cl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/messages.hpp"
+#include "server/callback_pool.hpp"
+#include "server/native/catalog.hpp"
+#include "server/object_table.hpp"
+#include "server/session_core.hpp"
+
+namespace ferry::server {
+
+class executor {
+ public:
+  executor(std::shared_ptr<session_core> core, const native::device_catalog& catalog);
+  ~executor();
+  executor(const executor&) = delete;
+  executor& operator=(const executor&) = delete;
+
+  bool on(const protocol::ping& m);
+  bool on(const protocol::get_server_info& m);
+  bool on(const protocol::get_object_counts& m);
+  bool on(const protocol::goodbye& m);
+  bool on(const protocol::create_context& m);
+  bool on(const protocol::create_queue& m);
+  bool on(const protocol::create_buffer& m);
+  bool on(const protocol::create_sub_buffer& m);
+  bool on(const protocol::create_user_event& m);
+  bool on(const protocol::set_user_event_status& m);
+  bool on(const protocol::release_object& m);
+  bool on(const protocol::create_program_with_source& m);
+  bool on(const protocol::create_program_with_binary& m);
+  bool on(const protocol::build_program& m);
+  bool on(const protocol::compile_program& m);
+  bool on(const protocol::link_program& m);
+  bool on(const protocol::create_kernel& m);
+  bool on(const protocol::create_kernels_in_program& m);
+  bool on(const protocol::check_kernel_arg& m);
+  bool on(const protocol::query& m);
+  bool on(const protocol::enqueue_ndrange& m);
+  bool on(const protocol::enqueue_write_buffer& m);
+  bool on(const protocol::enqueue_read_buffer& m);
+  bool on(const protocol::enqueue_write_buffer_rect& m);
+  bool on(const protocol::enqueue_read_buffer_rect& m);
+  bool on(const protocol::enqueue_copy_buffer& m);
+  bool on(const protocol::enqueue_copy_buffer_rect& m);
+  bool on(const protocol::enqueue_fill_buffer& m);
+  bool on(const protocol::enqueue_marker& m);
+  bool on(const protocol::enqueue_barrier& m);
+  bool on(const protocol::flush_queue& m);
+
+  /// clFlush on every queue that got commands since the last call. The
+  /// control reader calls it when no whole frame is left, before it blocks in
+  /// recv (some drivers start no work before a flush).
+  void flush_touched();
+
+  /// The client said goodbye, or the session is closing under a blocked call.
+  bool stop_requested() const { return stop_requested_; }
+  /// Why the last `on` returned false.
+  const std::string& violation() const { return violation_; }
+  size_t object_count() const { return objects_.size(); }
+
+  /// Ends the session's native work: fails writes still waiting for bytes and
+  /// user events the client never set, finishes every queue, reports what a
+  /// platform without failure callbacks left unreported, releases every
+  /// object. Call after the bulk reader has stopped; staging of writes is
+  /// freed by the writer as their callbacks come in. Idempotent.
+  void shutdown();
+
+ private:
+  enum class step { go, failed, violation };
+
+  // Enqueue plumbing.
+  step prepare(const protocol::command_header& h, const object_entry*& queue);
+  bool fail(const protocol::command_header& h, cl_int error);
+  bool finish(const protocol::command_header& h, const object_entry& queue, cl_int rc, cl_event event,
+              callback_kind kind, bool printf = false, uint8_t* staging = nullptr, uint64_t size = 0);
+  cl_uint wait_count() const { return static_cast<cl_uint>(wait_list_.size()); }
+  const cl_event* wait_events() const { return wait_list_.empty() ? nullptr : wait_list_.data(); }
+  void touch(cl_command_queue queue);
+  template <class Enqueue>
+  bool write_from_bulk(const protocol::command_header& h, const object_entry& queue, uint64_t total,
+                       Enqueue&& enqueue);
+
+  // Shared by check_kernel_arg and enqueue_ndrange; may set violation_.
+  cl_int set_arg(cl_kernel kernel, const protocol::kernel_arg& arg, bool& violated);
+  bool map_devices(const std::vector<uint32_t>& indices, std::vector<cl_device_id>& out);
+  cl_int kernel_names(cl_program program, std::vector<std::string>& out);
+  cl_int query_value(const protocol::query& m, protocol::bytes& out);
+  bool record_failed(protocol::object_id id, object_kind kind, cl_int error);
+  void quiesce(const object_entry& context);
+  bool duplicate(protocol::object_id id);
+  bool violate(std::string why);
+
+  std::shared_ptr<session_core> core_;
+  std::shared_ptr<control_outbox> outbox_;  // aliases core_, for printf attribution
+  const native::api& api_;
+  const native::device_catalog& catalog_;
+  object_table objects_;
+  std::vector<cl_event> wait_list_;             // reused by every enqueue
+  std::vector<cl_command_queue> touched_;       // queues to flush before blocking
+  std::string violation_;
+  bool stop_requested_ = false;
+  bool shut_down_ = false;
+};
+
+}  // namespace ferry::server

@@ -1,0 +1,106 @@
+// ferryd: serves this host's OpenCL devices to Ferry clients.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "common/log.hpp"
+#include "server/native/api.hpp"
+#include "server/native/catalog.hpp"
+#include "server/options.hpp"
+#include "server/printf_capture.hpp"
+#include "server/server.hpp"
+
+namespace {
+
+bool write_fully(int fd, const std::string& text) {
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ferry;
+  using ferry::server::options;
+  using ferry::server::parse_outcome;
+  using ferry::server::printf_capture;
+  using ferry::server::server_config;
+  using ferry::server::session_services;
+  namespace native = ferry::server::native;
+  set_log_component("ferryd");
+
+  // Before any thread exists (the OpenCL runtime starts its own): every
+  // thread inherits this mask, so only sigwait below ever sees these signals.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  options opts;
+  std::string message;
+  switch (ferry::server::parse_options(std::vector<std::string>(argv + 1, argv + argc), opts, message)) {
+    case parse_outcome::help: std::fputs(ferry::server::usage_text().c_str(), stdout); return 0;
+    case parse_outcome::error: std::fprintf(stderr, "ferryd: %s\n", message.c_str()); return 2;
+    case parse_outcome::run: break;
+  }
+  if (opts.level_given) set_log_level(opts.level);
+  else if (std::getenv("FERRY_LOG") == nullptr) set_log_level(log_level::info);
+
+  // A libferry that the ICD loader loads into this process must stay inert.
+  ::setenv("FERRY_IN_DAEMON", "1", 1);
+
+  native::device_catalog catalog;
+  if (!native::device_catalog::discover({opts.platform, opts.device_type}, catalog, message)) {
+    std::fprintf(stderr, "ferryd: %s\n", message.c_str());
+    return 1;
+  }
+
+  // Kernel printf output goes to fd 1; from here on that is a pipe we forward.
+  unique_fd ready_out, printf_pipe;
+  if (!printf_capture::redirect_stdout(ready_out, printf_pipe, message)) {
+    std::fprintf(stderr, "ferryd: %s\n", message.c_str());
+    return 1;
+  }
+  printf_capture capture(std::move(printf_pipe), STDERR_FILENO);
+  capture.start();
+
+  server_config config;
+  config.listen = opts.listen;
+  config.port = opts.port;
+  config.unix_path = opts.unix_path;
+  config.handshake_timeout_s = opts.handshake_timeout_s;
+  server::server ferryd(config, session_services{catalog, native::real_api(), &capture});
+  if (!ferryd.start(message)) {
+    std::fprintf(stderr, "ferryd: %s\n", message.c_str());
+    capture.stop();
+    return 1;
+  }
+  if (!write_fully(ready_out.get(), "READY " + std::to_string(ferryd.port()) + "\n"))
+    FERRY_WARN("server", "cannot write the READY line to stdout");
+
+  int signal_number = 0;
+  while (sigwait(&stop_signals, &signal_number) != 0) {
+  }
+  FERRY_INFO("server", "stopping on %s", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  ferryd.stop();
+  capture.stop();
+  FERRY_INFO("server", "stopped");
+  return 0;
+}

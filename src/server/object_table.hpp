@@ -1,0 +1,104 @@
+// A session's objects: client-chosen 64-bit ids -> native handles.
+//
+// Ids resolve only inside their session (each session has its own table), so
+// no client can name another's objects. A creation that failed natively is
+// still recorded, with its error, so that later commands naming the id fail
+// with that code instead of a generic one. Owned by the session's control
+// reader thread; nothing else touches it.
+#pragma once
+
+#include <CL/cl.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory_resource>
+#include <unordered_map>
+
+#include "protocol/messages.hpp"
+#include "server/native/api.hpp"
+#include "server/native/catalog.hpp"
+
+namespace ferry::server {
+
+using protocol::object_id;
+
+enum class object_kind : uint8_t { context, queue, mem, program, kernel, event };
+
+const char* kind_name(object_kind kind);
+
+struct object_entry {
+  object_kind kind = object_kind::context;
+  /// CL_SUCCESS, or the error of a creation that failed (handle is null).
+  cl_int error = CL_SUCCESS;
+  /// The native handle, as the type its kind names.
+  void* handle = nullptr;
+  /// queue, mem, event: the native context (not retained; the object keeps it alive).
+  cl_context context = nullptr;
+  /// context: the platform of its devices.
+  cl_platform_id platform = nullptr;
+  /// mem: size in bytes.
+  uint64_t size = 0;
+  /// queue: created with CL_QUEUE_PROFILING_ENABLE.
+  bool profiling = false;
+  /// context, queue, event: how the platform's event callbacks treat failures.
+  native::callback_behaviour callbacks;
+  /// program, kernel: may print (source mentions printf, or a binary).
+  bool printf_capable = false;
+  /// event: made by create_user_event, and whether its status was set since.
+  bool user_event = false;
+  bool status_set = false;
+
+  cl_context as_context() const { return static_cast<cl_context>(handle); }
+  cl_command_queue as_queue() const { return static_cast<cl_command_queue>(handle); }
+  cl_mem as_mem() const { return static_cast<cl_mem>(handle); }
+  cl_program as_program() const { return static_cast<cl_program>(handle); }
+  cl_kernel as_kernel() const { return static_cast<cl_kernel>(handle); }
+  cl_event as_event() const { return static_cast<cl_event>(handle); }
+};
+
+class object_table {
+ public:
+  explicit object_table(const native::api& api) : api_(api) { entries_.reserve(256); }
+  ~object_table() { release_all(); }
+  object_table(const object_table&) = delete;
+  object_table& operator=(const object_table&) = delete;
+
+  bool contains(object_id id) const { return entries_.count(id) != 0; }
+  /// Adds an entry whose id is not in the table yet (check with contains());
+  /// the table owns its handle from now on. Returns false for a duplicate
+  /// and leaves the handle to the caller.
+  bool insert(object_id id, const object_entry& entry);
+
+  /// The entry of a live `kind` object. Otherwise nullptr, with `error` set to
+  /// `missing` (unknown id, or an object of another kind) or to the recorded
+  /// error of a failed creation.
+  const object_entry* find(object_id id, object_kind kind, cl_int missing, cl_int& error) const;
+  object_entry* find_mutable(object_id id);
+
+  /// Releases the native object and forgets the id; false for an unknown id.
+  bool erase(object_id id);
+  /// Releases everything: events, kernels, programs, buffers, queues, contexts.
+  void release_all();
+
+  size_t size() const { return entries_.size(); }
+
+  template <class F>
+  void for_each(F&& f) {
+    for (auto& [id, entry] : entries_) f(id, entry);
+  }
+
+  /// Live entries in all sessions of this process (for debug logs).
+  static int64_t daemon_total() { return total_.load(std::memory_order_relaxed); }
+
+ private:
+  void release_native(const object_entry& entry);
+
+  const native::api& api_;
+  // Nodes of released ids are reused for new ones, so steady-state creation
+  // (e.g. one kept event per command) allocates nothing.
+  std::pmr::unsynchronized_pool_resource pool_;
+  std::pmr::unordered_map<object_id, object_entry> entries_{&pool_};
+  static std::atomic<int64_t> total_;
+};
+
+}  // namespace ferry::server

@@ -1,0 +1,118 @@
+#include "server/options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+namespace ferry::server {
+namespace {
+
+bool parse_port(const std::string& text, uint16_t& out) {
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value > 65535) return false;
+  out = static_cast<uint16_t>(value);
+  return true;
+}
+
+bool parse_seconds(const std::string& text, double& out) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) || value <= 0 ||
+      value > 3600)
+    return false;
+  out = value;
+  return true;
+}
+
+bool parse_device_type(const std::string& text, cl_device_type& out) {
+  if (text == "cpu") out = CL_DEVICE_TYPE_CPU;
+  else if (text == "gpu") out = CL_DEVICE_TYPE_GPU;
+  else if (text == "accelerator") out = CL_DEVICE_TYPE_ACCELERATOR;
+  else if (text == "all") out = CL_DEVICE_TYPE_ALL;
+  else return false;
+  return true;
+}
+
+}  // namespace
+
+std::string usage_text() {
+  return "usage: ferryd [options]\n"
+         "Serves this host's OpenCL devices to Ferry clients.\n"
+         "\n"
+         "  --port N                 TCP port (default 7780; 0 picks a free one)\n"
+         "  --listen ADDR            address to listen on (default 127.0.0.1)\n"
+         "  --unix PATH              also listen on a Unix socket\n"
+         "  --platform SUBSTRING     serve only platforms whose name contains SUBSTRING (any case)\n"
+         "  --device-type TYPE       cpu, gpu, accelerator or all (default all)\n"
+         "  --log-level LEVEL        error, warn, info, debug or trace (default info, or FERRY_LOG)\n"
+         "  --handshake-timeout SEC  close connections that send no hello within SEC seconds (default 5)\n"
+         "  --help                   show this text\n"
+         "\n"
+         "Prints \"READY <port>\" on stdout once it listens. Logs go to stderr.\n";
+}
+
+parse_outcome parse_options(const std::vector<std::string>& args, options& out, std::string& message) {
+  out = options{};
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::optional<std::string> value;
+    if (flag.rfind("--", 0) != 0) {
+      message = "unexpected argument '" + flag + "' (see --help)";
+      return parse_outcome::error;
+    }
+    if (auto eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    }
+    if (flag == "--help") {
+      if (value) {
+        message = "--help takes no value";
+        return parse_outcome::error;
+      }
+      return parse_outcome::help;
+    }
+    static constexpr const char* valued[] = {"--port",     "--listen",    "--unix",
+                                             "--platform", "--device-type", "--log-level",
+                                             "--handshake-timeout"};
+    bool known = false;
+    for (const char* name : valued) known = known || flag == name;
+    if (!known) {
+      message = "unknown option '" + flag + "' (see --help)";
+      return parse_outcome::error;
+    }
+    if (!value) {
+      if (i + 1 >= args.size()) {
+        message = flag + " needs a value";
+        return parse_outcome::error;
+      }
+      value = args[++i];
+    }
+    const std::string& v = *value;
+    auto bad = [&](const char* expected) {
+      message = "bad value '" + v + "' for " + flag + ": expected " + expected;
+      return parse_outcome::error;
+    };
+    if (flag == "--port") {
+      if (!parse_port(v, out.port)) return bad("a port number 0-65535");
+    } else if (flag == "--listen") {
+      if (v.empty()) return bad("an address");
+      out.listen = v;
+    } else if (flag == "--unix") {
+      if (v.empty() || v.size() >= 108) return bad("a socket path shorter than 108 bytes");
+      out.unix_path = v;
+    } else if (flag == "--platform") {
+      out.platform = v;
+    } else if (flag == "--device-type") {
+      if (!parse_device_type(v, out.device_type)) return bad("cpu, gpu, accelerator or all");
+    } else if (flag == "--log-level") {
+      if (!parse_log_level(v, out.level)) return bad("error, warn, info, debug or trace");
+      out.level_given = true;
+    } else if (flag == "--handshake-timeout") {
+      if (!parse_seconds(v, out.handshake_timeout_s)) return bad("seconds, more than 0 and at most 3600");
+    }
+  }
+  return parse_outcome::run;
+}
+
+}  // namespace ferry::server

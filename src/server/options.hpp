@@ -1,0 +1,37 @@
+// ferryd's command line (docs/CONTRACT-dev.md).
+#pragma once
+
+#include <CL/cl.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/log.hpp"
+
+namespace ferry::server {
+
+struct options {
+  uint16_t port = 7780;
+  std::string listen = "127.0.0.1";
+  std::string unix_path;        // empty: no Unix socket
+  std::string platform;         // substring of the native platform name; empty: any
+  cl_device_type device_type = CL_DEVICE_TYPE_ALL;
+  log_level level = log_level::info;
+  bool level_given = false;     // false: FERRY_LOG (or the default) decides
+  double handshake_timeout_s = 5.0;
+};
+
+enum class parse_outcome {
+  run,    ///< start the daemon with the parsed options
+  help,   ///< --help: print usage_text() and exit 0
+  error,  ///< print the message and exit 2
+};
+
+/// Parses argv[1..]; "--flag value" and "--flag=value" are both accepted.
+parse_outcome parse_options(const std::vector<std::string>& args, options& out, std::string& message);
+
+/// The --help text.
+std::string usage_text();
+
+}  // namespace ferry::server

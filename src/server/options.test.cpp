@@ -1,0 +1,89 @@
+#include "server/options.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ferry::server {
+namespace {
+
+parse_outcome parse(std::vector<std::string> args, options& out, std::string& message) {
+  return parse_options(args, out, message);
+}
+
+TEST(options, defaults_follow_the_contract) {
+  options o;
+  std::string message;
+  ASSERT_EQ(parse({}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.port, 7780);
+  EXPECT_EQ(o.listen, "127.0.0.1");
+  EXPECT_EQ(o.unix_path, "");
+  EXPECT_EQ(o.platform, "");
+  EXPECT_EQ(o.device_type, static_cast<cl_device_type>(CL_DEVICE_TYPE_ALL));
+  EXPECT_FALSE(o.level_given);
+  EXPECT_DOUBLE_EQ(o.handshake_timeout_s, 5.0);
+}
+
+TEST(options, every_flag_takes_separate_or_inline_values) {
+  options o;
+  std::string message;
+  ASSERT_EQ(parse({"--port", "0", "--listen=0.0.0.0", "--unix", "/tmp/f.sock", "--platform=Portable", "--device-type",
+                   "gpu", "--log-level=debug", "--handshake-timeout", "0.5"},
+                  o, message),
+            parse_outcome::run)
+      << message;
+  EXPECT_EQ(o.port, 0);
+  EXPECT_EQ(o.listen, "0.0.0.0");
+  EXPECT_EQ(o.unix_path, "/tmp/f.sock");
+  EXPECT_EQ(o.platform, "Portable");
+  EXPECT_EQ(o.device_type, static_cast<cl_device_type>(CL_DEVICE_TYPE_GPU));
+  EXPECT_TRUE(o.level_given);
+  EXPECT_EQ(o.level, log_level::debug);
+  EXPECT_DOUBLE_EQ(o.handshake_timeout_s, 0.5);
+}
+
+TEST(options, device_types_map_to_opencl_bits) {
+  options o;
+  std::string message;
+  ASSERT_EQ(parse({"--device-type", "cpu"}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.device_type, static_cast<cl_device_type>(CL_DEVICE_TYPE_CPU));
+  ASSERT_EQ(parse({"--device-type", "accelerator"}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.device_type, static_cast<cl_device_type>(CL_DEVICE_TYPE_ACCELERATOR));
+  ASSERT_EQ(parse({"--device-type", "all"}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.device_type, static_cast<cl_device_type>(CL_DEVICE_TYPE_ALL));
+}
+
+TEST(options, help_wins) {
+  options o;
+  std::string message;
+  EXPECT_EQ(parse({"--port", "1", "--help"}, o, message), parse_outcome::help);
+  EXPECT_NE(usage_text().find("--handshake-timeout"), std::string::npos);
+}
+
+TEST(options, bad_flags_and_values_are_errors_that_name_them) {
+  struct bad_case {
+    std::vector<std::string> args;
+    const char* mentions;
+  };
+  const bad_case cases[] = {
+      {{"--bogus"}, "--bogus"},
+      {{"--port"}, "--port"},
+      {{"--port", "65536"}, "65536"},
+      {{"--port", "-1"}, "-1"},
+      {{"--port", "12x"}, "12x"},
+      {{"--device-type", "fpga"}, "fpga"},
+      {{"--log-level", "loud"}, "loud"},
+      {{"--handshake-timeout", "0"}, "--handshake-timeout"},
+      {{"--handshake-timeout", "soon"}, "soon"},
+      {{"--listen="}, "--listen"},
+      {{"--help=yes"}, "--help"},
+      {{"stray"}, "stray"},
+  };
+  for (const bad_case& c : cases) {
+    options o;
+    std::string message;
+    EXPECT_EQ(parse(c.args, o, message), parse_outcome::error) << c.mentions;
+    EXPECT_NE(message.find(c.mentions), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace ferry::server

@@ -1,0 +1,57 @@
+// The daemon: one listening port (plus an optional Unix socket), the
+// handshake decisions, and the sessions.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/listener.hpp"
+#include "server/session.hpp"
+
+namespace ferry::server {
+
+struct server_config {
+  std::string listen = "127.0.0.1";
+  uint16_t port = 0;
+  std::string unix_path;
+  double handshake_timeout_s = 5.0;
+};
+
+class server {
+ public:
+  server(server_config config, const session_services& services);
+  ~server() { stop(); }
+  server(const server&) = delete;
+  server& operator=(const server&) = delete;
+
+  /// Listens and starts accepting. False with a reason when it cannot listen.
+  bool start(std::string& error);
+  /// The TCP port it listens on (the chosen one for port 0).
+  uint16_t port() const { return listener_.port(); }
+  /// Stops accepting, ends every session, joins every thread. Idempotent.
+  void stop();
+
+  /// Sessions not yet reaped (tests).
+  size_t session_count() const;
+
+ private:
+  void on_hello(unique_fd fd, const std::string& peer, const protocol::hello& hello);
+  void on_session_finished(session& s);
+  void reap();
+  void refuse(int fd, const std::string& peer, const protocol::refused& why);
+
+  const server_config config_;
+  const session_services services_;
+  listener listener_;
+
+  mutable std::mutex mutex_;  // guards by_id_, all_, finished_, stopping_
+  std::map<protocol::session_token, session*> by_id_;   // live sessions, for bulk attach
+  std::vector<std::shared_ptr<session>> all_;           // not yet joined
+  std::vector<session*> finished_;                      // to join
+  bool stopping_ = false;
+};
+
+}  // namespace ferry::server

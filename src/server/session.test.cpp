@@ -1,0 +1,582 @@
+// End-to-end tests of the daemon against the host's real OpenCL (PoCL in CI):
+// a server runs in this process on a loopback port and test_client speaks the
+// protocol to it.
+#include "server/session.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <CL/cl.h>
+
+#include <dirent.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <sys/syscall.h>
+
+#include <cstdlib>
+#include <numeric>
+#include <thread>
+
+#include "server/native/catalog.hpp"
+#include "server/object_table.hpp"
+#include "server/printf_capture.hpp"
+#include "server/server.hpp"
+#include "server/test_client.hpp"
+
+namespace ferry::server {
+namespace {
+
+namespace p = protocol;
+using testing::client;
+using testing::connection;
+
+// Debugging aid for hangs on real drivers: with FERRY_TEST_STACKS set, a
+// request that times out prints every thread's stack to stderr.
+void print_stack(int) {
+  void* frames[64];
+  int n = backtrace(frames, 64);
+  char header[64];
+  int length = std::snprintf(header, sizeof header, "--- thread %ld\n", static_cast<long>(syscall(SYS_gettid)));
+  ssize_t ignored = ::write(STDERR_FILENO, header, static_cast<size_t>(length));
+  (void)ignored;
+  backtrace_symbols_fd(frames, n, STDERR_FILENO);
+}
+
+void dump_all_stacks() {
+  if (std::getenv("FERRY_TEST_STACKS") == nullptr) return;
+  signal(SIGUSR2, &print_stack);
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (tasks == nullptr) return;
+  while (dirent* entry = ::readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    syscall(SYS_tgkill, ::getpid(), std::atoi(entry->d_name), SIGUSR2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::closedir(tasks);
+}
+
+const native::device_catalog* real_catalog() {
+  static native::device_catalog catalog;
+  static bool found = [] {
+    ::setenv("FERRY_IN_DAEMON", "1", 1);
+    std::string error;
+    // FERRY_TEST_PLATFORM picks the native platform to test on (default: any).
+    native::catalog_filter filter;
+    if (const char* platform = std::getenv("FERRY_TEST_PLATFORM")) filter.platform = platform;
+    bool ok = native::device_catalog::discover(filter, catalog, error);
+    if (!ok) std::fprintf(stderr, "no native OpenCL device: %s\n", error.c_str());
+    return ok;
+  }();
+  return found ? &catalog : nullptr;
+}
+
+constexpr const char* vadd_source = R"(
+kernel void vadd(global const float* a, global const float* b, global float* c) {
+  size_t i = get_global_id(0);
+  c[i] = a[i] + b[i];
+}
+kernel void scale(global float* x, float factor) {
+  x[get_global_id(0)] *= factor;
+}
+)";
+
+class daemon_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    catalog_ = real_catalog();
+    if (catalog_ == nullptr) GTEST_SKIP() << "no native OpenCL device";
+    start_server(nullptr);
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+  }
+
+  void start_server(printf_capture* capture) {
+    if (server_) server_->stop();
+    server_config config;
+    config.port = 0;
+    config.handshake_timeout_s = 2;
+    server_ = std::make_unique<server>(config, session_services{*catalog_, native::real_api(), capture});
+    std::string error;
+    ASSERT_TRUE(server_->start(error)) << error;
+  }
+
+  // context 1, queue 2 (profiling) on device 0.
+  void make_context_and_queue(client& c) {
+    ASSERT_TRUE(c.send(p::create_context{1, {0}}));
+    ASSERT_TRUE(c.send(p::create_queue{2, 1, 0, CL_QUEUE_PROFILING_ENABLE}));
+  }
+
+  // program 10 from vadd_source, built; kernel 11 = vadd.
+  void make_program(client& c) {
+    ASSERT_TRUE(c.send(p::create_program_with_source{10, 1, vadd_source}));
+    ASSERT_TRUE(c.send(p::build_program{100, 10, {}, ""}));
+    auto built = c.wait_reply<p::build_reply>(120000);
+    ASSERT_TRUE(built);
+    EXPECT_EQ(built->request, 100u);
+    ASSERT_EQ(built->status, CL_SUCCESS);
+    EXPECT_EQ(built->kernel_names, (std::vector<std::string>{"vadd", "scale"}));
+    ASSERT_TRUE(c.send(p::create_kernel{101, 11, 10, "vadd"}));
+    auto kernel = c.wait_reply<p::kernel_reply>();
+    ASSERT_TRUE(kernel);
+    ASSERT_EQ(kernel->status, CL_SUCCESS);
+    ASSERT_EQ(kernel->kernels.size(), 1u);
+    EXPECT_EQ(kernel->kernels[0].num_args, 3u);
+  }
+
+  uint64_t object_count(client& c, uint64_t request = 900) {
+    c.send(p::get_object_counts{request});
+    auto counts = c.wait_reply<p::object_counts>();
+    EXPECT_TRUE(counts);
+    if (!counts) dump_all_stacks();
+    return counts ? counts->objects : ~0ull;
+  }
+
+  static p::command_header header(p::object_id command, p::object_id queue, uint32_t flags = p::notify,
+                                  std::vector<p::object_id> wait = {}) {
+    p::command_header h;
+    h.command = command;
+    h.queue = queue;
+    h.wait_list.assign(wait.begin(), wait.end());
+    h.flags = flags;
+    return h;
+  }
+
+  static p::kernel_arg mem_arg(uint32_t index, p::object_id buffer) {
+    return p::kernel_arg{index, p::kernel_arg_kind::mem, sizeof(cl_mem), {}, buffer};
+  }
+
+  const native::device_catalog* catalog_ = nullptr;
+  std::unique_ptr<server> server_;
+};
+
+TEST_F(daemon_test, vector_add_runs_with_bulk_writes_and_reads) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  constexpr size_t n = 4096;
+  constexpr uint64_t bytes = n * sizeof(float);
+  std::vector<float> a(n), b(n);
+  std::iota(a.begin(), a.end(), 0.0f);
+  for (size_t i = 0; i < n; ++i) b[i] = 2.0f * static_cast<float>(i);
+  ASSERT_TRUE(c.send(p::create_buffer{3, 1, CL_MEM_READ_ONLY, bytes, 0}));
+  ASSERT_TRUE(c.send(p::create_buffer{4, 1, CL_MEM_READ_ONLY, bytes, 0}));
+  ASSERT_TRUE(c.send(p::create_buffer{5, 1, CL_MEM_WRITE_ONLY, bytes, 0}));
+  make_program(c);
+
+  // a: bytes before the command; b: the command before its bytes (in small chunks).
+  ASSERT_TRUE(c.send_bulk(20, a.data(), bytes));
+  ASSERT_TRUE(c.send(p::enqueue_write_buffer{header(20, 2, 0), 3, 0, bytes}));
+  ASSERT_TRUE(c.send(p::enqueue_write_buffer{header(21, 2, p::keep_event), 4, 0, bytes}));
+  ASSERT_TRUE(c.send_bulk(21, b.data(), bytes, 1000));
+
+  p::enqueue_ndrange run;
+  run.header = header(22, 2, p::keep_event | p::notify, {21});
+  run.kernel = 11;
+  run.work_dim = 1;
+  run.global = {n, 1, 1};
+  run.args = {mem_arg(0, 3), mem_arg(1, 4), mem_arg(2, 5)};
+  ASSERT_TRUE(c.send(run));
+  ASSERT_TRUE(c.send(p::enqueue_read_buffer{header(23, 2, p::notify, {22}), 5, 0, bytes}));
+
+  auto done = c.wait_completion(22);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status, CL_COMPLETE);
+  EXPECT_NE(done->profiling[3], 0u) << "profiling counters on a profiling queue";
+  EXPECT_LE(done->profiling[2], done->profiling[3]);
+  auto read = c.wait_completion(23);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->status, CL_COMPLETE);
+  auto data = c.wait_bulk(23);
+  ASSERT_TRUE(data);
+  ASSERT_EQ(data->size(), bytes);
+  const float* out = reinterpret_cast<const float*>(data->data());
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 3.0f * static_cast<float>(i)) << "at " << i;
+  // Writes without notify report nothing.
+  EXPECT_EQ(c.completions.count(20), 0u);
+  EXPECT_EQ(c.completions.count(21), 0u);
+
+  // context, queue, 3 buffers, program, kernel, 2 kept events
+  EXPECT_EQ(object_count(c), 9u);
+  for (p::object_id id : {21, 22, 11, 10, 3, 4, 5, 2, 1}) ASSERT_TRUE(c.send(p::release_object{id}));
+  EXPECT_EQ(object_count(c), 0u);
+}
+
+TEST_F(daemon_test, buffer_takes_initial_contents_from_the_bulk_stream) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  std::vector<uint8_t> initial(100000);
+  for (size_t i = 0; i < initial.size(); ++i) initial[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_TRUE(c.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, initial.size(), 3}));
+  // The daemon waits for the contents before it goes on with later frames.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(c.send_bulk(3, initial.data(), initial.size(), 30000));
+  ASSERT_TRUE(c.send(p::enqueue_read_buffer{header(30, 2), 3, 0, initial.size()}));
+  auto data = c.wait_bulk(30);
+  ASSERT_TRUE(data);
+  EXPECT_EQ(*data, initial);
+  EXPECT_EQ(c.wait_completion(30)->status, CL_COMPLETE);
+}
+
+TEST_F(daemon_test, rect_fill_and_copy_commands_move_the_right_bytes) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  // A 16x8 byte buffer; write a 4x3 rectangle at (2,1) from a packed host block.
+  ASSERT_TRUE(c.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, 128, 0}));
+  ASSERT_TRUE(c.send(p::create_buffer{4, 1, CL_MEM_READ_WRITE, 128, 0}));
+  ASSERT_TRUE(c.send(p::enqueue_fill_buffer{header(40, 2, 0), 3, {0xEE}, 0, 128}));
+  std::vector<uint8_t> block(12);
+  std::iota(block.begin(), block.end(), 1);
+  p::enqueue_write_buffer_rect w{header(41, 2, 0), 3, {2, 1, 0}, {4, 3, 1}, 16, 0};
+  ASSERT_TRUE(c.send(w));
+  ASSERT_TRUE(c.send_bulk(41, block.data(), block.size()));
+  ASSERT_TRUE(c.send(p::enqueue_copy_buffer{header(42, 2, 0), 3, 4, 0, 0, 128}));
+  ASSERT_TRUE(c.send(p::enqueue_read_buffer{header(43, 2), 4, 0, 128}));
+  p::enqueue_read_buffer_rect r{header(44, 2), 4, {2, 1, 0}, {4, 3, 1}, 16, 0};
+  ASSERT_TRUE(c.send(r));
+  auto whole = c.wait_bulk(43);
+  ASSERT_TRUE(whole);
+  for (size_t y = 0; y < 8; ++y) {
+    for (size_t x = 0; x < 16; ++x) {
+      bool inside = x >= 2 && x < 6 && y >= 1 && y < 4;
+      uint8_t expected = inside ? static_cast<uint8_t>(1 + (y - 1) * 4 + (x - 2)) : 0xEE;
+      ASSERT_EQ((*whole)[y * 16 + x], expected) << x << "," << y;
+    }
+  }
+  auto rect = c.wait_bulk(44);
+  ASSERT_TRUE(rect);
+  EXPECT_EQ(*rect, block);
+  EXPECT_EQ(c.wait_completion(44)->status, CL_COMPLETE);
+}
+
+TEST_F(daemon_test, unknown_ids_fail_the_command_with_the_matching_error) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  ASSERT_TRUE(c.send(p::create_buffer{3, 1, 0, 64, 0}));
+  ASSERT_TRUE(c.send(p::enqueue_marker{header(50, 77)}));
+  ASSERT_TRUE(c.send(p::enqueue_read_buffer{header(51, 2), 78, 0, 64}));
+  p::enqueue_ndrange run;
+  run.header = header(52, 2);
+  run.kernel = 79;
+  run.work_dim = 1;
+  run.global = {1, 1, 1};
+  ASSERT_TRUE(c.send(run));
+  ASSERT_TRUE(c.send(p::enqueue_marker{header(53, 2, p::notify, {80})}));
+  // Without notify too: failures are always reported.
+  ASSERT_TRUE(c.send(p::enqueue_copy_buffer{header(54, 2, 0), 3, 81, 0, 0, 64}));
+  ASSERT_TRUE(c.send(p::create_queue{6, 82, 0, 0}));
+  ASSERT_TRUE(c.send(p::enqueue_barrier{header(55, 6)}));
+  ASSERT_TRUE(c.send(p::build_program{500, 83, {}, ""}));
+  ASSERT_TRUE(c.send(p::create_kernel{501, 12, 83, "vadd"}));
+  // A kept event of a failed command fails its dependents.
+  ASSERT_TRUE(c.send(p::enqueue_marker{header(56, 77, p::keep_event)}));
+  ASSERT_TRUE(c.send(p::enqueue_marker{header(57, 2, p::notify, {56})}));
+
+  EXPECT_EQ(c.wait_completion(50)->status, CL_INVALID_COMMAND_QUEUE);
+  EXPECT_EQ(c.wait_completion(51)->status, CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(c.wait_completion(52)->status, CL_INVALID_KERNEL);
+  EXPECT_EQ(c.wait_completion(53)->status, CL_INVALID_EVENT_WAIT_LIST);
+  EXPECT_EQ(c.wait_completion(54)->status, CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(c.wait_completion(55)->status, CL_INVALID_CONTEXT);
+  EXPECT_EQ(c.wait_reply<p::build_reply>()->status, CL_INVALID_PROGRAM);
+  EXPECT_EQ(c.wait_reply<p::kernel_reply>()->status, CL_INVALID_PROGRAM);
+  EXPECT_EQ(c.wait_completion(56)->status, CL_INVALID_COMMAND_QUEUE);
+  EXPECT_EQ(c.wait_completion(57)->status, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+  // context, queue, buffer, the failed queue 6, the failed kept event 56
+  EXPECT_EQ(object_count(c), 5u);
+  // Nothing here was a protocol error: the session still answers.
+  ASSERT_TRUE(c.send(p::ping{7}));
+  EXPECT_EQ(c.wait_reply<p::pong>()->request, 7u);
+}
+
+TEST_F(daemon_test, a_malformed_frame_closes_only_its_own_connection) {
+  client good, bad;
+  ASSERT_TRUE(good.open(server_->port()));
+  ASSERT_TRUE(bad.open(server_->port()));
+  uint8_t garbage[16] = {8, 0, 0, 0, 0xFF, 0x7F, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8};  // unknown message id
+  ASSERT_TRUE(bad.control.send_raw(garbage, sizeof garbage));
+  EXPECT_TRUE(bad.control.closed_by_peer());
+  EXPECT_TRUE(bad.bulk.closed_by_peer());
+  ASSERT_TRUE(good.send(p::ping{1}));
+  auto pong = good.wait_reply<p::pong>();
+  ASSERT_TRUE(pong);
+  EXPECT_EQ(pong->request, 1u);
+}
+
+TEST_F(daemon_test, protocol_violations_close_the_session) {
+  {
+    client c;  // an id used twice
+    ASSERT_TRUE(c.open(server_->port()));
+    make_context_and_queue(c);
+    ASSERT_TRUE(c.send(p::create_buffer{1, 1, 0, 64, 0}));
+    EXPECT_TRUE(c.control.closed_by_peer());
+  }
+  {
+    client c;  // a message that only travels to clients
+    ASSERT_TRUE(c.open(server_->port()));
+    ASSERT_TRUE(c.send(p::pong{1}));
+    EXPECT_TRUE(c.control.closed_by_peer());
+  }
+  {
+    client c;  // a truncated payload
+    ASSERT_TRUE(c.open(server_->port()));
+    uint8_t frame[10] = {2, 0, 0, 0, 10, 0, 0, 0, 1, 2};  // ping with 2 of its 8 bytes
+    ASSERT_TRUE(c.control.send_raw(frame, sizeof frame));
+    EXPECT_TRUE(c.control.closed_by_peer());
+  }
+  {
+    client c;  // a bulk chunk past its transfer's end
+    ASSERT_TRUE(c.open(server_->port()));
+    std::vector<uint8_t> frame(8);
+    p::writer w(frame);
+    p::encode_value(w, p::bulk_data{5, 10, 12});
+    frame.resize(frame.size() + 4);
+    p::store_header(frame.data(), {static_cast<uint32_t>(frame.size() - 8), static_cast<uint16_t>(p::message_id::bulk_data), 0});
+    ASSERT_TRUE(c.bulk.send_raw(frame.data(), frame.size()));
+    EXPECT_TRUE(c.bulk.closed_by_peer());
+    EXPECT_TRUE(c.control.closed_by_peer());
+  }
+}
+
+TEST_F(daemon_test, user_events_gate_commands_and_their_failure_is_reported) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  ASSERT_TRUE(c.send(p::create_queue{6, 1, 0, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE}));
+  ASSERT_TRUE(c.send(p::create_user_event{7, 1}));
+  ASSERT_TRUE(c.send(p::create_user_event{8, 1}));
+  ASSERT_TRUE(c.send(p::enqueue_marker{header(60, 2, p::notify, {7})}));
+  ASSERT_TRUE(c.send(p::enqueue_marker{header(61, 6, p::notify, {8})}));
+  EXPECT_FALSE(c.wait_completion(60, 200)) << "a marker behind an unset user event completed";
+  ASSERT_TRUE(c.send(p::set_user_event_status{7, CL_COMPLETE}));
+  EXPECT_EQ(c.wait_completion(60)->status, CL_COMPLETE);
+  ASSERT_TRUE(c.send(p::set_user_event_status{8, -42}));
+  auto failed = c.wait_completion(61);
+  ASSERT_TRUE(failed) << "the failure of a command behind a failed user event was not reported";
+  EXPECT_LT(failed->status, 0);
+  for (p::object_id id : {7, 8, 6, 2, 1}) ASSERT_TRUE(c.send(p::release_object{id}));
+  EXPECT_EQ(object_count(c), 0u);
+}
+
+TEST_F(daemon_test, build_errors_and_queries_are_answered) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  ASSERT_TRUE(c.send(p::create_program_with_source{10, 1, "kernel void broken( { }"}));
+  ASSERT_TRUE(c.send(p::build_program{1, 10, {0}, ""}));
+  auto built = c.wait_reply<p::build_reply>(120000);
+  ASSERT_TRUE(built);
+  EXPECT_EQ(built->status, CL_BUILD_PROGRAM_FAILURE);
+  EXPECT_TRUE(built->kernel_names.empty());
+  ASSERT_TRUE(c.send(p::query{2, p::query_kind::program_build_info, 10, 0, CL_PROGRAM_BUILD_LOG, 0, {}}));
+  auto log = c.wait_reply<p::query_reply>();
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->status, CL_SUCCESS);
+  EXPECT_GT(log->value.size(), 1u);
+  ASSERT_TRUE(c.send(p::query{3, p::query_kind::program_info, 10, 0, CL_PROGRAM_CONTEXT, 0, {}}));
+  EXPECT_EQ(c.wait_reply<p::query_reply>()->status, CL_INVALID_VALUE) << "handles are the client's to answer";
+  ASSERT_TRUE(c.send(p::query{4, p::query_kind::program_build_info, 10, 9, CL_PROGRAM_BUILD_LOG, 0, {}}));
+  EXPECT_EQ(c.wait_reply<p::query_reply>()->status, CL_INVALID_DEVICE);
+}
+
+TEST_F(daemon_test, program_binaries_round_trip_and_kernels_come_in_name_order) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  make_program(c);
+  ASSERT_TRUE(c.send(p::query{1, p::query_kind::program_info, 10, 0, CL_PROGRAM_BINARIES, 0, {}}));
+  auto reply = c.wait_reply<p::query_reply>();
+  ASSERT_TRUE(reply);
+  ASSERT_EQ(reply->status, CL_SUCCESS);
+  std::vector<p::bytes> binaries;
+  const char* error = "";
+  ASSERT_TRUE(p::decode_payload(reply->value.data(), reply->value.size(), binaries, error)) << error;
+  ASSERT_EQ(binaries.size(), 1u);
+  ASSERT_FALSE(binaries[0].empty());
+
+  ASSERT_TRUE(c.send(p::create_program_with_binary{2, 20, 1, {0}, binaries}));
+  auto created = c.wait_reply<p::status_reply>();
+  ASSERT_TRUE(created);
+  EXPECT_EQ(created->status, CL_SUCCESS);
+  EXPECT_EQ(created->details, (std::vector<int32_t>{CL_SUCCESS}));
+  ASSERT_TRUE(c.send(p::build_program{3, 20, {}, ""}));
+  ASSERT_EQ(c.wait_reply<p::build_reply>(120000)->status, CL_SUCCESS);
+
+  ASSERT_TRUE(c.send(p::create_kernels_in_program{4, 20, {30}}));
+  EXPECT_EQ(c.wait_reply<p::kernel_reply>()->status, CL_INVALID_VALUE) << "fewer ids than kernels";
+  ASSERT_TRUE(c.send(p::create_kernels_in_program{5, 20, {31, 32}}));
+  auto kernels = c.wait_reply<p::kernel_reply>();
+  ASSERT_TRUE(kernels);
+  ASSERT_EQ(kernels->status, CL_SUCCESS);
+  ASSERT_EQ(kernels->kernels.size(), 2u);
+  EXPECT_EQ(kernels->kernels[0], (p::kernel_desc{31, "vadd", 3}));
+  EXPECT_EQ(kernels->kernels[1], (p::kernel_desc{32, "scale", 2}));
+
+  // Validation with the native clSetKernelArg.
+  ASSERT_TRUE(c.send(p::check_kernel_arg{6, 32, {1, p::kernel_arg_kind::value, 4, {0, 0, 128, 63}, 0}}));
+  EXPECT_EQ(c.wait_reply<p::status_reply>()->status, CL_SUCCESS);
+  ASSERT_TRUE(c.send(p::check_kernel_arg{7, 32, {1, p::kernel_arg_kind::value, 2, {0, 0}, 0}}));
+  EXPECT_EQ(c.wait_reply<p::status_reply>()->status, CL_INVALID_ARG_SIZE);
+  ASSERT_TRUE(c.send(p::query{8, p::query_kind::kernel_info, 32, 0, CL_KERNEL_FUNCTION_NAME, 0, {}}));
+  auto name = c.wait_reply<p::query_reply>();
+  ASSERT_TRUE(name);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(name->value.data())), "scale");
+  ASSERT_TRUE(c.send(p::query{9, p::query_kind::kernel_work_group_info, 32, 0, CL_KERNEL_WORK_GROUP_SIZE, 0, {}}));
+  auto wg = c.wait_reply<p::query_reply>();
+  ASSERT_TRUE(wg);
+  EXPECT_EQ(wg->status, CL_SUCCESS);
+  EXPECT_EQ(wg->value.size(), sizeof(size_t));
+  ASSERT_TRUE(c.send(p::query{10, p::query_kind::kernel_arg_info, 32, 0, CL_KERNEL_ARG_NAME, 1, {}}));
+  auto arg_name = c.wait_reply<p::query_reply>();
+  ASSERT_TRUE(arg_name);
+  if (arg_name->status == CL_SUCCESS) {
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(arg_name->value.data())), "factor");
+  }
+}
+
+TEST_F(daemon_test, server_info_lists_raw_device_info_without_handles) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port(), false));
+  ASSERT_TRUE(c.send(p::get_server_info{5}));
+  auto info = c.wait_reply<p::server_info>();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->request, 5u);
+  ASSERT_EQ(info->devices.size(), catalog_->size());
+  auto has = [](const std::vector<p::info_entry>& entries, uint32_t param) {
+    return std::any_of(entries.begin(), entries.end(), [&](const p::info_entry& e) { return e.param == param; });
+  };
+  EXPECT_TRUE(has(info->platform, CL_PLATFORM_NAME));
+  EXPECT_TRUE(has(info->platform, CL_PLATFORM_VERSION));
+  const auto& device = info->devices[0].info;
+  EXPECT_TRUE(has(device, CL_DEVICE_NAME));
+  EXPECT_TRUE(has(device, CL_DEVICE_MAX_WORK_ITEM_SIZES));
+  EXPECT_TRUE(has(device, CL_DEVICE_EXTENSIONS));
+  EXPECT_FALSE(has(device, CL_DEVICE_PLATFORM));
+  EXPECT_FALSE(has(device, CL_DEVICE_PARENT_DEVICE));
+}
+
+TEST_F(daemon_test, many_pipelined_commands_complete_in_few_frames) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port(), false));
+  make_context_and_queue(c);
+  constexpr int count = 2000;
+  std::vector<uint8_t> burst;
+  for (int i = 0; i < count; ++i) p::append_frame(burst, p::enqueue_marker{header(1000 + i, 2)});
+  ASSERT_TRUE(c.control.send_raw(burst.data(), burst.size()));
+  ASSERT_TRUE(c.pump_until([&] { return c.completions.size() == count; }));
+  for (int i = 0; i < count; ++i) EXPECT_EQ(c.completions[1000 + i].status, CL_COMPLETE);
+  EXPECT_LT(c.completion_frames, static_cast<size_t>(count)) << "completions were not coalesced";
+  EXPECT_EQ(object_count(c), 2u);
+}
+
+TEST_F(daemon_test, a_failed_read_sends_no_data_only_its_error) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  ASSERT_TRUE(c.send(p::create_buffer{3, 1, 0, 64, 0}));
+  ASSERT_TRUE(c.send(p::create_sub_buffer{4, 3, 0, 0, 32}));
+  ASSERT_TRUE(c.send(p::enqueue_read_buffer{header(70, 2), 3, 32, 64}));
+  EXPECT_EQ(c.wait_completion(70)->status, CL_INVALID_VALUE);
+  ASSERT_TRUE(c.send(p::enqueue_read_buffer{header(71, 2), 4, 0, 32}));
+  EXPECT_EQ(c.wait_completion(71)->status, CL_COMPLETE);
+  auto data = c.wait_bulk(71);
+  ASSERT_TRUE(data);
+  EXPECT_EQ(data->size(), 32u);
+  EXPECT_EQ(c.bulk_data.count(70), 0u);
+}
+
+TEST_F(daemon_test, a_session_that_ends_with_live_objects_releases_them) {
+  int64_t before = object_table::daemon_total();
+  {
+    client c;
+    ASSERT_TRUE(c.open(server_->port()));
+    make_context_and_queue(c);
+    make_program(c);
+    ASSERT_TRUE(c.send(p::create_buffer{3, 1, 0, 1024, 0}));
+    ASSERT_TRUE(c.send(p::create_user_event{7, 1}));
+    // A write whose bytes never come and a command behind a user event never set.
+    ASSERT_TRUE(c.send(p::enqueue_write_buffer{header(80, 2, p::notify), 3, 0, 1024}));
+    ASSERT_TRUE(c.send(p::enqueue_marker{header(81, 2, p::notify | p::keep_event, {7})}));
+    EXPECT_EQ(object_count(c), 7u);
+  }  // both connections close here
+  for (int i = 0; i < 500 && (server_->session_count() != 0 || object_table::daemon_total() != before); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(server_->session_count(), 0u);
+  EXPECT_EQ(object_table::daemon_total(), before);
+}
+
+TEST_F(daemon_test, goodbye_ends_the_session) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  ASSERT_TRUE(c.send(p::goodbye{}));
+  EXPECT_TRUE(c.control.closed_by_peer());
+}
+
+TEST_F(daemon_test, stop_ends_sessions_that_block_on_initial_contents) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  ASSERT_TRUE(c.send(p::create_buffer{3, 1, 0, 64, 3}));  // contents never come
+  ASSERT_TRUE(c.send(p::ping{1}));
+  EXPECT_FALSE(c.wait_reply<p::pong>(200));
+  server_->stop();
+  EXPECT_TRUE(c.control.closed_by_peer());
+}
+
+// Kernel printf output goes to fd 1; the daemon makes that a pipe. Here fd 1
+// is swapped for a pipe for the duration of the test only.
+TEST_F(daemon_test, kernel_printf_reaches_the_client_before_the_completion) {
+  std::fflush(stdout);
+  int saved = ::dup(STDOUT_FILENO);
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  ::dup2(ends[1], STDOUT_FILENO);
+  ::close(ends[1]);
+  {
+    printf_capture capture(unique_fd(ends[0]), STDERR_FILENO);
+    capture.start();
+    start_server(&capture);
+    client c;
+    if (c.open(server_->port())) {
+      make_context_and_queue(c);
+      c.send(p::create_program_with_source{10, 1, "kernel void hi(int x) { printf(\"hello %d\\n\", x); }"});
+      c.send(p::build_program{1, 10, {}, ""});
+      auto built = c.wait_reply<p::build_reply>(120000);
+      c.send(p::create_kernel{2, 11, 10, "hi"});
+      auto kernel = c.wait_reply<p::kernel_reply>();
+      p::enqueue_ndrange run;
+      run.header = header(90, 2);
+      run.kernel = 11;
+      run.work_dim = 1;
+      run.global = {1, 1, 1};
+      run.args = {{0, p::kernel_arg_kind::value, 4, {42, 0, 0, 0}, 0}};
+      c.send(run);
+      auto done = c.wait_completion(90);
+      server_->stop();
+      capture.stop();
+      ::dup2(saved, STDOUT_FILENO);
+      ::close(saved);
+      saved = -1;
+      ASSERT_TRUE(built && built->status == CL_SUCCESS);
+      ASSERT_TRUE(kernel && kernel->status == CL_SUCCESS);
+      ASSERT_TRUE(done);
+      EXPECT_EQ(done->status, CL_COMPLETE);
+      EXPECT_EQ(c.printf_text, "hello 42\n");
+      ASSERT_FALSE(c.printf_seen_at.empty());
+      EXPECT_EQ(c.printf_seen_at.front(), 0u) << "printf text arrived after the kernel's completion";
+    }
+    server_->stop();
+    capture.stop();
+  }
+  if (saved >= 0) {
+    ::dup2(saved, STDOUT_FILENO);
+    ::close(saved);
+  }
+}
+
+}  // namespace
+}  // namespace ferry::server

@@ -1,0 +1,36 @@
+#include "server/session_core.hpp"
+
+#include <cstring>
+
+namespace ferry::server {
+
+std::string session_label(const protocol::session_token& id) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < 4; ++i) {
+    out += digits[id[i] >> 4];
+    out += digits[id[i] & 15];
+  }
+  return out;
+}
+
+namespace {
+uint64_t key_of(const protocol::session_token& id) {
+  uint64_t key;
+  std::memcpy(&key, id.data(), sizeof key);
+  return key | 1;  // never 0, the "nobody" key
+}
+}  // namespace
+
+session_core::session_core(const protocol::session_token& session, const native::api& native,
+                           printf_capture* capture)
+    : id(session),
+      label(session_label(session)),
+      key(key_of(session)),
+      api(native),
+      printf(capture),
+      outbox(native),
+      bulk(native),
+      transfers(native) {}
+
+}  // namespace ferry::server

@@ -1,0 +1,39 @@
+// The part of a session that native callbacks touch. Shared (shared_ptr)
+// between the session's threads and every outstanding callback slot, so it
+// stays alive until the last callback has run, even after the session ended.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "protocol/messages.hpp"
+#include "server/bulk_writer.hpp"
+#include "server/callback_pool.hpp"
+#include "server/completion_writer.hpp"
+#include "server/native/api.hpp"
+#include "server/transfer_table.hpp"
+
+namespace ferry::server {
+
+class printf_capture;
+
+/// "1a2b3c4d": the first 8 hex digits of a session id, for logs.
+std::string session_label(const protocol::session_token& id);
+
+struct session_core {
+  session_core(const protocol::session_token& session, const native::api& native, printf_capture* capture);
+
+  const protocol::session_token id;
+  const std::string label;
+  /// Unique per session; printf attribution compares it.
+  const uint64_t key;
+  const native::api& api;
+  printf_capture* const printf;  // null: no printf forwarding (tests)
+
+  control_outbox outbox;
+  bulk_outbox bulk;
+  transfer_table transfers;
+  callback_pool callbacks;
+};
+
+}  // namespace ferry::server

@@ -1,0 +1,208 @@
+#include "server/transfer_table.hpp"
+
+#include <new>
+#include <utility>
+#include <vector>
+
+namespace ferry::server {
+
+bool transfer_table::allocate(entry& e) {
+  // Not value-initialised: every byte is overwritten by the bulk stream.
+  e.staging.reset(new (std::nothrow) uint8_t[e.total == 0 ? 1 : e.total]);
+  return e.staging != nullptr;
+}
+
+void transfer_table::destroy(entry& e) {
+  if (e.user_event) api_.clReleaseEvent(std::exchange(e.user_event, nullptr));
+}
+
+bool transfer_table::begin_chunk(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total,
+                                 uint8_t*& destination, std::string& why) {
+  std::lock_guard lock(mutex_);
+  auto [it, created] = entries_.try_emplace(transfer);
+  entry& e = it->second;
+  if (created || !e.sized) {
+    e.total = total;
+    e.sized = true;
+    if (!allocate(e)) {
+      entries_.erase(it);
+      why = "cannot allocate " + std::to_string(total) + " bytes of staging for transfer " + std::to_string(transfer);
+      return false;
+    }
+  } else if (e.total != total) {
+    why = "transfer " + std::to_string(transfer) + " announced " + std::to_string(total) + " bytes, earlier " +
+          std::to_string(e.total);
+    return false;
+  }
+  if (size > e.total - e.reserved) {
+    why = "transfer " + std::to_string(transfer) + " carries more than its " + std::to_string(e.total) + " bytes";
+    return false;
+  }
+  // offset + size <= total is checked by the caller against the prefix.
+  e.reserved += size;
+  destination = e.staging.get() + offset;
+  return true;
+}
+
+void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
+  cl_event to_complete = nullptr;
+  entry finished;
+  bool drop = false;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(transfer);
+    if (it == entries_.end()) return;
+    entry& e = it->second;
+    e.received += size;
+    if (!e.complete()) return;
+    to_complete = e.user_event;
+    // Our own reference: a concurrent abandon() may release the entry's.
+    if (to_complete) api_.clRetainEvent(to_complete);
+    if (e.abandoned || e.write_done) {
+      finished = std::move(e);
+      entries_.erase(it);
+      drop = true;
+    }
+    completed_.notify_all();
+  }
+  if (to_complete) {
+    api_.clSetUserEventStatus(to_complete, CL_COMPLETE);
+    api_.clReleaseEvent(to_complete);
+  }
+  if (drop) destroy(finished);
+}
+
+transfer_table::claim_result transfer_table::claim(uint64_t transfer, uint64_t total, uint8_t*& data,
+                                                   std::string& why) {
+  std::lock_guard lock(mutex_);
+  auto [it, created] = entries_.try_emplace(transfer);
+  entry& e = it->second;
+  if (created) {
+    e.total = total;
+    if (!allocate(e)) {
+      entries_.erase(it);
+      return claim_result::no_memory;
+    }
+  } else if (e.claimed || !e.sized) {
+    why = "transfer " + std::to_string(transfer) + " is consumed twice";
+    return claim_result::conflict;
+  } else if (e.total != total) {
+    why = "command expects " + std::to_string(total) + " bytes but transfer " + std::to_string(transfer) +
+          " announced " + std::to_string(e.total);
+    return claim_result::conflict;
+  }
+  e.claimed = true;
+  data = e.staging.get();
+  return e.complete() ? claim_result::complete : claim_result::pending;
+}
+
+bool transfer_table::attach_user_event(uint64_t transfer, cl_event event) {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(transfer);
+  if (it == entries_.end() || it->second.complete()) return false;
+  it->second.user_event = event;
+  return true;
+}
+
+void transfer_table::abandon(uint64_t transfer) {
+  entry finished;
+  {
+    std::lock_guard lock(mutex_);
+    auto [it, created] = entries_.try_emplace(transfer);
+    if (created) {
+      // A tombstone: its bytes are still to come and are dropped when complete.
+      it->second.sized = false;
+      it->second.total = 1;  // not complete until begin_chunk learns the size
+      it->second.claimed = true;
+      it->second.abandoned = true;
+      return;
+    }
+    if (!it->second.complete()) {
+      it->second.abandoned = true;
+      return;
+    }
+    finished = std::move(it->second);
+    entries_.erase(it);
+  }
+  destroy(finished);
+}
+
+void transfer_table::write_finished(uint64_t transfer) {
+  entry finished;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(transfer);
+    if (it == entries_.end()) return;
+    if (!it->second.complete()) {
+      // Failed before its bytes were all in (session teardown): the bulk reader
+      // or clear() frees it.
+      it->second.write_done = true;
+      return;
+    }
+    finished = std::move(it->second);
+    entries_.erase(it);
+  }
+  destroy(finished);
+}
+
+bool transfer_table::wait_complete(uint64_t transfer, uint8_t*& data, uint64_t& total) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (aborted_) return false;
+    auto it = entries_.find(transfer);
+    if (it != entries_.end() && it->second.complete() && !it->second.claimed) {
+      it->second.claimed = true;
+      data = it->second.staging.get();
+      total = it->second.total;
+      return true;
+    }
+    completed_.wait(lock);
+  }
+}
+
+void transfer_table::erase(uint64_t transfer) {
+  entry finished;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(transfer);
+    if (it == entries_.end()) return;
+    finished = std::move(it->second);
+    entries_.erase(it);
+  }
+  destroy(finished);
+}
+
+void transfer_table::abort() {
+  std::lock_guard lock(mutex_);
+  aborted_ = true;
+  completed_.notify_all();
+}
+
+void transfer_table::fail_pending_user_events(cl_int status) {
+  std::vector<cl_event> pending;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, e] : entries_) {
+      if (e.user_event && !e.complete()) pending.push_back(e.user_event);
+    }
+  }
+  for (cl_event event : pending) api_.clSetUserEventStatus(event, status);
+}
+
+void transfer_table::clear() {
+  std::vector<entry> all;
+  {
+    std::lock_guard lock(mutex_);
+    all.reserve(entries_.size());
+    for (auto& [id, e] : entries_) all.push_back(std::move(e));
+    entries_.clear();
+  }
+  for (entry& e : all) destroy(e);
+}
+
+size_t transfer_table::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+}  // namespace ferry::server
