@@ -17,6 +17,7 @@
 
 #include "protocol/messages.hpp"
 #include "server/native/api.hpp"
+#include "server/staging.hpp"
 
 namespace ferry::server {
 
@@ -25,7 +26,7 @@ class control_outbox;
 /// One finished native read.
 struct bulk_job {
   protocol::object_id command = 0;
-  std::unique_ptr<uint8_t[]> data;  // the staging the native read filled
+  staging_ptr data;  // the staging the native read filled
   uint64_t size = 0;
   cl_int status = CL_COMPLETE;     // negative: the read failed, send no data
   cl_event event = nullptr;        // owned, may be null

@@ -33,7 +33,6 @@ callback_slot* callback_pool::acquire() {
   head_.next = slot;
   ++count_;
   slot->command = 0;
-  slot->context = nullptr;
   slot->event = nullptr;
   slot->staging = nullptr;
   slot->size = 0;
@@ -61,12 +60,6 @@ size_t callback_pool::outstanding() const {
   return count_;
 }
 
-size_t callback_pool::outstanding_in(cl_context context) const {
-  std::lock_guard lock(mutex_);
-  size_t n = 0;
-  for (const callback_slot* s = head_.next; s != &head_; s = s->next) n += s->context == context;
-  return n;
-}
 
 void callback_pool::deliver(callback_slot* slot, cl_int status) {
   // Only queues a record: every OpenCL call it implies (true status,

@@ -44,7 +44,6 @@ enum class callback_kind : uint8_t {
 struct callback_slot {
   std::shared_ptr<session_core> core;
   protocol::object_id command = 0;
-  cl_context context = nullptr; // of the command's queue (not retained)
   cl_event event = nullptr;     // one reference, owned by the slot until delivery
   uint8_t* staging = nullptr;   // read: the data (new[]), owned until delivery
   uint64_t size = 0;            // read: bytes
@@ -85,8 +84,6 @@ class callback_pool {
   size_t sweep_failures(const native::api& api);
 
   size_t outstanding() const;
-  /// Outstanding slots of commands in `context`.
-  size_t outstanding_in(cl_context context) const;
 
  private:
   void release(callback_slot* slot);

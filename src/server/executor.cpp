@@ -1,14 +1,13 @@
 #include "server/executor.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <thread>
 #include <new>
 
 #include "common/log.hpp"
 #include "server/native/info.hpp"
 #include "server/printf_capture.hpp"
+#include "server/staging.hpp"
 
 namespace ferry::server {
 
@@ -133,6 +132,15 @@ executor::step executor::prepare(const p::command_header& h, const object_entry*
       fail(h, error == CL_INVALID_EVENT_WAIT_LIST ? error : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
       return step::failed;
     }
+    // A command behind a failed event must not run, and some platforms
+    // (PoCL 3.1) never finish such a command: report it failed at once.
+    cl_int status = CL_COMPLETE;
+    if (api_.clGetEventInfo(event->as_event(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                            nullptr) == CL_SUCCESS &&
+        status < 0) {
+      fail(h, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+      return step::failed;
+    }
     wait_list_.push_back(event->as_event());
   }
   return step::go;
@@ -157,7 +165,7 @@ bool executor::fail(const p::command_header& h, cl_int error) {
 bool executor::finish(const p::command_header& h, const object_entry& queue, cl_int rc, cl_event event,
                       callback_kind kind, bool printf, uint8_t* staging, uint64_t size) {
   if (rc != CL_SUCCESS) {
-    delete[] staging;
+    release_staging(staging);
     return fail(h, rc);
   }
   touch(queue.as_queue());
@@ -177,7 +185,6 @@ bool executor::finish(const p::command_header& h, const object_entry& queue, cl_
   callback_slot* slot = core_->callbacks.acquire();
   slot->core = core_;
   slot->command = h.command;
-  slot->context = queue.context;
   slot->event = event;
   slot->staging = staging;
   slot->size = size;
@@ -230,11 +237,29 @@ bool executor::write_from_bulk(const p::command_header& h, const object_entry& q
   return finish(h, queue, rc, event, callback_kind::write);
 }
 
-cl_int executor::set_arg(cl_kernel kernel, const p::kernel_arg& arg, bool& violated) {
+std::vector<uint8_t> executor::pointer_arguments(cl_kernel kernel, cl_uint count) {
+  std::vector<uint8_t> pointers(count);
+  for (cl_uint i = 0; i < count; ++i) {
+    cl_kernel_arg_address_qualifier qualifier = 0;
+    if (api_.clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof qualifier, &qualifier,
+                                nullptr) != CL_SUCCESS)
+      return {};  // the platform keeps no argument info for this program
+    pointers[i] = qualifier == CL_KERNEL_ARG_ADDRESS_GLOBAL || qualifier == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+  }
+  return pointers;
+}
+
+cl_int executor::set_arg(const object_entry& kernel_entry, const p::kernel_arg& arg, bool& violated) {
   violated = false;
+  cl_kernel kernel = kernel_entry.as_kernel();
   switch (arg.kind) {
     case p::kernel_arg_kind::value:
       if (arg.size != arg.value.size()) return CL_INVALID_ARG_SIZE;
+      // Bytes for a buffer argument would be taken as a native handle and
+      // dereferenced by the driver: only zeros (a NULL buffer) may pass.
+      if (arg.index < kernel_entry.pointer_args.size() && kernel_entry.pointer_args[arg.index] &&
+          std::any_of(arg.value.begin(), arg.value.end(), [](uint8_t b) { return b != 0; }))
+        return CL_INVALID_MEM_OBJECT;
       return api_.clSetKernelArg(kernel, arg.index, arg.value.size(), arg.value.empty() ? nullptr : arg.value.data());
     case p::kernel_arg_kind::mem: {
       cl_int error;
@@ -442,39 +467,15 @@ bool executor::on(const p::set_user_event_status& m) {
 bool executor::on(const p::release_object& m) {
   object_entry* entry = objects_.find_mutable(m.id);
   if (entry && entry->kind == object_kind::queue && entry->handle) {
-    // A queue about to go must not stay in the flush list.
+    // A queue about to go must not stay in the flush list (its release flushes it).
     auto it = std::find(touched_.begin(), touched_.end(), entry->as_queue());
-    if (it != touched_.end()) {
-      api_.clFlush(*it);
-      touched_.erase(it);
-    }
+    if (it != touched_.end()) touched_.erase(it);
   }
-  if (entry && entry->kind == object_kind::context && entry->handle) quiesce(*entry);
   if (!objects_.erase(m.id)) {
     FERRY_WARN("session", "session %s: release_object names unknown id %llu; ignored", core_->label.c_str(),
                static_cast<unsigned long long>(m.id));
   }
   return true;
-}
-
-void executor::quiesce(const object_entry& context) {
-  // NVIDIA's clReleaseContext can hang while callbacks of the context's
-  // commands are still to run (seen on an H200 with driver-side callback
-  // threads), so the last release waits for them, and for the writer to hand
-  // back the events they queued. Bounded: a command that never finishes must
-  // not stall the session for ever.
-  flush_touched();
-  if (!context.callbacks.runs_on_failure) core_->callbacks.sweep_failures(api_);
-  cl_context handle = context.as_context();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (core_->callbacks.outstanding_in(handle) != 0 || core_->outbox.pending() != 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      FERRY_WARN("session", "session %s: releasing a context with %zu commands still unreported", core_->label.c_str(),
-                 core_->callbacks.outstanding_in(handle));
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -617,6 +618,26 @@ bool executor::on(const p::compile_program& m) {
   return true;
 }
 
+bool executor::has_binary_for(cl_program program, const std::vector<cl_device_id>& wanted) {
+  std::vector<cl_device_id> devices = wanted;
+  if (devices.empty()) {
+    cl_uint count = 0;
+    api_.clGetProgramInfo(program, CL_PROGRAM_NUM_DEVICES, sizeof count, &count, nullptr);
+    devices.resize(count);
+    if (count && api_.clGetProgramInfo(program, CL_PROGRAM_DEVICES, count * sizeof(cl_device_id), devices.data(),
+                                       nullptr) != CL_SUCCESS)
+      return false;
+  }
+  for (cl_device_id device : devices) {
+    cl_program_binary_type type = CL_PROGRAM_BINARY_TYPE_NONE;
+    if (api_.clGetProgramBuildInfo(program, device, CL_PROGRAM_BINARY_TYPE, sizeof type, &type, nullptr) !=
+            CL_SUCCESS ||
+        type == CL_PROGRAM_BINARY_TYPE_NONE)
+      return false;
+  }
+  return true;
+}
+
 bool executor::on(const p::link_program& m) {
   if (duplicate(m.id)) return false;
   p::build_reply reply{m.request, CL_SUCCESS, 0, {}};
@@ -634,6 +655,12 @@ bool executor::on(const p::link_program& m) {
       const object_entry* input = objects_.find(id, object_kind::program, CL_INVALID_PROGRAM, error);
       if (input == nullptr) {
         reply.status = error;
+        break;
+      }
+      // CL_INVALID_OPERATION if an input holds no compiled binary or library
+      // for the devices (PoCL 3.1 aborts the whole daemon linking one).
+      if (!has_binary_for(input->as_program(), devices)) {
+        reply.status = CL_INVALID_OPERATION;
         break;
       }
       inputs.push_back(input->as_program());
@@ -681,6 +708,7 @@ bool executor::on(const p::create_kernel& m) {
       entry.handle = kernel;
       entry.context = program->context;
       entry.printf_capable = program->printf_capable;
+      entry.pointer_args = pointer_arguments(kernel, args);
       objects_.insert(m.id, entry);
       reply.kernels.push_back({m.id, m.name, args});
     }
@@ -729,6 +757,7 @@ bool executor::on(const p::create_kernels_in_program& m) {
       entry.handle = made[i];
       entry.context = program->context;
       entry.printf_capable = program->printf_capable;
+      entry.pointer_args = pointer_arguments(made[i], args);
       objects_.insert(m.ids[i], entry);
       reply.kernels.push_back({m.ids[i], names[i], args});
     }
@@ -745,7 +774,7 @@ bool executor::on(const p::check_kernel_arg& m) {
     reply.status = error;
   } else {
     bool violated = false;
-    reply.status = set_arg(kernel->as_kernel(), m.arg, violated);
+    reply.status = set_arg(*kernel, m.arg, violated);
     if (violated) return false;
   }
   core_->outbox.push_message(reply);
@@ -868,7 +897,7 @@ bool executor::on(const p::enqueue_ndrange& m) {
   cl_kernel handle = kernel->as_kernel();
   for (const p::kernel_arg& arg : m.args) {
     bool violated = false;
-    cl_int rc = set_arg(handle, arg, violated);
+    cl_int rc = set_arg(*kernel, arg, violated);
     if (violated) return false;
     if (rc != CL_SUCCESS) return fail(m.header, rc);
   }
@@ -942,7 +971,7 @@ bool executor::on(const p::enqueue_read_buffer& m) {
   const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
   if (buffer == nullptr) return fail(m.header, error);
   if (m.size == 0 || m.offset > buffer->size || m.size > buffer->size - m.offset) return fail(m.header, CL_INVALID_VALUE);
-  auto* staging = new (std::nothrow) uint8_t[m.size];
+  auto* staging = acquire_staging(m.size);
   if (staging == nullptr) return fail(m.header, CL_OUT_OF_HOST_MEMORY);
   cl_event event = nullptr;
   cl_int rc = api_.clEnqueueReadBuffer(queue->as_queue(), buffer->as_mem(), CL_FALSE, static_cast<size_t>(m.offset),
@@ -958,7 +987,7 @@ bool executor::on(const p::enqueue_read_buffer_rect& m) {
   if (buffer == nullptr) return fail(m.header, error);
   uint64_t total = 0;
   if (!region_bytes(m.region, total) || total == 0 || total > buffer->size) return fail(m.header, CL_INVALID_VALUE);
-  auto* staging = new (std::nothrow) uint8_t[total];
+  auto* staging = acquire_staging(total);
   if (staging == nullptr) return fail(m.header, CL_OUT_OF_HOST_MEMORY);
   size_t origin[3], region[3];
   to_size_t(m.buffer_origin, origin);

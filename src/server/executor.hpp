@@ -100,12 +100,16 @@ class executor {
                        Enqueue&& enqueue);
 
   // Shared by check_kernel_arg and enqueue_ndrange; may set violation_.
-  cl_int set_arg(cl_kernel kernel, const protocol::kernel_arg& arg, bool& violated);
+  cl_int set_arg(const object_entry& kernel, const protocol::kernel_arg& arg, bool& violated);
+  /// Whether `program` holds a compiled binary or library for every device
+  /// (all of the program's when `devices` is empty).
+  bool has_binary_for(cl_program program, const std::vector<cl_device_id>& devices);
+  /// Which arguments of a new kernel are buffer pointers (see object_entry).
+  std::vector<uint8_t> pointer_arguments(cl_kernel kernel, cl_uint count);
   bool map_devices(const std::vector<uint32_t>& indices, std::vector<cl_device_id>& out);
   cl_int kernel_names(cl_program program, std::vector<std::string>& out);
   cl_int query_value(const protocol::query& m, protocol::bytes& out);
   bool record_failed(protocol::object_id id, object_kind kind, cl_int error);
-  void quiesce(const object_entry& context);
   bool duplicate(protocol::object_id id);
   bool violate(std::string why);
 

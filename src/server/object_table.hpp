@@ -7,6 +7,8 @@
 // reader thread; nothing else touches it.
 #pragma once
 
+#include <vector>
+
 #include <CL/cl.h>
 
 #include <atomic>
@@ -44,6 +46,10 @@ struct object_entry {
   native::callback_behaviour callbacks;
   /// program, kernel: may print (source mentions printf, or a binary).
   bool printf_capable = false;
+  /// kernel: per argument, whether it is a __global or __constant pointer
+  /// (empty when the platform does not tell). Such an argument takes only
+  /// buffers named by id, never raw bytes that the driver would dereference.
+  std::vector<uint8_t> pointer_args;
   /// event: made by create_user_event, and whether its status was set since.
   bool user_event = false;
   bool status_set = false;

@@ -8,7 +8,7 @@ namespace ferry::server {
 
 bool transfer_table::allocate(entry& e) {
   // Not value-initialised: every byte is overwritten by the bulk stream.
-  e.staging.reset(new (std::nothrow) uint8_t[e.total == 0 ? 1 : e.total]);
+  e.staging.reset(acquire_staging(e.total));
   return e.staging != nullptr;
 }
 

@@ -29,6 +29,7 @@
 #include <unordered_map>
 
 #include "server/native/api.hpp"
+#include "server/staging.hpp"
 
 namespace ferry::server {
 
@@ -93,7 +94,7 @@ class transfer_table {
 
  private:
   struct entry {
-    std::unique_ptr<uint8_t[]> staging;
+    staging_ptr staging;
     uint64_t total = 0;
     uint64_t reserved = 0;  // bytes of chunks begun
     uint64_t received = 0;  // bytes of chunks ended
