@@ -74,6 +74,12 @@ struct spawned {
 outcome<spawned> spawn_daemon(const daemon_options& options, environment& env) {
   std::vector<std::string> argv = {
       options.executable.string(), "--port", "0", "--listen", "127.0.0.1", "--device-type", "cpu"};
+  // The program's output should not drown in the daemon's session notices;
+  // FERRY_LOG, when set, chooses the daemon's level as it does everyone's.
+  if (!env.has_non_empty("FERRY_LOG")) {
+    argv.push_back("--log-level");
+    argv.push_back("warn");
+  }
   argv.insert(argv.end(), options.extra_args.begin(), options.extra_args.end());
   std::vector<char*> args;
   for (std::string& a : argv) args.push_back(a.data());

@@ -50,6 +50,7 @@ TEST_F(embedded_daemon_test, start_waits_for_ready_and_stop_terminates) {
   o.extra_args = {"--log-level", "debug"};
   environment env = environment::current();
   env.set("FAKE_ARGS_FILE", args_file.string());
+  env.unset("FERRY_LOG");  // without it the daemon is asked for warnings only
 
   auto daemon = embedded_daemon::start(o, env, -1);
   ASSERT_TRUE(daemon) << daemon.error().message;
@@ -58,7 +59,8 @@ TEST_F(embedded_daemon_test, start_waits_for_ready_and_stop_terminates) {
 
   std::stringstream args;
   args << std::ifstream(args_file).rdbuf();
-  EXPECT_EQ(args.str(), "--port 0 --listen 127.0.0.1 --device-type cpu --log-level debug\n");
+  // Extra arguments come last, so they override the defaults before them.
+  EXPECT_EQ(args.str(), "--port 0 --listen 127.0.0.1 --device-type cpu --log-level warn --log-level debug\n");
 
   int status = daemon.value().stop();
   ASSERT_TRUE(WIFSIGNALED(status));

@@ -191,7 +191,11 @@ bool executor::finish(const p::command_header& h, const object_entry& queue, cl_
   slot->kind = kind;
   slot->notify = notify;
   slot->profiling = queue.profiling;
-  slot->printf = printf;
+  // Once a kernel that may print has run, every reported completion sends
+  // the text waiting in the pipe first: the client may learn of the kernel's
+  // end through a later command (clFinish's marker), and its output must
+  // already be on the client's stdout by then.
+  slot->printf = printf || may_print_;
   slot->sweepable = !queue.callbacks.runs_on_failure;
   slot->verify_status = !queue.callbacks.reports_failure;
   callback_pool::arm(api_, slot);
@@ -906,7 +910,10 @@ bool executor::on(const p::enqueue_ndrange& m) {
   to_size_t(m.global, global);
   to_size_t(m.local, local);
   bool printf = kernel->printf_capable && core_->printf != nullptr;
-  if (printf) core_->printf->attribute_to(outbox_, core_->key);
+  if (printf) {
+    core_->printf->attribute_to(outbox_, core_->key);
+    may_print_ = true;
+  }
   cl_event event = nullptr;
   bool want_event = (m.header.flags & needs_event_flags) != 0;
   cl_int rc = api_.clEnqueueNDRangeKernel(queue->as_queue(), handle, m.work_dim, offset, global,

@@ -122,6 +122,7 @@ class executor {
   std::vector<cl_command_queue> touched_;       // queues to flush before blocking
   std::string violation_;
   bool stop_requested_ = false;
+  bool may_print_ = false;  // a printf-capable kernel was enqueued
   bool shut_down_ = false;
 };
 
