@@ -281,16 +281,20 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
     request.arg.index = index;
     request.arg.kind = kind;
     request.arg.size = size;
-    if (kind == arg_kind::value) {
-      auto* bytes = static_cast<const uint8_t*>(value);
-      request.arg.value.assign(bytes, bytes + size);
-    }
+    // The shape is checked with zeros: the bytes are read only once the
+    // argument proved to take them (for a __local argument arg_value is
+    // merely tested for NULL, and may point at fewer than `size` bytes).
+    if (kind == arg_kind::value) request.arg.value.assign(size, 0);
     if (m) request.arg.object = m->id;
     auto reply = link_of(k->program->context)->call<protocol::status_reply>(request);
     if (!reply) return reply.error();
     if (reply->status != CL_SUCCESS) return reply->status;
     k->validated[index] = shape;
     arg.wire = std::move(request.arg);
+    if (kind == arg_kind::value) {
+      auto* bytes = static_cast<const uint8_t*>(value);
+      arg.wire.value.assign(bytes, bytes + size);
+    }
   } else {
     // Steady state: rewrite the cached argument in place (no allocation once
     // its bytes have reached their size).
