@@ -892,6 +892,14 @@ bool executor::on(const p::query& m) {
 // ---------------------------------------------------------------------------
 // Enqueues
 
+template <class Native>
+bool executor::enqueue_native(const p::command_header& h, const object_entry& queue, Native&& native) {
+  cl_event event = nullptr;
+  bool want_event = (h.flags & needs_event_flags) != 0;
+  cl_int rc = native(want_event ? &event : nullptr);
+  return finish(h, queue, rc, event, callback_kind::completion);
+}
+
 bool executor::on(const p::enqueue_ndrange& m) {
   const object_entry* queue;
   if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
@@ -1016,13 +1024,12 @@ bool executor::on(const p::enqueue_copy_buffer& m) {
   if (source == nullptr) return fail(m.header, error);
   const object_entry* destination = objects_.find(m.destination, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
   if (destination == nullptr) return fail(m.header, error);
-  cl_event event = nullptr;
-  bool want_event = (m.header.flags & needs_event_flags) != 0;
-  cl_int rc = api_.clEnqueueCopyBuffer(queue->as_queue(), source->as_mem(), destination->as_mem(),
+  return enqueue_native(m.header, *queue, [&](cl_event* event) {
+    return api_.clEnqueueCopyBuffer(queue->as_queue(), source->as_mem(), destination->as_mem(),
                                        static_cast<size_t>(m.source_offset), static_cast<size_t>(m.destination_offset),
                                        static_cast<size_t>(m.size), wait_count(), wait_events(),
-                                       want_event ? &event : nullptr);
-  return finish(m.header, *queue, rc, event, callback_kind::completion);
+                                       event);
+  });
 }
 
 bool executor::on(const p::enqueue_copy_buffer_rect& m) {
@@ -1037,14 +1044,13 @@ bool executor::on(const p::enqueue_copy_buffer_rect& m) {
   to_size_t(m.source_origin, source_origin);
   to_size_t(m.destination_origin, destination_origin);
   to_size_t(m.region, region);
-  cl_event event = nullptr;
-  bool want_event = (m.header.flags & needs_event_flags) != 0;
-  cl_int rc = api_.clEnqueueCopyBufferRect(
+  return enqueue_native(m.header, *queue, [&](cl_event* event) {
+    return api_.clEnqueueCopyBufferRect(
       queue->as_queue(), source->as_mem(), destination->as_mem(), source_origin, destination_origin, region,
       static_cast<size_t>(m.source_row_pitch), static_cast<size_t>(m.source_slice_pitch),
       static_cast<size_t>(m.destination_row_pitch), static_cast<size_t>(m.destination_slice_pitch), wait_count(),
-      wait_events(), want_event ? &event : nullptr);
-  return finish(m.header, *queue, rc, event, callback_kind::completion);
+      wait_events(), event);
+  });
 }
 
 bool executor::on(const p::enqueue_fill_buffer& m) {
@@ -1053,33 +1059,30 @@ bool executor::on(const p::enqueue_fill_buffer& m) {
   cl_int error;
   const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
   if (buffer == nullptr) return fail(m.header, error);
-  cl_event event = nullptr;
-  bool want_event = (m.header.flags & needs_event_flags) != 0;
-  cl_int rc = api_.clEnqueueFillBuffer(queue->as_queue(), buffer->as_mem(),
+  return enqueue_native(m.header, *queue, [&](cl_event* event) {
+    return api_.clEnqueueFillBuffer(queue->as_queue(), buffer->as_mem(),
                                        m.pattern.empty() ? nullptr : m.pattern.data(), m.pattern.size(),
                                        static_cast<size_t>(m.offset), static_cast<size_t>(m.size), wait_count(),
-                                       wait_events(), want_event ? &event : nullptr);
-  return finish(m.header, *queue, rc, event, callback_kind::completion);
+                                       wait_events(), event);
+  });
 }
 
 bool executor::on(const p::enqueue_marker& m) {
   const object_entry* queue;
   if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
-  cl_event event = nullptr;
-  bool want_event = (m.header.flags & needs_event_flags) != 0;
-  cl_int rc = api_.clEnqueueMarkerWithWaitList(queue->as_queue(), wait_count(), wait_events(),
-                                               want_event ? &event : nullptr);
-  return finish(m.header, *queue, rc, event, callback_kind::completion);
+  return enqueue_native(m.header, *queue, [&](cl_event* event) {
+    return api_.clEnqueueMarkerWithWaitList(queue->as_queue(), wait_count(), wait_events(),
+                                               event);
+  });
 }
 
 bool executor::on(const p::enqueue_barrier& m) {
   const object_entry* queue;
   if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
-  cl_event event = nullptr;
-  bool want_event = (m.header.flags & needs_event_flags) != 0;
-  cl_int rc = api_.clEnqueueBarrierWithWaitList(queue->as_queue(), wait_count(), wait_events(),
-                                                want_event ? &event : nullptr);
-  return finish(m.header, *queue, rc, event, callback_kind::completion);
+  return enqueue_native(m.header, *queue, [&](cl_event* event) {
+    return api_.clEnqueueBarrierWithWaitList(queue->as_queue(), wait_count(), wait_events(),
+                                                event);
+  });
 }
 
 bool executor::on(const p::flush_queue& m) {

@@ -100,6 +100,10 @@ class executor {
                        Enqueue&& enqueue);
 
   // Shared by check_kernel_arg and enqueue_ndrange; may set violation_.
+  /// Runs one native enqueue that reports through the command's event (a
+  /// native event is requested only when the client observes the command).
+  template <class Native>
+  bool enqueue_native(const protocol::command_header& h, const object_entry& queue, Native&& native);
   cl_int set_arg(const object_entry& kernel, const protocol::kernel_arg& arg, bool& violated);
   /// Whether `program` holds a compiled binary or library for every device
   /// (all of the program's when `devices` is empty).

@@ -5,6 +5,8 @@
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/core/event_state.hpp"
+#include "client/core/platform.hpp"
 #include "client/core/server.hpp"
 
 namespace ferry::client::api {
@@ -31,6 +33,11 @@ cl_int CL_API_CALL ferry_get_object_counts(cl_device_id d, cl_ferry_object_count
     // reflects all releases the application made so far.
     auto r = d->host->link->call<protocol::object_counts>(request);
     if (!r) return r.error();
+    // The reply came after every earlier completion was handled; the bulk
+    // reader and the callback thread may still hold the last references of
+    // objects the application released, for a moment.
+    for (const auto& s : connected_servers()) s->link->quiesce_bulk();
+    wait_for_callbacks();
     counts->client_objects = live_object_count();
     counts->server_objects = r->objects;
     return CL_SUCCESS;

@@ -20,6 +20,11 @@ std::condition_variable signal_cv;
 
 class callback_thread {
  public:
+  void wait_idle() {
+    std::unique_lock lock(mutex_);
+    idle_cv_.wait(lock, [&] { return queue_.empty() && !running_; });
+  }
+
   void post(std::function<void()> work) {
     {
       std::lock_guard lock(mutex_);
@@ -42,13 +47,19 @@ class callback_thread {
       cv_.wait(lock, [&] { return !queue_.empty(); });
       auto work = std::move(queue_.front());
       queue_.pop_front();
+      running_ = true;
       lock.unlock();
       work();
+      work = nullptr;
       lock.lock();
+      running_ = false;
+      if (queue_.empty()) idle_cv_.notify_all();
     }
   }
-  std::mutex mutex_;  // guards queue_, started_
+  std::mutex mutex_;  // guards queue_, started_, running_
   std::condition_variable cv_;
+  std::condition_variable idle_cv_;
+  bool running_ = false;
   std::deque<std::function<void()>> queue_;
   bool started_ = false;
 };
@@ -71,6 +82,8 @@ void fire(event* e, const _cl_event::callback& c, cl_int status) {
 }  // namespace
 
 void run_on_callback_thread(std::function<void()> work) { callbacks().post(std::move(work)); }
+
+void wait_for_callbacks() { callbacks().wait_idle(); }
 
 void complete_event(event* e, cl_int status) {
   std::vector<_cl_event::callback> to_fire;

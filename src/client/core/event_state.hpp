@@ -29,4 +29,7 @@ void add_event_callback(event* e, cl_int trigger, void(CL_CALLBACK* function)(cl
 /// Runs `work` on the dedicated callback thread, never under Ferry's locks.
 void run_on_callback_thread(std::function<void()> work);
 
+/// Waits until every callback queued so far has run.
+void wait_for_callbacks();
+
 }  // namespace ferry::client

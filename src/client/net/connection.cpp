@@ -222,6 +222,10 @@ result<uint64_t> connection::ping() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
 }
 
+void connection::quiesce_bulk() const {
+  while (bulk_busy_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+}
+
 void connection::lost(const std::string& reason) {
   if (alive_.exchange(false)) FERRY_WARN("net", "connection to %s lost: %s", name_.c_str(), reason.c_str());
   // Wake the readers; the control reader fails what is outstanding.
@@ -388,6 +392,11 @@ void connection::bulk_reader_loop() {
   for (;;) {
     uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];
     if (!read_exact(bulk_.get(), head, sizeof head)) break;
+    bulk_busy_.store(1, std::memory_order_release);
+    struct not_busy {
+      std::atomic<int>& flag;
+      ~not_busy() { flag.store(0, std::memory_order_release); }
+    } busy_until_done{bulk_busy_};
     protocol::frame_header h = protocol::load_header(head);
     uint64_t transfer_id, offset, total;
     std::memcpy(&transfer_id, head + 8, 8);

@@ -104,6 +104,10 @@ class connection {
   /// Round trip of one ping, in nanoseconds.
   result<uint64_t> ping();
 
+  /// Waits until the bulk reader holds no chunk in hand, so that every
+  /// object it was about to let go of is gone (exact leak counts).
+  void quiesce_bulk() const;
+
  private:
   connection() = default;
   bool handshake(int fd, protocol::stream_kind kind, std::string& error);
@@ -125,6 +129,7 @@ class connection {
   protocol::session_token secret_{};
   std::atomic<bool> alive_{false};
   std::atomic<int> waiters_{0};
+  std::atomic<int> bulk_busy_{0};  // 1 while the bulk reader handles a chunk
   std::atomic<bool> stopping_{false};
 
   std::mutex out_mutex_;  // guards out_, writer_idle_
