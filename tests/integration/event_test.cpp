@@ -343,6 +343,26 @@ TEST_F(event, marker_with_wait_list_completes_after_its_events) {
   EXPECT_EQ(event_value<cl_command_type>(marker, CL_EVENT_COMMAND_TYPE), cl_command_type{CL_COMMAND_MARKER});
 }
 
+TEST_F(event, waiting_for_a_marker_waits_for_the_data_of_earlier_reads) {
+  // The data of a read crosses the bulk stream after the read completed on the
+  // server, and the marker behind it may complete first there; a host that
+  // waits for the marker must still find every byte in place.
+  constexpr size_t n = 4u << 20;  // 16 MiB, so the data is still in flight
+  std::vector<cl_int> source(n);
+  for (size_t i = 0; i < n; ++i) source[i] = static_cast<cl_int>(i * 7 + 1);
+  auto mem = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_int), source.data());
+  ASSERT_TRUE(mem);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<cl_int> out(n, -1);
+    ASSERT_CL_OK(clEnqueueReadBuffer(queue_, mem, CL_FALSE, 0, n * sizeof(cl_int), out.data(), 0, nullptr, nullptr));
+    event_handle marker;
+    ASSERT_CL_OK(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, marker.out()));
+    const cl_event wait = marker;
+    ASSERT_CL_OK(clWaitForEvents(1, &wait));
+    ASSERT_EQ(out, source) << "round " << round;
+  }
+}
+
 TEST_F(event, marker_and_barrier_order_an_out_of_order_queue) {
   if (!out_of_order_supported()) GTEST_SKIP() << "device has no out-of-order queues";
   auto ooo = make_queue(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);

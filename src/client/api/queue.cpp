@@ -68,6 +68,14 @@ cl_int enqueue_sync_point(cl_command_queue q, cl_command_type type, cl_uint coun
   FERRY_CHECK_HANDLE(q);
   if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
   command cmd(q, type, count, list, event_out, mode);
+  if (event* e = cmd.tracked()) {
+    std::lock_guard lock(q->reads_mutex);
+    for (event* read : q->pending_reads)
+      if (read->status.load() > CL_COMPLETE) {
+        retain_internal(read);
+        e->implied.push_back(read);
+      }
+  }
   Message message;
   message.header = cmd.header;
   return cmd.submit(message);

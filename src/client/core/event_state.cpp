@@ -125,10 +125,14 @@ cl_int wait_for(const cl_event* events, cl_uint count) {
     }
   bool failed = false;
   std::unique_lock lock(signal_mutex);
+  auto wait_one = [&](event* e) {
+    signal_cv.wait(lock, [&] { return e->status.load(std::memory_order_acquire) <= CL_COMPLETE; });
+  };
   for (cl_uint i = 0; i < count; ++i) {
     event* e = events[i];
-    signal_cv.wait(lock, [&] { return e->status.load(std::memory_order_acquire) <= CL_COMPLETE; });
+    wait_one(e);
     if (e->status.load() < 0) failed = true;
+    for (event* read : e->implied) wait_one(read);  // see _cl_event::implied
   }
   return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }

@@ -85,6 +85,7 @@ void destroy(object_base* o) {
     }
     case object_tag::event: {
       auto* e = static_cast<event*>(o);
+      for (event* read : e->implied) release_internal(read);
       if (e->queue) release_internal(e->queue);
       release_internal(e->context);
       delete e;

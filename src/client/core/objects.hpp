@@ -213,6 +213,11 @@ struct _cl_event : ferry::client::object_base {
   /// Runs once before the event completes successfully (e.g. unpack a rect read).
   std::function<void()> before_complete;
 
+  /// Markers and barriers: the reads of their queue still pending when they
+  /// were enqueued. The server completes a marker before a read's data has
+  /// crossed the bulk stream, so waiting for the marker waits for these too.
+  std::vector<_cl_event*> implied;
+
   struct callback {
     cl_int trigger;
     void(CL_CALLBACK* function)(cl_event, cl_int, void*);
