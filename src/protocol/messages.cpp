@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "protocol/frame.hpp"
+#include "protocol/version.hpp"
 
 namespace ferry::protocol {
 
@@ -37,6 +38,19 @@ static bool has_direction(uint16_t id, direction wanted) {
 #undef FERRY_DIR
   }
   return false;
+}
+
+hello make_hello(stream_kind stream, const session_token& session, const session_token& secret,
+                 std::string client_name) {
+  hello h;
+  h.magic = magic;
+  h.min_version = min_version;
+  h.max_version = max_version;
+  h.stream = stream;
+  h.session = session;
+  h.secret = secret;
+  h.client_name = std::move(client_name);
+  return h;
 }
 
 bool message_to_server(uint16_t id) { return has_direction(id, direction::to_server); }

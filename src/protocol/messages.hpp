@@ -178,6 +178,10 @@ struct hello {
   FERRY_FIELDS(magic, min_version, max_version, stream, session, secret, client_name)
   bool operator==(const hello&) const = default;
 };
+/// The hello this build sends: its magic and version range, for `stream`.
+hello make_hello(stream_kind stream, const session_token& session, const session_token& secret,
+                 std::string client_name);
+
 struct welcome {
   uint16_t version = 0;
   session_token session{};

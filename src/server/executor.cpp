@@ -173,10 +173,7 @@ bool executor::finish(const p::command_header& h, const object_entry& queue, cl_
   bool notify = (h.flags & p::notify) != 0;
   bool callback = notify || kind != callback_kind::completion;
   if (keep) {
-    object_entry entry;
-    entry.kind = object_kind::event;
-    entry.handle = event;
-    entry.context = queue.context;
+    auto entry = object_entry::native(object_kind::event, event, queue.context);
     entry.callbacks = queue.callbacks;
     objects_.insert(h.command, entry);
     if (callback) api_.clRetainEvent(event);
@@ -239,6 +236,13 @@ bool executor::write_from_bulk(const p::command_header& h, const object_entry& q
     return fail(h, rc);
   }
   return finish(h, queue, rc, event, callback_kind::write);
+}
+
+void executor::insert_kernel(p::object_id id, cl_kernel kernel, const object_entry& program, cl_uint args) {
+  auto entry = object_entry::native(object_kind::kernel, kernel, program.context);
+  entry.printf_capable = program.printf_capable;
+  entry.pointer_args = pointer_arguments(kernel, args);
+  objects_.insert(id, entry);
 }
 
 std::vector<uint8_t> executor::pointer_arguments(cl_kernel kernel, cl_uint count) {
@@ -356,10 +360,7 @@ bool executor::on(const p::create_queue& m) {
   cl_command_queue queue =
       api_.clCreateCommandQueueWithProperties(context->as_context(), device->id, properties, &error);
   if (queue == nullptr) return record_failed(m.id, object_kind::queue, error);
-  object_entry entry;
-  entry.kind = object_kind::queue;
-  entry.handle = queue;
-  entry.context = context->as_context();
+  auto entry = object_entry::native(object_kind::queue, queue, context->as_context());
   entry.profiling = (m.properties & CL_QUEUE_PROFILING_ENABLE) != 0;
   entry.callbacks = context->callbacks;
   objects_.insert(m.id, entry);
@@ -401,10 +402,7 @@ bool executor::on(const p::create_buffer& m) {
     mem = api_.clCreateBuffer(native_context, flags, static_cast<size_t>(m.size), nullptr, &error);
   }
   if (mem == nullptr) return record_failed(m.id, object_kind::mem, error);
-  object_entry entry;
-  entry.kind = object_kind::mem;
-  entry.handle = mem;
-  entry.context = native_context;
+  auto entry = object_entry::native(object_kind::mem, mem, native_context);
   entry.size = m.size;
   objects_.insert(m.id, entry);
   return true;
@@ -418,10 +416,7 @@ bool executor::on(const p::create_sub_buffer& m) {
   cl_buffer_region region{static_cast<size_t>(m.origin), static_cast<size_t>(m.size)};
   cl_mem mem = api_.clCreateSubBuffer(parent->as_mem(), m.flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &error);
   if (mem == nullptr) return record_failed(m.id, object_kind::mem, error);
-  object_entry entry;
-  entry.kind = object_kind::mem;
-  entry.handle = mem;
-  entry.context = parent->context;
+  auto entry = object_entry::native(object_kind::mem, mem, parent->context);
   entry.size = m.size;
   objects_.insert(m.id, entry);
   return true;
@@ -434,10 +429,7 @@ bool executor::on(const p::create_user_event& m) {
   if (context == nullptr) return record_failed(m.id, object_kind::event, error);
   cl_event event = api_.clCreateUserEvent(context->as_context(), &error);
   if (event == nullptr) return record_failed(m.id, object_kind::event, error);
-  object_entry entry;
-  entry.kind = object_kind::event;
-  entry.handle = event;
-  entry.context = context->as_context();
+  auto entry = object_entry::native(object_kind::event, event, context->as_context());
   entry.callbacks = context->callbacks;
   entry.user_event = true;
   objects_.insert(m.id, entry);
@@ -516,10 +508,7 @@ bool executor::on(const p::create_program_with_source& m) {
   size_t length = m.source.size();
   cl_program program = api_.clCreateProgramWithSource(context->as_context(), 1, &text, &length, &error);
   if (program == nullptr) return record_failed(m.id, object_kind::program, error);
-  object_entry entry;
-  entry.kind = object_kind::program;
-  entry.handle = program;
-  entry.context = context->as_context();
+  auto entry = object_entry::native(object_kind::program, program, context->as_context());
   entry.printf_capable = m.source.find("printf") != std::string::npos;
   objects_.insert(m.id, entry);
   return true;
@@ -551,10 +540,7 @@ bool executor::on(const p::create_program_with_binary& m) {
     reply.status = error;
     reply.details.assign(status.begin(), status.end());
     if (program != nullptr) {
-      object_entry entry;
-      entry.kind = object_kind::program;
-      entry.handle = program;
-      entry.context = context->as_context();
+      auto entry = object_entry::native(object_kind::program, program, context->as_context());
       entry.printf_capable = true;  // nothing tells; assume it may print
       objects_.insert(m.id, entry);
     }
@@ -679,10 +665,7 @@ bool executor::on(const p::link_program& m) {
       reply.status = error;
       if (program != nullptr) {
         // A failed link may still make a program that holds the log.
-        object_entry entry;
-        entry.kind = object_kind::program;
-        entry.handle = program;
-        entry.context = context->as_context();
+        auto entry = object_entry::native(object_kind::program, program, context->as_context());
         entry.printf_capable = printf_capable;
         objects_.insert(m.id, entry);
         reply.created = 1;
@@ -707,13 +690,7 @@ bool executor::on(const p::create_kernel& m) {
     if (kernel != nullptr) {
       cl_uint args = 0;
       api_.clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof args, &args, nullptr);
-      object_entry entry;
-      entry.kind = object_kind::kernel;
-      entry.handle = kernel;
-      entry.context = program->context;
-      entry.printf_capable = program->printf_capable;
-      entry.pointer_args = pointer_arguments(kernel, args);
-      objects_.insert(m.id, entry);
+      insert_kernel(m.id, kernel, *program, args);
       reply.kernels.push_back({m.id, m.name, args});
     }
   }
@@ -756,13 +733,7 @@ bool executor::on(const p::create_kernels_in_program& m) {
         api_.clReleaseKernel(made[i]);
         continue;
       }
-      object_entry entry;
-      entry.kind = object_kind::kernel;
-      entry.handle = made[i];
-      entry.context = program->context;
-      entry.printf_capable = program->printf_capable;
-      entry.pointer_args = pointer_arguments(made[i], args);
-      objects_.insert(m.ids[i], entry);
+      insert_kernel(m.ids[i], made[i], *program, args);
       reply.kernels.push_back({m.ids[i], names[i], args});
     }
   }

@@ -108,6 +108,8 @@ class executor {
   /// Whether `program` holds a compiled binary or library for every device
   /// (all of the program's when `devices` is empty).
   bool has_binary_for(cl_program program, const std::vector<cl_device_id>& devices);
+  /// Records a new native kernel of `program` under `id`.
+  void insert_kernel(protocol::object_id id, cl_kernel kernel, const object_entry& program, cl_uint args);
   /// Which arguments of a new kernel are buffer pointers (see object_entry).
   std::vector<uint8_t> pointer_arguments(cl_kernel kernel, cl_uint count);
   bool map_devices(const std::vector<uint32_t>& indices, std::vector<cl_device_id>& out);

@@ -54,6 +54,15 @@ struct object_entry {
   bool user_event = false;
   bool status_set = false;
 
+  /// An entry for a native object that was created successfully.
+  static object_entry native(object_kind kind, void* handle, cl_context context) {
+    object_entry entry;
+    entry.kind = kind;
+    entry.handle = handle;
+    entry.context = context;
+    return entry;
+  }
+
   cl_context as_context() const { return static_cast<cl_context>(handle); }
   cl_command_queue as_queue() const { return static_cast<cl_command_queue>(handle); }
   cl_mem as_mem() const { return static_cast<cl_mem>(handle); }

@@ -31,15 +31,7 @@ inline unique_fd connect_loopback(uint16_t port) {
 
 inline p::hello make_hello(p::stream_kind stream, const p::session_token& session = {},
                            const p::session_token& secret = {}) {
-  p::hello h;
-  h.magic = p::magic;
-  h.min_version = p::min_version;
-  h.max_version = p::max_version;
-  h.stream = stream;
-  h.session = session;
-  h.secret = secret;
-  h.client_name = "server-test";
-  return h;
+  return p::make_hello(stream, session, secret, "server-test");
 }
 
 /// One connection with a frame reader.

@@ -76,14 +76,7 @@ connection::~connection() {
 }
 
 bool connection::handshake(int fd, protocol::stream_kind kind, std::string& error) {
-  protocol::hello h;
-  h.magic = protocol::magic;
-  h.min_version = protocol::min_version;
-  h.max_version = protocol::max_version;
-  h.stream = kind;
-  h.session = session_;
-  h.secret = secret_;
-  h.client_name = "libferry";
+  protocol::hello h = protocol::make_hello(kind, session_, secret_, "libferry");
   std::vector<uint8_t> frame;
   protocol::append_frame(frame, h);
   if (!write_all(fd, frame.data(), frame.size())) {
