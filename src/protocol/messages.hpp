@@ -43,6 +43,8 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(24, create_user_event, direction::to_server, 64)                               \
   X(25, set_user_event_status, direction::to_server, 64)                           \
   X(26, release_object, direction::to_server, 64)                                  \
+  X(27, create_image, direction::to_server, 4096)                                  \
+  X(28, create_sampler, direction::to_server, 4096)                                \
   X(30, create_program_with_source, direction::to_server, max_control_payload)     \
   X(31, create_program_with_binary, direction::to_server, max_control_payload)     \
   X(32, build_program, direction::to_server, 1 << 20)                              \
@@ -67,6 +69,12 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(58, enqueue_marker, direction::to_server, 1 << 20)                             \
   X(59, enqueue_barrier, direction::to_server, 1 << 20)                            \
   X(60, flush_queue, direction::to_server, 64)                                     \
+  X(61, enqueue_write_image, direction::to_server, 1 << 20)                        \
+  X(62, enqueue_read_image, direction::to_server, 1 << 20)                         \
+  X(63, enqueue_copy_image, direction::to_server, 1 << 20)                         \
+  X(64, enqueue_fill_image, direction::to_server, 1 << 20)                         \
+  X(65, enqueue_copy_image_to_buffer, direction::to_server, 1 << 20)               \
+  X(66, enqueue_copy_buffer_to_image, direction::to_server, 1 << 20)               \
   X(70, completions, direction::to_client, max_control_payload)                    \
   X(71, printf_output, direction::to_client, max_control_payload)                  \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)
@@ -124,14 +132,14 @@ struct command_header {
   bool operator==(const command_header&) const = default;
 };
 
-enum class kernel_arg_kind : uint8_t { value = 0, mem = 1, local = 2, null_mem = 3 };
+enum class kernel_arg_kind : uint8_t { value = 0, mem = 1, local = 2, null_mem = 3, sampler = 4 };
 
 struct kernel_arg {
   uint32_t index = 0;
   kernel_arg_kind kind = kernel_arg_kind::value;
   uint64_t size = 0;     // value and local: the size passed to clSetKernelArg
   bytes value;           // value: the argument bytes
-  object_id object = 0;  // mem: the buffer
+  object_id object = 0;  // mem: the buffer or image; sampler: the sampler
   FERRY_FIELDS(index, kind, size, value, object)
   bool operator==(const kernel_arg&) const = default;
 };
@@ -162,6 +170,9 @@ enum class query_kind : uint32_t {
   kernel_info = 3,
   kernel_work_group_info = 4,
   kernel_arg_info = 5,
+  /// clGetSupportedImageFormats: object = context, param = image type,
+  /// input = the cl_mem_flags (8 bytes); the value is the cl_image_format array.
+  supported_image_formats = 6,
 };
 
 // ---------------------------------------------------------------------------
@@ -284,6 +295,45 @@ struct release_object {
   object_id id = 0;
   FERRY_FIELDS(id)
   bool operator==(const release_object&) const = default;
+};
+
+/// An image. Answered with a status_reply (native creation errors are exact).
+/// `buffer` names the buffer of a 1D buffer image or of a 2D image made from
+/// a buffer (0 for none). Initial contents, if any, arrive packed (no row or
+/// slice padding) on the bulk stream as `initial_transfer`; the pitches then
+/// are 0.
+struct create_image {
+  uint64_t request = 0;
+  object_id id = 0;
+  object_id context = 0;
+  uint64_t flags = 0;
+  uint32_t channel_order = 0;
+  uint32_t channel_data_type = 0;
+  uint32_t image_type = 0;
+  uint64_t width = 0;
+  uint64_t height = 0;
+  uint64_t depth = 0;
+  uint64_t array_size = 0;
+  uint64_t row_pitch = 0;
+  uint64_t slice_pitch = 0;
+  uint32_t num_mip_levels = 0;
+  uint32_t num_samples = 0;
+  object_id buffer = 0;
+  limited_vector<uint64_t, 64> properties;  // cl_mem_properties, 0-terminated or empty
+  uint64_t initial_transfer = 0;
+  FERRY_FIELDS(request, id, context, flags, channel_order, channel_data_type, image_type, width, height, depth,
+               array_size, row_pitch, slice_pitch, num_mip_levels, num_samples, buffer, properties, initial_transfer)
+  bool operator==(const create_image&) const = default;
+};
+/// A sampler from cl_sampler_properties (0-terminated). Answered with a
+/// status_reply.
+struct create_sampler {
+  uint64_t request = 0;
+  object_id id = 0;
+  object_id context = 0;
+  limited_vector<uint64_t, 64> properties;
+  FERRY_FIELDS(request, id, context, properties)
+  bool operator==(const create_sampler&) const = default;
 };
 
 struct create_program_with_source {
@@ -499,6 +549,68 @@ struct flush_queue {
   object_id queue = 0;
   FERRY_FIELDS(queue)
   bool operator==(const flush_queue&) const = default;
+};
+
+/// Image transfers: host data travels packed (row pitch = region width x
+/// element size, slice pitch = row pitch x rows), on the bulk stream as
+/// transfer `header.command` like the buffer transfers.
+struct enqueue_write_image {
+  command_header header;
+  object_id image = 0;
+  size3 origin{};
+  size3 region{};
+  uint64_t size = 0;  // packed bytes that follow
+  FERRY_FIELDS(header, image, origin, region, size)
+  bool operator==(const enqueue_write_image&) const = default;
+};
+struct enqueue_read_image {
+  command_header header;
+  object_id image = 0;
+  size3 origin{};
+  size3 region{};
+  uint64_t size = 0;  // packed bytes that return
+  FERRY_FIELDS(header, image, origin, region, size)
+  bool operator==(const enqueue_read_image&) const = default;
+};
+struct enqueue_copy_image {
+  command_header header;
+  object_id source = 0;
+  object_id destination = 0;
+  size3 source_origin{};
+  size3 destination_origin{};
+  size3 region{};
+  FERRY_FIELDS(header, source, destination, source_origin, destination_origin, region)
+  bool operator==(const enqueue_copy_image&) const = default;
+};
+/// `color` is the fill colour as the spec gives it: four floats, ints or uints.
+struct enqueue_fill_image {
+  command_header header;
+  object_id image = 0;
+  std::array<uint8_t, 16> color{};
+  size3 origin{};
+  size3 region{};
+  FERRY_FIELDS(header, image, color, origin, region)
+  bool operator==(const enqueue_fill_image&) const = default;
+};
+struct enqueue_copy_image_to_buffer {
+  command_header header;
+  object_id image = 0;
+  object_id buffer = 0;
+  size3 origin{};
+  size3 region{};
+  uint64_t offset = 0;
+  FERRY_FIELDS(header, image, buffer, origin, region, offset)
+  bool operator==(const enqueue_copy_image_to_buffer&) const = default;
+};
+struct enqueue_copy_buffer_to_image {
+  command_header header;
+  object_id buffer = 0;
+  object_id image = 0;
+  uint64_t offset = 0;
+  size3 origin{};
+  size3 region{};
+  FERRY_FIELDS(header, buffer, image, offset, origin, region)
+  bool operator==(const enqueue_copy_buffer_to_image&) const = default;
 };
 
 struct completions {

@@ -1,4 +1,5 @@
 #include "server/executor.hpp"
+#include "server/executor_detail.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -14,20 +15,6 @@ namespace ferry::server {
 namespace p = protocol;
 
 namespace {
-
-constexpr uint32_t needs_event_flags = p::keep_event | p::notify;
-
-bool multiply(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
-
-// Bytes of a packed rectangle, or false when it overflows.
-bool region_bytes(const p::size3& region, uint64_t& out) {
-  uint64_t rows;
-  return multiply(region[0], region[1], rows) && multiply(rows, region[2], out);
-}
-
-void to_size_t(const p::size3& in, size_t (&out)[3]) {
-  for (size_t i = 0; i < 3; ++i) out[i] = static_cast<size_t>(in[i]);
-}
 
 bool is_sub_group_param(uint32_t param) {
   switch (param) {
@@ -199,45 +186,6 @@ bool executor::finish(const p::command_header& h, const object_entry& queue, cl_
   return true;
 }
 
-template <class Enqueue>
-bool executor::write_from_bulk(const p::command_header& h, const object_entry& queue, uint64_t total,
-                               Enqueue&& enqueue) {
-  uint64_t transfer = h.command;
-  uint8_t* data = nullptr;
-  std::string why;
-  cl_event gate = nullptr;
-  switch (core_->transfers.claim(transfer, total, data, why)) {
-    case transfer_table::claim_result::conflict: return violate(why);
-    case transfer_table::claim_result::no_memory:
-      core_->transfers.abandon(transfer);
-      return fail(h, CL_OUT_OF_HOST_MEMORY);
-    case transfer_table::claim_result::complete: break;
-    case transfer_table::claim_result::pending: {
-      // Bytes still on their way: the write waits for them natively and the
-      // bulk reader completes the gate when the last byte lands.
-      cl_int error = CL_SUCCESS;
-      gate = api_.clCreateUserEvent(queue.context, &error);
-      if (gate == nullptr) {
-        core_->transfers.abandon(transfer);
-        return fail(h, error);
-      }
-      if (!core_->transfers.attach_user_event(transfer, gate)) {
-        api_.clReleaseEvent(gate);  // completed meanwhile
-        gate = nullptr;
-      }
-      break;
-    }
-  }
-  if (gate) wait_list_.push_back(gate);
-  cl_event event = nullptr;
-  cl_int rc = enqueue(data, &event);
-  if (rc != CL_SUCCESS) {
-    core_->transfers.abandon(transfer);
-    return fail(h, rc);
-  }
-  return finish(h, queue, rc, event, callback_kind::write);
-}
-
 void executor::insert_kernel(p::object_id id, cl_kernel kernel, const object_entry& program, cl_uint args) {
   auto entry = object_entry::native(object_kind::kernel, kernel, program.context);
   entry.printf_capable = program.printf_capable;
@@ -253,6 +201,12 @@ std::vector<uint8_t> executor::pointer_arguments(cl_kernel kernel, cl_uint count
                                 nullptr) != CL_SUCCESS)
       return {};  // the platform keeps no argument info for this program
     pointers[i] = qualifier == CL_KERNEL_ARG_ADDRESS_GLOBAL || qualifier == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+    if (!pointers[i]) {
+      // A sampler is a handle too (images are __global already).
+      char type[16] = {};
+      if (api_.clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type, type, nullptr) == CL_SUCCESS)
+        pointers[i] = std::strcmp(type, "sampler_t") == 0 ? 2 : 0;
+    }
   }
   return pointers;
 }
@@ -263,11 +217,11 @@ cl_int executor::set_arg(const object_entry& kernel_entry, const p::kernel_arg& 
   switch (arg.kind) {
     case p::kernel_arg_kind::value:
       if (arg.size != arg.value.size()) return CL_INVALID_ARG_SIZE;
-      // Bytes for a buffer argument would be taken as a native handle and
-      // dereferenced by the driver: only zeros (a NULL buffer) may pass.
+      // Bytes for a buffer or sampler argument would be taken as a native
+      // handle and dereferenced by the driver: only zeros (NULL) may pass.
       if (arg.index < kernel_entry.pointer_args.size() && kernel_entry.pointer_args[arg.index] &&
           std::any_of(arg.value.begin(), arg.value.end(), [](uint8_t b) { return b != 0; }))
-        return CL_INVALID_MEM_OBJECT;
+        return kernel_entry.pointer_args[arg.index] == 2 ? CL_INVALID_SAMPLER : CL_INVALID_MEM_OBJECT;
       return api_.clSetKernelArg(kernel, arg.index, arg.value.size(), arg.value.empty() ? nullptr : arg.value.data());
     case p::kernel_arg_kind::mem: {
       cl_int error;
@@ -280,6 +234,13 @@ cl_int executor::set_arg(const object_entry& kernel_entry, const p::kernel_arg& 
       return api_.clSetKernelArg(kernel, arg.index, static_cast<size_t>(arg.size), nullptr);
     case p::kernel_arg_kind::null_mem:
       return api_.clSetKernelArg(kernel, arg.index, sizeof(cl_mem), nullptr);
+    case p::kernel_arg_kind::sampler: {
+      cl_int error;
+      const object_entry* sampler = objects_.find(arg.object, object_kind::sampler, CL_INVALID_SAMPLER, error);
+      if (sampler == nullptr) return CL_INVALID_SAMPLER;
+      cl_sampler handle = sampler->as_sampler();
+      return api_.clSetKernelArg(kernel, arg.index, sizeof(cl_sampler), &handle);
+    }
   }
   violated = true;
   violation_ = "unknown kernel argument kind " + std::to_string(static_cast<int>(arg.kind));
@@ -382,19 +343,7 @@ bool executor::on(const p::create_buffer& m) {
   cl_mem mem = nullptr;
   if (m.initial_transfer) {
     uint8_t* data = nullptr;
-    uint64_t total = 0;
-    // Waits on the bulk stream; session shutdown aborts the wait. Work
-    // already enqueued starts first.
-    flush_touched();
-    if (!core_->transfers.wait_complete(m.initial_transfer, data, total)) {
-      stop_requested_ = true;
-      return violate("session closing while buffer " + std::to_string(m.id) + " waited for its contents");
-    }
-    if (total != m.size) {
-      core_->transfers.erase(m.initial_transfer);
-      return violate("initial contents of " + std::to_string(total) + " bytes for buffer " + std::to_string(m.id) +
-                     " of " + std::to_string(m.size) + " bytes");
-    }
+    if (!await_initial_contents(m.initial_transfer, m.size, m.id, data)) return false;
     mem = api_.clCreateBuffer(native_context, flags | CL_MEM_COPY_HOST_PTR, static_cast<size_t>(m.size), data,
                               &error);
     core_->transfers.erase(m.initial_transfer);
@@ -405,6 +354,23 @@ bool executor::on(const p::create_buffer& m) {
   auto entry = object_entry::native(object_kind::mem, mem, native_context);
   entry.size = m.size;
   objects_.insert(m.id, entry);
+  return true;
+}
+
+bool executor::await_initial_contents(uint64_t transfer, uint64_t expected, p::object_id id, uint8_t*& data) {
+  uint64_t total = 0;
+  // Waits on the bulk stream; session shutdown aborts the wait. Work already
+  // enqueued starts first.
+  flush_touched();
+  if (!core_->transfers.wait_complete(transfer, data, total)) {
+    stop_requested_ = true;
+    return violate("session closing while memory object " + std::to_string(id) + " waited for its contents");
+  }
+  if (total != expected) {
+    core_->transfers.erase(transfer);
+    return violate("initial contents of " + std::to_string(total) + " bytes for memory object " + std::to_string(id) +
+                   " of " + std::to_string(expected) + " bytes");
+  }
   return true;
 }
 
@@ -848,6 +814,25 @@ cl_int executor::query_value(const p::query& m, p::bytes& out) {
           },
           out);
     }
+    case p::query_kind::supported_image_formats: {
+      const object_entry* context = objects_.find(m.object, object_kind::context, CL_INVALID_CONTEXT, error);
+      if (context == nullptr) return error;
+      cl_mem_flags flags = 0;
+      if (m.input.size() != sizeof flags) return CL_INVALID_VALUE;
+      std::memcpy(&flags, m.input.data(), sizeof flags);
+      cl_uint count = 0;
+      cl_int rc = api_.clGetSupportedImageFormats(context->as_context(), flags, m.param, 0, nullptr, &count);
+      if (rc != CL_SUCCESS) return rc;
+      std::vector<cl_image_format> formats(count);
+      if (count) {
+        rc = api_.clGetSupportedImageFormats(context->as_context(), flags, m.param, count, formats.data(), &count);
+        if (rc != CL_SUCCESS) return rc;
+        formats.resize(count);
+      }
+      out.resize(formats.size() * sizeof(cl_image_format));
+      if (!formats.empty()) std::memcpy(out.data(), formats.data(), out.size());
+      return CL_SUCCESS;
+    }
   }
   return CL_INVALID_VALUE;
 }
@@ -862,14 +847,6 @@ bool executor::on(const p::query& m) {
 
 // ---------------------------------------------------------------------------
 // Enqueues
-
-template <class Native>
-bool executor::enqueue_native(const p::command_header& h, const object_entry& queue, Native&& native) {
-  cl_event event = nullptr;
-  bool want_event = (h.flags & needs_event_flags) != 0;
-  cl_int rc = native(want_event ? &event : nullptr);
-  return finish(h, queue, rc, event, callback_kind::completion);
-}
 
 bool executor::on(const p::enqueue_ndrange& m) {
   const object_entry* queue;

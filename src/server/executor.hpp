@@ -65,6 +65,15 @@ class executor {
   bool on(const protocol::enqueue_marker& m);
   bool on(const protocol::enqueue_barrier& m);
   bool on(const protocol::flush_queue& m);
+  // Images and samplers (executor_images.cpp).
+  bool on(const protocol::create_image& m);
+  bool on(const protocol::create_sampler& m);
+  bool on(const protocol::enqueue_write_image& m);
+  bool on(const protocol::enqueue_read_image& m);
+  bool on(const protocol::enqueue_copy_image& m);
+  bool on(const protocol::enqueue_fill_image& m);
+  bool on(const protocol::enqueue_copy_image_to_buffer& m);
+  bool on(const protocol::enqueue_copy_buffer_to_image& m);
 
   /// clFlush on every queue that got commands since the last call. The
   /// control reader calls it when no whole frame is left, before it blocks in
@@ -104,6 +113,10 @@ class executor {
   /// native event is requested only when the client observes the command).
   template <class Native>
   bool enqueue_native(const protocol::command_header& h, const object_entry& queue, Native&& native);
+  /// Waits for the `expected` bytes of a new memory object's initial
+  /// contents (transfer `transfer`); false (a violation) when the session
+  /// closes meanwhile or the size differs. The caller erases the transfer.
+  bool await_initial_contents(uint64_t transfer, uint64_t expected, protocol::object_id id, uint8_t*& data);
   cl_int set_arg(const object_entry& kernel, const protocol::kernel_arg& arg, bool& violated);
   /// Whether `program` holds a compiled binary or library for every device
   /// (all of the program's when `devices` is empty).

@@ -17,6 +17,7 @@ const char* kind_name(object_kind kind) {
     case object_kind::program: return "program";
     case object_kind::kernel: return "kernel";
     case object_kind::event: return "event";
+    case object_kind::sampler: return "sampler";
   }
   return "?";
 }
@@ -55,6 +56,7 @@ void object_table::release_native(const object_entry& entry) {
     case object_kind::program: api_.clReleaseProgram(entry.as_program()); break;
     case object_kind::kernel: api_.clReleaseKernel(entry.as_kernel()); break;
     case object_kind::event: api_.clReleaseEvent(entry.as_event()); break;
+    case object_kind::sampler: api_.clReleaseSampler(entry.as_sampler()); break;
   }
 }
 
@@ -72,8 +74,9 @@ bool object_table::erase(object_id id) {
 void object_table::release_all() {
   if (entries_.empty()) return;
   // Dependents first, so that each release is the last reference where it can be.
-  static constexpr object_kind order[] = {object_kind::event,   object_kind::kernel, object_kind::program,
-                                          object_kind::mem,     object_kind::queue,  object_kind::context};
+  static constexpr object_kind order[] = {object_kind::event, object_kind::kernel, object_kind::sampler,
+                                          object_kind::program, object_kind::mem,   object_kind::queue,
+                                          object_kind::context};
   std::vector<std::pair<int, object_entry>> all;
   all.reserve(entries_.size());
   for (auto& [id, entry] : entries_) {

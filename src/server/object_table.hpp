@@ -24,7 +24,7 @@ namespace ferry::server {
 
 using protocol::object_id;
 
-enum class object_kind : uint8_t { context, queue, mem, program, kernel, event };
+enum class object_kind : uint8_t { context, queue, mem, program, kernel, event, sampler };
 
 const char* kind_name(object_kind kind);
 
@@ -40,15 +40,18 @@ struct object_entry {
   cl_platform_id platform = nullptr;
   /// mem: size in bytes.
   uint64_t size = 0;
+  /// mem: bytes per pixel of an image (0 for buffers).
+  uint64_t element_size = 0;
   /// queue: created with CL_QUEUE_PROFILING_ENABLE.
   bool profiling = false;
   /// context, queue, event: how the platform's event callbacks treat failures.
   native::callback_behaviour callbacks;
   /// program, kernel: may print (source mentions printf, or a binary).
   bool printf_capable = false;
-  /// kernel: per argument, whether it is a __global or __constant pointer
-  /// (empty when the platform does not tell). Such an argument takes only
-  /// buffers named by id, never raw bytes that the driver would dereference.
+  /// kernel: per argument, 1 when it is a __global or __constant pointer
+  /// (buffers, images), 2 for a sampler_t, else 0 (empty when the platform
+  /// does not tell). Such an argument takes only objects named by id, never
+  /// raw bytes that the driver would dereference.
   std::vector<uint8_t> pointer_args;
   /// event: made by create_user_event, and whether its status was set since.
   bool user_event = false;
@@ -69,6 +72,7 @@ struct object_entry {
   cl_program as_program() const { return static_cast<cl_program>(handle); }
   cl_kernel as_kernel() const { return static_cast<cl_kernel>(handle); }
   cl_event as_event() const { return static_cast<cl_event>(handle); }
+  cl_sampler as_sampler() const { return static_cast<cl_sampler>(handle); }
 };
 
 class object_table {

@@ -16,6 +16,7 @@ object_entry fake(object_kind kind, const native::api& api) {
     case object_kind::program: e.handle = api.clCreateProgramWithSource(nullptr, 0, nullptr, nullptr, &error); break;
     case object_kind::kernel: e.handle = api.clCreateKernel(nullptr, "k", &error); break;
     case object_kind::event: e.handle = api.clCreateUserEvent(nullptr, &error); break;
+    case object_kind::sampler: e.handle = api.clCreateSamplerWithProperties(nullptr, nullptr, &error); break;
   }
   return e;
 }

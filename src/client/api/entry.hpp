@@ -59,6 +59,7 @@ FERRY_HANDLE(cl_mem, mem, CL_INVALID_MEM_OBJECT)
 FERRY_HANDLE(cl_program, program, CL_INVALID_PROGRAM)
 FERRY_HANDLE(cl_kernel, kernel, CL_INVALID_KERNEL)
 FERRY_HANDLE(cl_event, event, CL_INVALID_EVENT)
+FERRY_HANDLE(cl_sampler, sampler, CL_INVALID_SAMPLER)
 #undef FERRY_HANDLE
 
 /// True when `h` is a live Ferry object of its type (not NULL, our dispatch

@@ -197,12 +197,13 @@ uint64_t shape_of(arg_kind kind, size_t size) { return shape_of(static_cast<uint
 // shape it says nothing about the argument's type.
 constexpr uint8_t zero_handle_kind = 0x7f;
 
-enum class handle_kind { foreign, memory, other_object };
+enum class handle_kind { foreign, memory, sampler, other_object };
 
 // What 8 argument bytes name. They may be any scalar (a long, a double), so
 // they count as an object only if the registry of live objects knows them.
 handle_kind classify_handle(cl_mem h) {
   if (is_live_memory(h)) return handle_kind::memory;
+  if (is_live_sampler(h)) return handle_kind::sampler;
   if (is_live_object(h)) return handle_kind::other_object;
   return handle_kind::foreign;
 }
@@ -215,6 +216,7 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
   const uint64_t known = k->validated[index];
   const uint64_t known_value = shape_of(arg_kind::value, sizeof(cl_mem));
   const uint64_t known_mem = shape_of(arg_kind::mem, sizeof(cl_mem));
+  const uint64_t known_sampler = shape_of(arg_kind::sampler, sizeof(cl_sampler));
 
   // Each kind is one native call on the server, chosen so that the native
   // code is exact whatever the argument's declared type:
@@ -228,6 +230,7 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
   uint64_t shape = 0;
   bool accepted = false;  // certain to be accepted without asking
   cl_mem m = nullptr;
+  cl_sampler smp = nullptr;
   if (value == nullptr) {
     kind = size == sizeof(cl_mem) ? arg_kind::null_mem : arg_kind::local;
     shape = shape_of(kind, size);
@@ -250,11 +253,22 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
       kind = arg_kind::mem;
       m = h;
       shape = known;
+    } else if (known == known_sampler) {
+      // CL_INVALID_SAMPLER for an argument declared to be of type sampler_t
+      // when the specified arg_value is not a valid sampler object.
+      if (!is_live_sampler(h)) return CL_INVALID_SAMPLER;
+      kind = arg_kind::sampler;
+      smp = reinterpret_cast<cl_sampler>(h);
+      shape = known;
     } else {
       switch (classify_handle(h)) {
         case handle_kind::memory:
           kind = arg_kind::mem;
           m = h;
+          break;
+        case handle_kind::sampler:
+          kind = arg_kind::sampler;
+          smp = reinterpret_cast<cl_sampler>(h);
           break;
         // CL_INVALID_MEM_OBJECT for an argument declared to be a memory
         // object when the specified arg_value is not a valid memory object
@@ -286,6 +300,7 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
     // merely tested for NULL, and may point at fewer than `size` bytes).
     if (kind == arg_kind::value) request.arg.value.assign(size, 0);
     if (m) request.arg.object = m->id;
+    if (smp) request.arg.object = smp->id;
     auto reply = link_of(k->program->context)->call<protocol::status_reply>(request);
     if (!reply) return reply.error();
     if (reply->status != CL_SUCCESS) return reply->status;
@@ -307,7 +322,7 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
     } else {
       arg.wire.value.clear();
     }
-    arg.wire.object = m ? m->id : 0;
+    arg.wire.object = m ? m->id : smp ? smp->id : 0;
   }
   arg.mem = m;
   arg.set = true;

@@ -5,31 +5,13 @@
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/memory_common.hpp"
 #include "client/core/command.hpp"
 #include "client/core/server.hpp"
 
 namespace ferry::client::api {
 
 namespace {
-
-constexpr cl_mem_flags access_flags = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
-constexpr cl_mem_flags host_access_flags = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-constexpr cl_mem_flags host_ptr_flags = CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
-constexpr cl_mem_flags known_flags = access_flags | host_access_flags | host_ptr_flags | CL_MEM_KERNEL_READ_AND_WRITE;
-
-bool more_than_one(cl_mem_flags flags, cl_mem_flags group) {
-  cl_mem_flags chosen = flags & group;
-  return chosen & (chosen - 1);
-}
-
-// CL_INVALID_VALUE if values specified in flags are not valid as defined in
-// the Memory Flags table.
-bool valid_flags(cl_mem_flags flags) {
-  if (flags & ~known_flags) return false;
-  if (more_than_one(flags, access_flags) || more_than_one(flags, host_access_flags)) return false;
-  if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))) return false;
-  return true;
-}
 
 result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, cl_mem_flags flags, size_t size,
                              void* host_ptr) {
@@ -59,6 +41,7 @@ result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, 
   retain_internal(c);
   m->flags = flags;
   m->size = size;
+  if (properties) m->properties.assign(properties, properties + 1);  // only the terminating 0 is accepted
   if (flags & CL_MEM_USE_HOST_PTR) m->host_ptr = host_ptr;
   // The server's buffer has no host pointer of ours: the initial contents
   // travel on the bulk stream and the client keeps USE_HOST_PTR semantics.
@@ -73,7 +56,7 @@ result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, 
 
 result<cl_mem> create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type, const void* info) {
   // CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object or is a sub-buffer object.
-  if (!is_valid(parent) || parent->parent) return fail(CL_INVALID_MEM_OBJECT);
+  if (!is_valid(parent) || parent->parent || parent->is_image()) return fail(CL_INVALID_MEM_OBJECT);
   if (!valid_flags(flags) || (flags & host_ptr_flags)) return fail(CL_INVALID_VALUE);
   cl_mem_flags p = parent->flags;
   // CL_INVALID_VALUE if buffer was created with CL_MEM_WRITE_ONLY and flags
@@ -122,29 +105,6 @@ result<cl_mem> create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_cr
   link_of(m->context)->post(protocol::create_sub_buffer{m->id, parent->id, flags & ~host_ptr_flags, region.origin,
                                                         region.size});
   return static_cast<cl_mem>(m);
-}
-
-// Checks shared by every command on one buffer: queue, buffer, context.
-cl_int check_queue_and_buffer(cl_command_queue q, cl_mem m) {
-  // CL_INVALID_COMMAND_QUEUE if command_queue is not a valid host command-queue.
-  FERRY_CHECK_HANDLE(q);
-  // CL_INVALID_MEM_OBJECT if buffer is not a valid buffer object.
-  FERRY_CHECK_HANDLE(m);
-  // CL_INVALID_CONTEXT if the context associated with command_queue and
-  // buffer are not the same.
-  if (q->context != m->context) return CL_INVALID_CONTEXT;
-  return CL_SUCCESS;
-}
-
-bool in_bounds(const memory* m, size_t offset, size_t size) { return offset <= m->size && size <= m->size - offset; }
-
-enum class host_access { read, write };
-
-// CL_INVALID_OPERATION if the host may not access the buffer this way.
-bool host_may(const memory* m, host_access how) {
-  if (m->flags & CL_MEM_HOST_NO_ACCESS) return false;
-  if (how == host_access::read) return !(m->flags & CL_MEM_HOST_WRITE_ONLY);
-  return !(m->flags & CL_MEM_HOST_READ_ONLY);
 }
 
 cl_int read_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_read, size_t offset, size_t size, void* ptr,
@@ -203,20 +163,6 @@ size_t rect_extent(const size_t* origin, const size_t* region, size_t row_pitch,
   return (origin[2] + region[2] - 1) * slice_pitch + (origin[1] + region[1] - 1) * row_pitch + origin[0] + region[0];
 }
 
-// Copies a rectangle between a pitched host layout and a packed one.
-enum class pack_direction { pack, unpack };
-void copy_rect(uint8_t* packed, uint8_t* host, const size_t* host_origin, const size_t* region, size_t row_pitch,
-               size_t slice_pitch, pack_direction direction) {
-  size_t row = region[0];
-  for (size_t z = 0; z < region[2]; ++z)
-    for (size_t y = 0; y < region[1]; ++y) {
-      uint8_t* h = host + (host_origin[2] + z) * slice_pitch + (host_origin[1] + y) * row_pitch + host_origin[0];
-      uint8_t* p = packed + (z * region[1] + y) * row;
-      if (direction == pack_direction::pack) std::memcpy(p, h, row);
-      else std::memcpy(h, p, row);
-    }
-}
-
 // Checks the arguments of the rect read/write calls (shared clauses).
 cl_int check_rect(const memory* m, const size_t* buffer_origin, const size_t* host_origin, const size_t* region,
                   size_t& buffer_row_pitch, size_t& buffer_slice_pitch, size_t& host_row_pitch,
@@ -232,13 +178,12 @@ cl_int check_rect(const memory* m, const size_t* buffer_origin, const size_t* ho
   return CL_SUCCESS;
 }
 
-protocol::size3 to_size3(const size_t* v) { return {v[0], v[1], v[2]}; }
-
 cl_int copy_buffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset, size_t size,
                    cl_uint count, const cl_event* list, cl_event* event_out) {
   FERRY_CHECK_HANDLE(q);
   FERRY_CHECK_HANDLE(src);
   FERRY_CHECK_HANDLE(dst);
+  if (src->is_image() || dst->is_image()) return CL_INVALID_MEM_OBJECT;
   // CL_INVALID_CONTEXT if the context associated with command_queue,
   // src_buffer and dst_buffer are not the same.
   if (q->context != src->context || q->context != dst->context) return CL_INVALID_CONTEXT;
@@ -310,17 +255,19 @@ cl_int CL_API_CALL clGetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, 
     FERRY_CHECK_HANDLE(m);
     info_out out(size, value, size_ret);
     switch (param) {
-      case CL_MEM_TYPE: return out.value(cl_mem_object_type{CL_MEM_OBJECT_BUFFER});
+      case CL_MEM_TYPE: return out.value(m->type);
       case CL_MEM_FLAGS: return out.value(m->flags);
       case CL_MEM_SIZE: return out.value(m->size);
       case CL_MEM_HOST_PTR: return out.value(m->host_ptr);
       case CL_MEM_MAP_COUNT: return out.value(cl_uint{m->map_count.load()});
       case CL_MEM_REFERENCE_COUNT: return out.value(cl_uint{m->api_refs.load()});
       case CL_MEM_CONTEXT: return out.value(m->context);
-      case CL_MEM_ASSOCIATED_MEMOBJECT: return out.value(m->parent);
+      case CL_MEM_ASSOCIATED_MEMOBJECT: return out.value(m->parent ? m->parent : m->image.mem_object);
       case CL_MEM_OFFSET: return out.value(m->origin);
       case CL_MEM_USES_SVM_POINTER: return out.value(cl_bool{CL_FALSE});
-      case CL_MEM_PROPERTIES: return out.put(nullptr, 0);
+      case CL_MEM_PROPERTIES:
+        return out.put(m->properties.empty() ? nullptr : m->properties.data(),
+                       m->properties.size() * sizeof(cl_mem_properties));
       default: return CL_INVALID_VALUE;
     }
   });
@@ -413,6 +360,7 @@ cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_me
     FERRY_CHECK_HANDLE(q);
     FERRY_CHECK_HANDLE(src);
     FERRY_CHECK_HANDLE(dst);
+    if (src->is_image() || dst->is_image()) return CL_INVALID_MEM_OBJECT;
     if (q->context != src->context || q->context != dst->context) return CL_INVALID_CONTEXT;
     // CL_INVALID_VALUE if src_origin, dst_origin, or region is NULL, if any
     // region element is 0, if the pitches are invalid, or if the regions are
@@ -528,7 +476,9 @@ void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
 cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void* mapped, cl_uint count,
                                            const cl_event* list, cl_event* event_out) {
   return guarded([&]() -> cl_int {
-    if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
+    FERRY_CHECK_HANDLE(q);
+    FERRY_CHECK_HANDLE(m);
+    if (q->context != m->context) return CL_INVALID_CONTEXT;
     if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
     _cl_mem::mapping found{};
     {
@@ -543,7 +493,9 @@ cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void* m
     }
     m->map_count.fetch_sub(1);
     cl_int code;
-    if (found.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
+    if (m->is_image() && (found.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))) {
+      code = write_back_image_mapping(q, m, found, count, list, event_out);
+    } else if (found.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
       // The mapped region goes back to the server.
       command cmd(q, CL_COMMAND_UNMAP_MEM_OBJECT, count, list, event_out, blocking::no);
       cmd.send(protocol::enqueue_write_buffer{cmd.header, m->id, found.offset, found.size});

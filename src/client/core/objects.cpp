@@ -29,6 +29,7 @@ connection* link_for(object_base* o) {
     case object_tag::mem: return link_of(static_cast<memory*>(o)->context);
     case object_tag::program: return link_of(static_cast<program*>(o)->context);
     case object_tag::kernel: return link_of(static_cast<kernel*>(o)->program->context);
+    case object_tag::sampler: return link_of(static_cast<sampler*>(o)->context);
     case object_tag::event: {
       auto* e = static_cast<event*>(o);
       return e->on_server ? link_of(e->context) : nullptr;
@@ -66,6 +67,7 @@ void destroy(object_base* o) {
       for (auto& mapping : m->mappings)
         if (mapping.owned) ::operator delete(mapping.pointer, std::align_val_t{64});
       if (m->parent) release_internal(m->parent);
+      if (m->image.mem_object) release_internal(m->image.mem_object);
       release_internal(m->context);
       delete m;
       break;
@@ -81,6 +83,12 @@ void destroy(object_base* o) {
       k->program->attached_kernels.fetch_sub(1);
       release_internal(k->program);
       delete k;
+      break;
+    }
+    case object_tag::sampler: {
+      auto* s = static_cast<sampler*>(o);
+      release_internal(s->context);
+      delete s;
       break;
     }
     case object_tag::event: {
@@ -116,6 +124,10 @@ bool is_live_object(const void* address) {
 
 bool is_live_memory(const void* address) {
   return is_live_object(address) && static_cast<const object_base*>(address)->tag == object_tag::mem;
+}
+
+bool is_live_sampler(const void* address) {
+  return is_live_object(address) && static_cast<const object_base*>(address)->tag == object_tag::sampler;
 }
 
 uint64_t live_object_count() { return live_objects.load(); }

@@ -44,6 +44,7 @@ enum class object_tag : uint32_t {
   program,
   kernel,
   event,
+  sampler,
   released = 0x0BADF00D,  // written on final release so stale handles are caught
 };
 
@@ -76,6 +77,9 @@ void release_api(object_base* object);
 /// application has not released; never dereferences a foreign `address`.
 /// Lets clSetKernelArg tell a cl_mem from 8 bytes of scalar data.
 bool is_live_memory(const void* address);
+/// Whether `address` is a sampler of this process that the application has
+/// not released (clSetKernelArg, like is_live_memory).
+bool is_live_sampler(const void* address);
 /// Whether `address` is any Ferry object (context, queue, memory, program,
 /// kernel, event) alive in this process.
 bool is_live_object(const void* address);
@@ -146,6 +150,16 @@ struct _cl_mem : ferry::client::object_base {
   void* host_ptr = nullptr;  // CL_MEM_USE_HOST_PTR only
   cl_mem parent = nullptr;   // sub-buffers
   size_t origin = 0;
+  std::vector<cl_mem_properties> properties;  // as given, with the terminating 0
+
+  // Images (type is CL_MEM_OBJECT_BUFFER for buffers).
+  cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
+  cl_image_format format{};
+  /// As given, with the pitches resolved (the host's layout for
+  /// USE_HOST_PTR, else packed); mem_object holds an internal reference.
+  cl_image_desc image{};
+  size_t element_size = 0;
+  bool is_image() const { return type != CL_MEM_OBJECT_BUFFER; }
 
   struct mapping {
     void* pointer;
@@ -153,6 +167,11 @@ struct _cl_mem : ferry::client::object_base {
     size_t size;
     cl_map_flags flags;
     bool owned;  // allocated by Ferry (not the USE_HOST_PTR region)
+    // Image mappings: the mapped region and the layout of `pointer`.
+    std::array<size_t, 3> origin{};
+    std::array<size_t, 3> region{};
+    size_t row_pitch = 0;
+    size_t slice_pitch = 0;
   };
   std::mutex mappings_mutex;  // guards mappings
   std::vector<mapping> mappings;
@@ -227,6 +246,15 @@ struct _cl_event : ferry::client::object_base {
   std::vector<callback> callbacks;
 };
 
+struct _cl_sampler : ferry::client::object_base {
+  _cl_sampler() : object_base(ferry::client::object_tag::sampler) {}
+  cl_context context = nullptr;
+  cl_bool normalized_coords = CL_TRUE;
+  cl_addressing_mode addressing_mode = CL_ADDRESS_CLAMP;
+  cl_filter_mode filter_mode = CL_FILTER_NEAREST;
+  std::vector<cl_sampler_properties> properties;  // as given, with the terminating 0
+};
+
 namespace ferry::client {
 using platform = _cl_platform_id;
 using device = _cl_device_id;
@@ -236,4 +264,5 @@ using memory = _cl_mem;
 using program = _cl_program;
 using kernel = _cl_kernel;
 using event = _cl_event;
+using sampler = _cl_sampler;
 }  // namespace ferry::client

@@ -54,6 +54,12 @@ class connection {
   /// decodes it. CL_DEVICE_NOT_AVAILABLE when the connection is lost.
   template <class Reply, class Request>
   result<Reply> call(Request& request) {
+    return call<Reply>(request, [] {});
+  }
+  /// The same, running `after_send` once the request is on its way (to
+  /// send bulk data that the server awaits before it replies).
+  template <class Reply, class Request, class AfterSend>
+  result<Reply> call(Request& request, AfterSend&& after_send) {
     request.request = next_request_.fetch_add(1);
     {
       std::lock_guard lock(requests_mutex_);
@@ -63,6 +69,7 @@ class connection {
     waiting scope(*this);
     post(request);
     flush();
+    after_send();
     std::vector<uint8_t> payload;
     uint16_t id = 0;
     if (!wait_reply(request.request, id, payload)) return fail(CL_DEVICE_NOT_AVAILABLE);

@@ -174,6 +174,17 @@ cl_int arg_info(cl_kernel, cl_uint, cl_kernel_arg_info, size_t size, void* value
   return answer("x", 2, size, value, size_ret);
 }
 
+cl_int image_info(cl_mem, cl_image_info param, size_t size, void* value, size_t* size_ret) {
+  if (param != CL_IMAGE_ELEMENT_SIZE) return CL_INVALID_VALUE;
+  size_t four = 4;
+  return answer(&four, sizeof four, size, value, size_ret);
+}
+
+cl_int image_formats(cl_context, cl_mem_flags, cl_mem_object_type, cl_uint, cl_image_format*, cl_uint* count) {
+  if (count) *count = 0;  // a dry device has no image support
+  return CL_SUCCESS;
+}
+
 }  // namespace
 }  // namespace dry
 
@@ -221,6 +232,17 @@ const api& dry_api() {
     t.clEnqueueBarrierWithWaitList = &dry::enqueue;
     t.clFlush = &dry::succeed;
     t.clFinish = &dry::succeed;
+    t.clCreateImageWithProperties = &dry::create<cl_mem>;
+    t.clGetImageInfo = &dry::image_info;
+    t.clGetSupportedImageFormats = &dry::image_formats;
+    t.clCreateSamplerWithProperties = &dry::create<cl_sampler>;
+    t.clReleaseSampler = &dry::release<cl_sampler>;
+    t.clEnqueueReadImage = &dry::enqueue;
+    t.clEnqueueWriteImage = &dry::enqueue;
+    t.clEnqueueCopyImage = &dry::enqueue;
+    t.clEnqueueFillImage = &dry::enqueue;
+    t.clEnqueueCopyImageToBuffer = &dry::enqueue;
+    t.clEnqueueCopyBufferToImage = &dry::enqueue;
     return t;
   }();
   return table;

@@ -28,7 +28,11 @@ struct api {
   X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clEnqueueWriteBuffer)                         \
   X(clEnqueueWriteBufferRect) X(clEnqueueReadBuffer) X(clEnqueueReadBufferRect)               \
   X(clEnqueueCopyBuffer) X(clEnqueueCopyBufferRect) X(clEnqueueFillBuffer)                    \
-  X(clEnqueueMarkerWithWaitList) X(clEnqueueBarrierWithWaitList) X(clFlush) X(clFinish)
+  X(clEnqueueMarkerWithWaitList) X(clEnqueueBarrierWithWaitList) X(clFlush) X(clFinish)            \
+  X(clCreateImageWithProperties) X(clGetImageInfo) X(clGetSupportedImageFormats)              \
+  X(clCreateSamplerWithProperties) X(clReleaseSampler) X(clEnqueueReadImage)                  \
+  X(clEnqueueWriteImage) X(clEnqueueCopyImage) X(clEnqueueFillImage)                          \
+  X(clEnqueueCopyImageToBuffer) X(clEnqueueCopyBufferToImage)
 #define FERRY_NATIVE_MEMBER(name) decltype(&::name) name;
   FERRY_NATIVE_FUNCTIONS(FERRY_NATIVE_MEMBER)
 #undef FERRY_NATIVE_MEMBER

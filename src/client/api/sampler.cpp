@@ -1,0 +1,141 @@
+// Sampler entry points. A sampler is created on the server with one round
+// trip (so the native code of a refusal reaches the caller) and answered
+// from the client afterwards.
+#include "client/api/api.hpp"
+#include "client/api/entry.hpp"
+#include "client/core/server.hpp"
+
+namespace ferry::client::api {
+
+namespace {
+
+bool valid_addressing(cl_ulong mode) {
+  switch (mode) {
+    case CL_ADDRESS_NONE: case CL_ADDRESS_CLAMP_TO_EDGE: case CL_ADDRESS_CLAMP: case CL_ADDRESS_REPEAT:
+    case CL_ADDRESS_MIRRORED_REPEAT: return true;
+    default: return false;
+  }
+}
+
+bool valid_filter(cl_ulong mode) { return mode == CL_FILTER_NEAREST || mode == CL_FILTER_LINEAR; }
+
+result<cl_sampler> create_sampler(cl_context c, const cl_sampler_properties* properties) {
+  // CL_INVALID_CONTEXT if context is not a valid context.
+  FERRY_CHECK_HANDLE_R(c);
+  // Parsed into a plain value first: a sampler object exists only once the
+  // server made one.
+  struct {
+    cl_bool normalized_coords = CL_TRUE;
+    cl_addressing_mode addressing_mode = CL_ADDRESS_CLAMP;
+    cl_filter_mode filter_mode = CL_FILTER_NEAREST;
+    std::vector<cl_sampler_properties> properties;
+  } parsed, *s = &parsed;
+  protocol::create_sampler request;
+  if (properties) {
+    // CL_INVALID_VALUE if the property name in sampler_properties is not a
+    // supported property name, if the value specified for a supported
+    // property name is not valid, or if the same property name is specified
+    // more than once.
+    bool seen[3] = {false, false, false};
+    for (const cl_sampler_properties* p = properties; *p != 0; p += 2) {
+      cl_ulong value = static_cast<cl_ulong>(p[1]);
+      switch (p[0]) {
+        case CL_SAMPLER_NORMALIZED_COORDS:
+          if (seen[0] || (value != CL_TRUE && value != CL_FALSE)) return fail(CL_INVALID_VALUE);
+          seen[0] = true;
+          s->normalized_coords = static_cast<cl_bool>(value);
+          break;
+        case CL_SAMPLER_ADDRESSING_MODE:
+          if (seen[1] || !valid_addressing(value)) return fail(CL_INVALID_VALUE);
+          seen[1] = true;
+          s->addressing_mode = static_cast<cl_addressing_mode>(value);
+          break;
+        case CL_SAMPLER_FILTER_MODE:
+          if (seen[2] || !valid_filter(value)) return fail(CL_INVALID_VALUE);
+          seen[2] = true;
+          s->filter_mode = static_cast<cl_filter_mode>(value);
+          break;
+        default: return fail(CL_INVALID_VALUE);
+      }
+      s->properties.push_back(p[0]);
+      s->properties.push_back(p[1]);
+    }
+    s->properties.push_back(0);
+  }
+  // The server always gets every property, so defaults are the client's.
+  request.properties = std::vector<uint64_t>{CL_SAMPLER_NORMALIZED_COORDS, s->normalized_coords,
+                                             CL_SAMPLER_ADDRESSING_MODE,   s->addressing_mode,
+                                             CL_SAMPLER_FILTER_MODE,       s->filter_mode,
+                                             0};
+  connection* link = link_of(c);
+  if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+  request.id = next_object_id();
+  request.context = c->id;
+  auto reply = link->call<protocol::status_reply>(request);
+  if (!reply) return fail(reply.error());
+  if (reply->status != CL_SUCCESS) return fail(reply->status);
+  auto* created = new sampler();
+  created->id = request.id;
+  created->context = c;
+  retain_internal(c);
+  created->normalized_coords = parsed.normalized_coords;
+  created->addressing_mode = parsed.addressing_mode;
+  created->filter_mode = parsed.filter_mode;
+  created->properties = std::move(parsed.properties);
+  return static_cast<cl_sampler>(created);
+}
+
+}  // namespace
+
+cl_sampler CL_API_CALL clCreateSampler(cl_context c, cl_bool normalized_coords, cl_addressing_mode addressing_mode,
+                                       cl_filter_mode filter_mode, cl_int* errcode_ret) {
+  const cl_sampler_properties properties[] = {CL_SAMPLER_NORMALIZED_COORDS, normalized_coords,
+                                              CL_SAMPLER_ADDRESSING_MODE,   addressing_mode,
+                                              CL_SAMPLER_FILTER_MODE,       filter_mode,
+                                              0};
+  return guarded_create<cl_sampler>(errcode_ret, [&]() -> result<cl_sampler> {
+    auto created = create_sampler(c, properties);
+    // A sampler made by clCreateSampler reports no properties.
+    if (created) (*created)->properties.clear();
+    return created;
+  });
+}
+
+cl_sampler CL_API_CALL clCreateSamplerWithProperties(cl_context c, const cl_sampler_properties* properties,
+                                                     cl_int* errcode_ret) {
+  return guarded_create<cl_sampler>(errcode_ret, [&] { return create_sampler(c, properties); });
+}
+
+cl_int CL_API_CALL clRetainSampler(cl_sampler s) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(s);
+    retain_api(s);
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL clReleaseSampler(cl_sampler s) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(s);
+    release_api(s);
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL clGetSamplerInfo(cl_sampler s, cl_sampler_info param, size_t size, void* value, size_t* size_ret) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(s);
+    info_out out(size, value, size_ret);
+    switch (param) {
+      case CL_SAMPLER_REFERENCE_COUNT: return out.value(cl_uint{s->api_refs.load()});
+      case CL_SAMPLER_CONTEXT: return out.value(s->context);
+      case CL_SAMPLER_NORMALIZED_COORDS: return out.value(s->normalized_coords);
+      case CL_SAMPLER_ADDRESSING_MODE: return out.value(s->addressing_mode);
+      case CL_SAMPLER_FILTER_MODE: return out.value(s->filter_mode);
+      case CL_SAMPLER_PROPERTIES: return out.array(s->properties);
+      default: return CL_INVALID_VALUE;
+    }
+  });
+}
+
+}  // namespace ferry::client::api

@@ -1,0 +1,84 @@
+// Helpers shared by the translation units that implement executor (buffers
+// and programs in executor.cpp, images and samplers in executor_images.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "server/executor.hpp"
+#include "server/native/info.hpp"
+
+namespace ferry::server::detail {
+
+namespace p = protocol;
+
+inline constexpr uint32_t needs_event_flags = p::keep_event | p::notify;
+
+inline bool multiply(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
+
+/// Bytes of a packed rectangle, or false when it overflows.
+inline bool region_bytes(const p::size3& region, uint64_t& out) {
+  uint64_t rows;
+  return multiply(region[0], region[1], rows) && multiply(rows, region[2], out);
+}
+
+inline void to_size_t(const p::size3& in, size_t (&out)[3]) {
+  for (size_t i = 0; i < 3; ++i) out[i] = static_cast<size_t>(in[i]);
+}
+
+}  // namespace ferry::server::detail
+
+namespace ferry::server {
+
+using detail::needs_event_flags;
+using detail::region_bytes;
+using detail::to_size_t;
+
+template <class Enqueue>
+bool executor::write_from_bulk(const protocol::command_header& h, const object_entry& queue, uint64_t total,
+                               Enqueue&& enqueue) {
+  uint64_t transfer = h.command;
+  uint8_t* data = nullptr;
+  std::string why;
+  cl_event gate = nullptr;
+  switch (core_->transfers.claim(transfer, total, data, why)) {
+    case transfer_table::claim_result::conflict: return violate(why);
+    case transfer_table::claim_result::no_memory:
+      core_->transfers.abandon(transfer);
+      return fail(h, CL_OUT_OF_HOST_MEMORY);
+    case transfer_table::claim_result::complete: break;
+    case transfer_table::claim_result::pending: {
+      // Bytes still on their way: the write waits for them natively and the
+      // bulk reader completes the gate when the last byte lands.
+      cl_int error = CL_SUCCESS;
+      gate = api_.clCreateUserEvent(queue.context, &error);
+      if (gate == nullptr) {
+        core_->transfers.abandon(transfer);
+        return fail(h, error);
+      }
+      if (!core_->transfers.attach_user_event(transfer, gate)) {
+        api_.clReleaseEvent(gate);  // completed meanwhile
+        gate = nullptr;
+      }
+      break;
+    }
+  }
+  if (gate) wait_list_.push_back(gate);
+  cl_event event = nullptr;
+  cl_int rc = enqueue(data, &event);
+  if (rc != CL_SUCCESS) {
+    core_->transfers.abandon(transfer);
+    return fail(h, rc);
+  }
+  return finish(h, queue, rc, event, callback_kind::write);
+}
+
+template <class Native>
+bool executor::enqueue_native(const protocol::command_header& h, const object_entry& queue, Native&& native) {
+  cl_event event = nullptr;
+  bool want_event = (h.flags & needs_event_flags) != 0;
+  cl_int rc = native(want_event ? &event : nullptr);
+  return finish(h, queue, rc, event, callback_kind::completion);
+}
+
+}  // namespace ferry::server
