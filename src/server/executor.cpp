@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <string>
+#include <string_view>
 
 #include "common/log.hpp"
 #include "server/native/info.hpp"
@@ -15,6 +17,24 @@ namespace ferry::server {
 namespace p = protocol;
 
 namespace {
+
+/// Whether argument `index` of a kernel is of class `c` (false when the
+/// platform keeps no argument info).
+bool arg_is(const object_entry& kernel, uint32_t index, uint8_t c) {
+  return index < kernel.pointer_args.size() && kernel.pointer_args[index] == c;
+}
+
+// Every build asks for kernel argument info: the daemon needs each
+// argument's class to keep raw bytes away from handle arguments (some
+// platforms, PoCL among them, keep none otherwise). The clause is taken off
+// the options reported back (see query_value).
+constexpr std::string_view arg_info_option = " -cl-kernel-arg-info";
+
+bool asks_arg_info(const std::string& options) { return options.find("-cl-kernel-arg-info") != std::string::npos; }
+
+std::string with_arg_info(const std::string& options) {
+  return asks_arg_info(options) ? options : options + std::string(arg_info_option);
+}
 
 bool is_sub_group_param(uint32_t param) {
   switch (param) {
@@ -189,6 +209,7 @@ bool executor::finish(const p::command_header& h, const object_entry& queue, cl_
 void executor::insert_kernel(p::object_id id, cl_kernel kernel, const object_entry& program, cl_uint args) {
   auto entry = object_entry::native(object_kind::kernel, kernel, program.context);
   entry.printf_capable = program.printf_capable;
+  entry.arg_info_hidden = program.arg_info_hidden;
   entry.pointer_args = pointer_arguments(kernel, args);
   objects_.insert(id, entry);
 }
@@ -200,12 +221,14 @@ std::vector<uint8_t> executor::pointer_arguments(cl_kernel kernel, cl_uint count
     if (api_.clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof qualifier, &qualifier,
                                 nullptr) != CL_SUCCESS)
       return {};  // the platform keeps no argument info for this program
-    pointers[i] = qualifier == CL_KERNEL_ARG_ADDRESS_GLOBAL || qualifier == CL_KERNEL_ARG_ADDRESS_CONSTANT;
-    if (!pointers[i]) {
+    pointers[i] = qualifier == CL_KERNEL_ARG_ADDRESS_GLOBAL || qualifier == CL_KERNEL_ARG_ADDRESS_CONSTANT
+                      ? argument_class::memory
+                      : argument_class::other;
+    if (pointers[i] == argument_class::other) {
       // A sampler is a handle too (images are __global already).
       char type[16] = {};
       if (api_.clGetKernelArgInfo(kernel, i, CL_KERNEL_ARG_TYPE_NAME, sizeof type, type, nullptr) == CL_SUCCESS)
-        pointers[i] = std::strcmp(type, "sampler_t") == 0 ? 2 : 0;
+        pointers[i] = std::strcmp(type, "sampler_t") == 0 ? argument_class::sampler : argument_class::other;
     }
   }
   return pointers;
@@ -221,12 +244,15 @@ cl_int executor::set_arg(const object_entry& kernel_entry, const p::kernel_arg& 
       // handle and dereferenced by the driver: only zeros (NULL) may pass.
       if (arg.index < kernel_entry.pointer_args.size() && kernel_entry.pointer_args[arg.index] &&
           std::any_of(arg.value.begin(), arg.value.end(), [](uint8_t b) { return b != 0; }))
-        return kernel_entry.pointer_args[arg.index] == 2 ? CL_INVALID_SAMPLER : CL_INVALID_MEM_OBJECT;
+        return kernel_entry.pointer_args[arg.index] == argument_class::sampler ? CL_INVALID_SAMPLER
+                                                                               : CL_INVALID_MEM_OBJECT;
       return api_.clSetKernelArg(kernel, arg.index, arg.value.size(), arg.value.empty() ? nullptr : arg.value.data());
     case p::kernel_arg_kind::mem: {
       cl_int error;
       const object_entry* mem = objects_.find(arg.object, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
       if (mem == nullptr) return CL_INVALID_MEM_OBJECT;
+      // Drivers take any handle for a sampler_t; only a sampler may pass.
+      if (arg_is(kernel_entry, arg.index, argument_class::sampler)) return CL_INVALID_SAMPLER;
       cl_mem handle = mem->as_mem();
       return api_.clSetKernelArg(kernel, arg.index, sizeof(cl_mem), &handle);
     }
@@ -238,6 +264,10 @@ cl_int executor::set_arg(const object_entry& kernel_entry, const p::kernel_arg& 
       cl_int error;
       const object_entry* sampler = objects_.find(arg.object, object_kind::sampler, CL_INVALID_SAMPLER, error);
       if (sampler == nullptr) return CL_INVALID_SAMPLER;
+      // Likewise a sampler is no memory object (nor data).
+      if (!arg_is(kernel_entry, arg.index, argument_class::sampler)) {
+        return arg_is(kernel_entry, arg.index, argument_class::memory) ? CL_INVALID_MEM_OBJECT : CL_INVALID_ARG_VALUE;
+      }
       cl_sampler handle = sampler->as_sampler();
       return api_.clSetKernelArg(kernel, arg.index, sizeof(cl_sampler), &handle);
     }
@@ -526,9 +556,10 @@ bool executor::on(const p::build_program& m) {
     reply.status = CL_INVALID_DEVICE;
   } else {
     reply.status = api_.clBuildProgram(program->as_program(), static_cast<cl_uint>(devices.size()),
-                                       devices.empty() ? nullptr : devices.data(), m.options.c_str(), nullptr,
-                                       nullptr);
+                                       devices.empty() ? nullptr : devices.data(), with_arg_info(m.options).c_str(),
+                                       nullptr, nullptr);
     if (reply.status == CL_SUCCESS) kernel_names(program->as_program(), reply.kernel_names);
+    objects_.find_mutable(m.program)->arg_info_hidden = !asks_arg_info(m.options);
   }
   FERRY_DEBUG("session", "session %s: build of program %llu: %s", core_->label.c_str(),
               static_cast<unsigned long long>(m.program), native::error_name(reply.status).c_str());
@@ -563,11 +594,13 @@ bool executor::on(const p::compile_program& m) {
     }
     if (reply.status == CL_SUCCESS) {
       reply.status = api_.clCompileProgram(program->as_program(), static_cast<cl_uint>(devices.size()),
-                                           devices.empty() ? nullptr : devices.data(), m.options.c_str(),
+                                           devices.empty() ? nullptr : devices.data(), with_arg_info(m.options).c_str(),
                                            static_cast<cl_uint>(headers.size()),
                                            headers.empty() ? nullptr : headers.data(),
                                            names.empty() ? nullptr : names.data(), nullptr, nullptr);
-      if (printf_capable) objects_.find_mutable(m.program)->printf_capable = true;
+      object_entry* compiled = objects_.find_mutable(m.program);
+      if (printf_capable) compiled->printf_capable = true;
+      compiled->arg_info_hidden = !asks_arg_info(m.options);
     }
   }
   core_->outbox.push_message(reply);
@@ -601,6 +634,7 @@ bool executor::on(const p::link_program& m) {
   std::vector<cl_device_id> devices;
   std::vector<cl_program> inputs;
   bool printf_capable = false;
+  bool arg_info_hidden = false;
   const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
   if (context == nullptr) {
     reply.status = error;
@@ -621,6 +655,7 @@ bool executor::on(const p::link_program& m) {
       }
       inputs.push_back(input->as_program());
       printf_capable = printf_capable || input->printf_capable;
+      arg_info_hidden = arg_info_hidden || input->arg_info_hidden;
     }
     if (reply.status == CL_SUCCESS) {
       error = CL_SUCCESS;
@@ -633,6 +668,7 @@ bool executor::on(const p::link_program& m) {
         // A failed link may still make a program that holds the log.
         auto entry = object_entry::native(object_kind::program, program, context->as_context());
         entry.printf_capable = printf_capable;
+        entry.arg_info_hidden = arg_info_hidden;
         objects_.insert(m.id, entry);
         reply.created = 1;
         if (error == CL_SUCCESS) kernel_names(program, reply.kernel_names);
@@ -739,11 +775,21 @@ cl_int executor::query_value(const p::query& m, p::bytes& out) {
       if (m.kind == p::query_kind::program_build_info) {
         cl_device_id device;
         if (!device_at(device)) return CL_INVALID_DEVICE;
-        return query_bytes(
+        cl_int rc = query_bytes(
             [&](size_t size, void* value, size_t* ret) {
               return api_.clGetProgramBuildInfo(handle, device, m.param, size, value, ret);
             },
             out);
+        if (rc == CL_SUCCESS && m.param == CL_PROGRAM_BUILD_OPTIONS) {
+          // The options as the client gave them (see with_arg_info).
+          std::string_view text(reinterpret_cast<const char*>(out.data()), out.size());
+          if (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+          if (text.ends_with(arg_info_option)) {
+            out.resize(text.size() - arg_info_option.size());
+            out.push_back(0);
+          }
+        }
+        return rc;
       }
       // Handles are the client's to answer.
       if (m.param == CL_PROGRAM_CONTEXT || m.param == CL_PROGRAM_DEVICES) return CL_INVALID_VALUE;
@@ -792,6 +838,11 @@ cl_int executor::query_value(const p::query& m, p::bytes& out) {
             out);
       }
       if (m.kind == p::query_kind::kernel_arg_info) {
+        // The info exists because the daemon asked for it; the client did
+        // not (spec: only with -cl-kernel-arg-info).
+        if (kernel->arg_info_hidden) {
+          return m.index < kernel->pointer_args.size() ? CL_KERNEL_ARG_INFO_NOT_AVAILABLE : CL_INVALID_ARG_INDEX;
+        }
         return query_bytes(
             [&](size_t size, void* value, size_t* ret) {
               return api_.clGetKernelArgInfo(handle, m.index, m.param, size, value, ret);

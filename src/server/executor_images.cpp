@@ -50,10 +50,9 @@ bool executor::on(const p::create_image& m) {
     core_->outbox.push_message(reply);
     return true;
   };
-  auto refuse = [&](cl_int error) {
-    if (!record_failed(m.id, object_kind::mem, error)) return false;
-    return answer(error);
-  };
+  // A refused creation leaves no entry: the client made no object that
+  // would release it.
+  auto refuse = [&](cl_int error) { return answer(error); };
   cl_int error;
   const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
   if (context == nullptr) {
@@ -156,8 +155,7 @@ bool executor::on(const p::create_sampler& m) {
                                                  &error);
   }
   if (sampler == nullptr) {
-    if (!record_failed(m.id, object_kind::sampler, error)) return false;
-    reply.status = error;
+    reply.status = error;  // no entry: the client made no object (see create_image)
   } else {
     objects_.insert(m.id, object_entry::native(object_kind::sampler, sampler, context->as_context()));
   }

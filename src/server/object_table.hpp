@@ -28,6 +28,13 @@ enum class object_kind : uint8_t { context, queue, mem, program, kernel, event, 
 
 const char* kind_name(object_kind kind);
 
+/// What a kernel argument takes, as far as handle safety goes.
+namespace argument_class {
+inline constexpr uint8_t other = 0;    // data (or __local)
+inline constexpr uint8_t memory = 1;   // __global or __constant pointer: buffers, images
+inline constexpr uint8_t sampler = 2;  // sampler_t
+}  // namespace argument_class
+
 struct object_entry {
   object_kind kind = object_kind::context;
   /// CL_SUCCESS, or the error of a creation that failed (handle is null).
@@ -48,10 +55,12 @@ struct object_entry {
   native::callback_behaviour callbacks;
   /// program, kernel: may print (source mentions printf, or a binary).
   bool printf_capable = false;
-  /// kernel: per argument, 1 when it is a __global or __constant pointer
-  /// (buffers, images), 2 for a sampler_t, else 0 (empty when the platform
-  /// does not tell). Such an argument takes only objects named by id, never
-  /// raw bytes that the driver would dereference.
+  /// program, kernel: built without -cl-kernel-arg-info by the client (the
+  /// daemon adds it for itself), so argument info is not reported.
+  bool arg_info_hidden = false;
+  /// kernel: per argument, its argument_class (empty when the platform does
+  /// not tell). Memory and sampler arguments take only objects of their own
+  /// kind named by id, never raw bytes that the driver would dereference.
   std::vector<uint8_t> pointer_args;
   /// event: made by create_user_event, and whether its status was set since.
   bool user_event = false;
