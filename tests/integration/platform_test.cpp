@@ -1,7 +1,9 @@
 // Platform, device, context and queue queries through Ferry, compared with the native
 // platform the daemon serves (the loader offers both: vendors-all).
 #include <algorithm>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 
 #include "cl_helpers.hpp"
 #include "kernels.hpp"
@@ -220,6 +222,48 @@ TEST_F(context, from_devices_reports_devices_properties_and_references) {
   size_t size = 1;
   ASSERT_CL_OK(clGetContextInfo(bare, CL_CONTEXT_PROPERTIES, 0, nullptr, &size));
   EXPECT_EQ(size, 0u);
+}
+
+TEST_F(context, destructor_callbacks_run_once_everything_holding_it_is_gone) {
+  // Static: a callback that came late must not write into a finished test's stack.
+  struct state {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<int> calls;  // guarded by mutex
+  };
+  static state s;
+  static std::pair<state*, int> first{&s, 1}, second{&s, 2};
+  {
+    std::lock_guard lock(s.mutex);
+    s.calls.clear();
+  }
+  auto callback = [](cl_context, void* user) {
+    auto* tag = static_cast<std::pair<state*, int>*>(user);
+    std::lock_guard lock(tag->first->mutex);
+    tag->first->calls.push_back(tag->second);
+    tag->first->cv.notify_all();
+  };
+  cl_int rc = CL_SUCCESS;
+  cl_context ctx = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &rc);
+  ASSERT_CL_OK(rc);
+  EXPECT_CL(CL_INVALID_VALUE, clSetContextDestructorCallback(ctx, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_CONTEXT, clSetContextDestructorCallback(nullptr, callback, nullptr));
+  ASSERT_CL_OK(clSetContextDestructorCallback(ctx, callback, &first));
+  ASSERT_CL_OK(clSetContextDestructorCallback(ctx, callback, &second));
+  // A buffer holds the context past its release.
+  cl_mem mem = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &rc);
+  ASSERT_CL_OK(rc);
+  ASSERT_CL_OK(clReleaseContext(ctx));
+  {
+    std::lock_guard lock(s.mutex);
+    EXPECT_TRUE(s.calls.empty()) << "destructor callback while a buffer still holds the context";
+  }
+  ASSERT_CL_OK(clReleaseMemObject(mem));
+  std::unique_lock lock(s.mutex);
+  ASSERT_TRUE(s.cv.wait_for(lock, std::chrono::seconds(20), [&] { return s.calls.size() >= 2; }))
+      << "destructor callbacks did not run within 20 s";
+  // "called in the reverse order in which they were registered"
+  EXPECT_EQ(s.calls, (std::vector<int>{2, 1}));
 }
 
 TEST_F(context, from_type_holds_the_devices_of_that_type) {

@@ -138,11 +138,15 @@ cl_int CL_API_CALL clGetContextInfo(cl_context c, cl_context_info param, size_t 
   });
 }
 
-cl_int CL_API_CALL clSetContextDestructorCallback(cl_context c, void(CL_CALLBACK*)(cl_context, void*), void*) {
+cl_int CL_API_CALL clSetContextDestructorCallback(cl_context c, void(CL_CALLBACK* notify)(cl_context, void*),
+                                                  void* user_data) {
   return guarded([&]() -> cl_int {
     FERRY_CHECK_HANDLE(c);
-    // Issue 3 adds context destructor callbacks.
-    return CL_INVALID_OPERATION;
+    // CL_INVALID_VALUE if pfn_notify is NULL.
+    if (notify == nullptr) return CL_INVALID_VALUE;
+    std::lock_guard lock(c->destructors_mutex);
+    c->destructors.emplace_back(notify, user_data);
+    return CL_SUCCESS;
   });
 }
 

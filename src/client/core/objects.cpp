@@ -46,7 +46,17 @@ void destroy(object_base* o) {
   }
   o->tag = object_tag::released;
   switch (tag) {
-    case object_tag::context: delete static_cast<context*>(o); break;
+    case object_tag::context: {
+      auto* c = static_cast<context*>(o);
+      std::vector<_cl_context::destructor> destructors;
+      {
+        std::lock_guard lock(c->destructors_mutex);
+        destructors.swap(c->destructors);
+      }
+      for (auto it = destructors.rbegin(); it != destructors.rend(); ++it) it->first(c, it->second);
+      delete c;
+      break;
+    }
     case object_tag::queue: {
       auto* q = static_cast<queue*>(o);
       for (event* e : q->pending_reads) release_internal(e);

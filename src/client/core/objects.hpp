@@ -125,6 +125,12 @@ struct _cl_context : ferry::client::object_base {
   void* notify_data = nullptr;
   ferry::client::server* host = nullptr;
   bool has_device(cl_device_id d) const;
+
+  /// clSetContextDestructorCallback: run in reverse order once the context
+  /// and every object that holds it are gone.
+  using destructor = std::pair<void(CL_CALLBACK*)(cl_context, void*), void*>;
+  std::mutex destructors_mutex;  // guards destructors
+  std::vector<destructor> destructors;
 };
 
 struct _cl_command_queue : ferry::client::object_base {
