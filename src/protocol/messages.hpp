@@ -45,6 +45,7 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(26, release_object, direction::to_server, 64)                                  \
   X(27, create_image, direction::to_server, 4096)                                  \
   X(28, create_sampler, direction::to_server, 4096)                                \
+  X(29, svm_alloc, direction::to_server, 4096)                                     \
   X(30, create_program_with_source, direction::to_server, max_control_payload)     \
   X(31, create_program_with_binary, direction::to_server, max_control_payload)     \
   X(32, build_program, direction::to_server, 1 << 20)                              \
@@ -75,8 +76,13 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(64, enqueue_fill_image, direction::to_server, 1 << 20)                         \
   X(65, enqueue_copy_image_to_buffer, direction::to_server, 1 << 20)               \
   X(66, enqueue_copy_buffer_to_image, direction::to_server, 1 << 20)               \
+  X(67, enqueue_svm_read, direction::to_server, 1 << 20)                           \
+  X(68, enqueue_svm_write, direction::to_server, 1 << 20)                          \
   X(70, completions, direction::to_client, max_control_payload)                    \
   X(71, printf_output, direction::to_client, max_control_payload)                  \
+  X(72, enqueue_svm_copy, direction::to_server, 1 << 20)                           \
+  X(73, enqueue_svm_fill, direction::to_server, 1 << 20)                           \
+  X(74, set_kernel_exec_info, direction::to_server, 1 << 20)                       \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)
 
 enum class message_id : uint16_t {
@@ -132,16 +138,26 @@ struct command_header {
   bool operator==(const command_header&) const = default;
 };
 
-enum class kernel_arg_kind : uint8_t { value = 0, mem = 1, local = 2, null_mem = 3, sampler = 4 };
+enum class kernel_arg_kind : uint8_t { value = 0, mem = 1, local = 2, null_mem = 3, sampler = 4, svm = 5 };
 
 struct kernel_arg {
   uint32_t index = 0;
   kernel_arg_kind kind = kernel_arg_kind::value;
-  uint64_t size = 0;     // value and local: the size passed to clSetKernelArg
+  uint64_t size = 0;     // value and local: the size passed to clSetKernelArg; svm: the byte offset
   bytes value;           // value: the argument bytes
-  object_id object = 0;  // mem: the buffer or image; sampler: the sampler
+  object_id object = 0;  // mem: the buffer or image; sampler: the sampler; svm: the allocation (0: NULL)
   FERRY_FIELDS(index, kind, size, value, object)
   bool operator==(const kernel_arg&) const = default;
+};
+
+/// A pointer into an SVM allocation: the allocation's id and a byte offset
+/// inside it (pointers of the client's address space mean nothing on the
+/// server, so they travel translated).
+struct svm_pointer {
+  object_id allocation = 0;
+  uint64_t offset = 0;
+  FERRY_FIELDS(allocation, offset)
+  bool operator==(const svm_pointer&) const = default;
 };
 
 struct kernel_desc {
@@ -267,7 +283,12 @@ struct create_buffer {
   uint64_t size = 0;
   /// Non-zero: the initial contents arrive on the bulk stream as this transfer.
   uint64_t initial_transfer = 0;
-  FERRY_FIELDS(id, context, flags, size, initial_transfer)
+  /// Non-zero: the buffer's storage is this SVM allocation, from byte
+  /// `svm_offset` on (clCreateBuffer with CL_MEM_USE_HOST_PTR and an SVM
+  /// pointer); `initial_transfer` is then 0.
+  object_id svm = 0;
+  uint64_t svm_offset = 0;
+  FERRY_FIELDS(id, context, flags, size, initial_transfer, svm, svm_offset)
   bool operator==(const create_buffer&) const = default;
 };
 struct create_sub_buffer {
@@ -334,6 +355,19 @@ struct create_sampler {
   limited_vector<uint64_t, 64> properties;
   FERRY_FIELDS(request, id, context, properties)
   bool operator==(const create_sampler&) const = default;
+};
+
+/// A coarse-grained SVM allocation (clSVMAlloc) named `id`. Answered with a
+/// status_reply; on failure the id names nothing.
+struct svm_alloc {
+  uint64_t request = 0;
+  object_id id = 0;
+  object_id context = 0;
+  uint64_t flags = 0;  // cl_svm_mem_flags
+  uint64_t size = 0;
+  uint32_t alignment = 0;  // 0: the default
+  FERRY_FIELDS(request, id, context, flags, size, alignment)
+  bool operator==(const svm_alloc&) const = default;
 };
 
 struct create_program_with_source {
@@ -421,6 +455,15 @@ struct check_kernel_arg {
   kernel_arg arg;
   FERRY_FIELDS(request, kernel, arg)
   bool operator==(const check_kernel_arg&) const = default;
+};
+/// clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_PTRS) with the pointers
+/// translated; answered by status_reply.
+struct set_kernel_exec_info {
+  uint64_t request = 0;
+  object_id kernel = 0;
+  std::vector<svm_pointer> pointers;
+  FERRY_FIELDS(request, kernel, pointers)
+  bool operator==(const set_kernel_exec_info&) const = default;
 };
 struct query {
   uint64_t request = 0;
@@ -611,6 +654,50 @@ struct enqueue_copy_buffer_to_image {
   size3 region{};
   FERRY_FIELDS(header, buffer, image, offset, origin, region)
   bool operator==(const enqueue_copy_buffer_to_image&) const = default;
+};
+
+/// SVM contents to the client (clEnqueueSVMMap, clEnqueueSVMMemcpy to host
+/// memory): [offset, offset + size) of the allocation returns on the bulk
+/// stream as transfer `header.command`, then the completion follows.
+struct enqueue_svm_read {
+  command_header header;
+  object_id allocation = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(header, allocation, offset, size)
+  bool operator==(const enqueue_svm_read&) const = default;
+};
+/// SVM contents from the client (clEnqueueSVMUnmap of a write mapping,
+/// clEnqueueSVMMemcpy from host memory): the bytes follow on the bulk stream
+/// as transfer `header.command`.
+struct enqueue_svm_write {
+  command_header header;
+  object_id allocation = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(header, allocation, offset, size)
+  bool operator==(const enqueue_svm_write&) const = default;
+};
+/// clEnqueueSVMMemcpy between two SVM allocations.
+struct enqueue_svm_copy {
+  command_header header;
+  object_id destination = 0;
+  uint64_t destination_offset = 0;
+  object_id source = 0;
+  uint64_t source_offset = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(header, destination, destination_offset, source, source_offset, size)
+  bool operator==(const enqueue_svm_copy&) const = default;
+};
+/// clEnqueueSVMMemFill.
+struct enqueue_svm_fill {
+  command_header header;
+  object_id allocation = 0;
+  bytes pattern;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(header, allocation, pattern, offset, size)
+  bool operator==(const enqueue_svm_fill&) const = default;
 };
 
 struct completions {

@@ -113,6 +113,7 @@ void executor::touch(cl_command_queue queue) {
 void executor::flush_touched() {
   for (cl_command_queue queue : touched_) api_.clFlush(queue);
   touched_.clear();
+  if (!retired_svm_.empty() || !queue_fences_.empty()) reclaim_svm();
 }
 
 // ---------------------------------------------------------------------------
@@ -271,6 +272,21 @@ cl_int executor::set_arg(const object_entry& kernel_entry, const p::kernel_arg& 
       cl_sampler handle = sampler->as_sampler();
       return api_.clSetKernelArg(kernel, arg.index, sizeof(cl_sampler), &handle);
     }
+    case p::kernel_arg_kind::svm: {
+      // Only a __global or __constant pointer takes an SVM pointer; PoCL
+      // checks too, but no driver may see one for another argument.
+      if (arg.index < kernel_entry.pointer_args.size() && !arg_is(kernel_entry, arg.index, argument_class::memory))
+        return CL_INVALID_ARG_VALUE;
+      if (arg.object == 0) {
+        if (arg.size != 0) return CL_INVALID_ARG_VALUE;
+        return api_.clSetKernelArgSVMPointer(kernel, arg.index, nullptr);
+      }
+      // The pointer lies inside the allocation: offset < size.
+      cl_int error;
+      const svm_block* block = svm_range(arg.object, arg.size, 1, error);
+      if (block == nullptr) return CL_INVALID_ARG_VALUE;
+      return api_.clSetKernelArgSVMPointer(kernel, arg.index, static_cast<uint8_t*>(block->pointer) + arg.size);
+    }
   }
   violated = true;
   violation_ = "unknown kernel argument kind " + std::to_string(static_cast<int>(arg.kind));
@@ -371,7 +387,14 @@ bool executor::on(const p::create_buffer& m) {
   cl_mem_flags flags = m.flags & ~static_cast<cl_mem_flags>(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
   cl_context native_context = context->as_context();
   cl_mem mem = nullptr;
-  if (m.initial_transfer) {
+  if (m.svm) {
+    // Storage from an SVM allocation: its contents are already here.
+    if (m.initial_transfer) {
+      core_->transfers.abandon(m.initial_transfer);
+      return record_failed(m.id, object_kind::mem, CL_INVALID_HOST_PTR);
+    }
+    mem = create_buffer_over_svm(native_context, flags, m.size, m.svm, m.svm_offset, error);
+  } else if (m.initial_transfer) {
     uint8_t* data = nullptr;
     if (!await_initial_contents(m.initial_transfer, m.size, m.id, data)) return false;
     mem = api_.clCreateBuffer(native_context, flags | CL_MEM_COPY_HOST_PTR, static_cast<size_t>(m.size), data,
@@ -458,7 +481,14 @@ bool executor::on(const p::set_user_event_status& m) {
 
 bool executor::on(const p::release_object& m) {
   object_entry* entry = objects_.find_mutable(m.id);
+  if (entry && entry->kind == object_kind::svm && entry->handle) {
+    object_entry taken;
+    objects_.take(m.id, taken);
+    retire_svm(taken);
+    return true;
+  }
   if (entry && entry->kind == object_kind::queue && entry->handle) {
+    fence_released_queue(*entry);
     // A queue about to go must not stay in the flush list (its release flushes it).
     auto it = std::find(touched_.begin(), touched_.end(), entry->as_queue());
     if (it != touched_.end()) touched_.erase(it);
@@ -1119,9 +1149,12 @@ void executor::shutdown() {
   objects_.for_each([&](p::object_id, object_entry& entry) {
     if (entry.kind == object_kind::queue && entry.handle) api_.clFinish(entry.as_queue());
   });
+  // Queues the client released may still run commands on SVM memory.
+  for (const queue_fence& fence : queue_fences_) api_.clWaitForEvents(1, &fence.marker);
   if (sweep) core_->callbacks.sweep_failures(api_);
   size_t released = objects_.size();
   objects_.release_all();
+  release_retired_svm();
   FERRY_DEBUG("session", "session %s: released %zu objects (daemon total %lld)", core_->label.c_str(), released,
               static_cast<long long>(object_table::daemon_total()));
 }

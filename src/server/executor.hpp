@@ -74,6 +74,13 @@ class executor {
   bool on(const protocol::enqueue_fill_image& m);
   bool on(const protocol::enqueue_copy_image_to_buffer& m);
   bool on(const protocol::enqueue_copy_buffer_to_image& m);
+  // Coarse-grained SVM (executor_svm.cpp).
+  bool on(const protocol::svm_alloc& m);
+  bool on(const protocol::enqueue_svm_read& m);
+  bool on(const protocol::enqueue_svm_write& m);
+  bool on(const protocol::enqueue_svm_copy& m);
+  bool on(const protocol::enqueue_svm_fill& m);
+  bool on(const protocol::set_kernel_exec_info& m);
 
   /// clFlush on every queue that got commands since the last call. The
   /// control reader calls it when no whole frame is left, before it blocks in
@@ -129,6 +136,31 @@ class executor {
   cl_int kernel_names(cl_program program, std::vector<std::string>& out);
   cl_int query_value(const protocol::query& m, protocol::bytes& out);
   bool record_failed(protocol::object_id id, object_kind kind, cl_int error);
+
+  // SVM allocations (executor_svm.cpp). The client frees one whenever it
+  // likes; the native memory goes only once nothing can touch it any more.
+  /// The live allocation `id` with [offset, offset + size) inside it and
+  /// size > 0; nullptr (and `error`) otherwise.
+  svm_block* svm_range(protocol::object_id id, uint64_t offset, uint64_t size, cl_int& error) const;
+  /// svm_range, for a command of `queue`: the allocation must belong to the
+  /// queue's context.
+  svm_block* svm_for(const object_entry& queue, protocol::object_id id, uint64_t offset, uint64_t size,
+                     cl_int& error) const;
+  /// A native buffer of `context` over [offset, offset + size) of SVM
+  /// allocation `svm` (create_buffer); nullptr and `error` on failure.
+  cl_mem create_buffer_over_svm(cl_context context, cl_mem_flags flags, uint64_t size, protocol::object_id svm,
+                                uint64_t offset, cl_int& error);
+  /// release_object of an allocation: the id goes at once; the memory waits
+  /// behind a marker on every queue of its context (and the queues already
+  /// released) and for the native buffers over it.
+  void retire_svm(const object_entry& entry);
+  /// release_object of a queue: while SVM allocations of its context exist,
+  /// keeps a marker behind its last command, as a fence for later frees.
+  void fence_released_queue(const object_entry& queue);
+  /// Frees the retired allocations that nothing can touch any more.
+  void reclaim_svm();
+  /// At shutdown, once every queue is finished: frees what is left.
+  void release_retired_svm();
   bool duplicate(protocol::object_id id);
   bool violate(std::string why);
 
@@ -139,6 +171,12 @@ class executor {
   object_table objects_;
   std::vector<cl_event> wait_list_;             // reused by every enqueue
   std::vector<cl_command_queue> touched_;       // queues to flush before blocking
+  std::vector<svm_block*> retired_svm_;         // released by the client, memory not yet freed
+  struct queue_fence {
+    cl_context context;
+    cl_event marker;  // retained
+  };
+  std::vector<queue_fence> queue_fences_;       // markers of released queues (see fence_released_queue)
   std::string violation_;
   bool stop_requested_ = false;
   bool may_print_ = false;  // a printf-capable kernel was enqueued

@@ -18,8 +18,21 @@ const char* kind_name(object_kind kind) {
     case object_kind::kernel: return "kernel";
     case object_kind::event: return "event";
     case object_kind::sampler: return "sampler";
+    case object_kind::svm: return "svm allocation";
   }
   return "?";
+}
+
+void free_svm_block(const native::api& api, svm_block* block) {
+  if (block->buffers.load() != 0) {
+    FERRY_WARN("objects", "SVM allocation of %llu bytes still backs %u native buffer(s); left allocated",
+               static_cast<unsigned long long>(block->size), block->buffers.load());
+    return;
+  }
+  for (cl_event fence : block->fences) api.clReleaseEvent(fence);
+  api.clSVMFree(block->context, block->pointer);
+  api.clReleaseContext(block->context);
+  delete block;
 }
 
 bool object_table::insert(object_id id, const object_entry& entry) {
@@ -57,6 +70,7 @@ void object_table::release_native(const object_entry& entry) {
     case object_kind::kernel: api_.clReleaseKernel(entry.as_kernel()); break;
     case object_kind::event: api_.clReleaseEvent(entry.as_event()); break;
     case object_kind::sampler: api_.clReleaseSampler(entry.as_sampler()); break;
+    case object_kind::svm: free_svm_block(api_, entry.as_svm()); break;
   }
 }
 
@@ -71,12 +85,21 @@ bool object_table::erase(object_id id) {
   return true;
 }
 
+bool object_table::take(object_id id, object_entry& out) {
+  auto it = entries_.find(id);
+  if (it == entries_.end()) return false;
+  out = it->second;
+  entries_.erase(it);
+  total_.fetch_sub(1, std::memory_order_relaxed);
+  return true;
+}
+
 void object_table::release_all() {
   if (entries_.empty()) return;
   // Dependents first, so that each release is the last reference where it can be.
-  static constexpr object_kind order[] = {object_kind::event, object_kind::kernel, object_kind::sampler,
-                                          object_kind::program, object_kind::mem,   object_kind::queue,
-                                          object_kind::context};
+  static constexpr object_kind order[] = {object_kind::event,   object_kind::kernel, object_kind::sampler,
+                                          object_kind::program, object_kind::mem,    object_kind::svm,
+                                          object_kind::queue,   object_kind::context};
   std::vector<std::pair<int, object_entry>> all;
   all.reserve(entries_.size());
   for (auto& [id, entry] : entries_) {

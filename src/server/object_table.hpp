@@ -24,9 +24,31 @@ namespace ferry::server {
 
 using protocol::object_id;
 
-enum class object_kind : uint8_t { context, queue, mem, program, kernel, event, sampler };
+enum class object_kind : uint8_t { context, queue, mem, program, kernel, event, sampler, svm };
 
 const char* kind_name(object_kind kind);
+
+/// A native coarse-grained SVM allocation (clSVMAlloc) of a session. Native
+/// buffers may use its memory (CL_MEM_USE_HOST_PTR with a pointer into it);
+/// their destructor callbacks count them down, and the memory is freed only
+/// once none is left, so no buffer ever stands on freed memory.
+struct svm_block {
+  cl_context context = nullptr;  // retained until the block is freed
+  void* pointer = nullptr;
+  uint64_t size = 0;
+  /// Native buffers over the block not yet destroyed (changed by native
+  /// destructor callbacks, on any thread).
+  std::atomic<uint32_t> buffers{0};
+  /// Once its id is released: markers behind every command that may still
+  /// use the memory (retained events).
+  std::vector<cl_event> fences;
+};
+
+/// Frees the block's native memory and releases its context. The block is
+/// deleted too, unless native buffers still refer to it (only when a whole
+/// session ends under them): then both stay, a small leak instead of a
+/// buffer on freed memory.
+void free_svm_block(const native::api& api, svm_block* block);
 
 /// What a kernel argument takes, as far as handle safety goes.
 namespace argument_class {
@@ -82,6 +104,7 @@ struct object_entry {
   cl_kernel as_kernel() const { return static_cast<cl_kernel>(handle); }
   cl_event as_event() const { return static_cast<cl_event>(handle); }
   cl_sampler as_sampler() const { return static_cast<cl_sampler>(handle); }
+  svm_block* as_svm() const { return static_cast<svm_block*>(handle); }
 };
 
 class object_table {
@@ -105,7 +128,11 @@ class object_table {
 
   /// Releases the native object and forgets the id; false for an unknown id.
   bool erase(object_id id);
-  /// Releases everything: events, kernels, programs, buffers, queues, contexts.
+  /// Forgets the id without releasing the native object, which passes to the
+  /// caller in `out`; false for an unknown id.
+  bool take(object_id id, object_entry& out);
+  /// Releases everything: events, kernels, programs, buffers, SVM
+  /// allocations, queues, contexts.
   void release_all();
 
   size_t size() const { return entries_.size(); }

@@ -17,6 +17,15 @@ object_entry fake(object_kind kind, const native::api& api) {
     case object_kind::kernel: e.handle = api.clCreateKernel(nullptr, "k", &error); break;
     case object_kind::event: e.handle = api.clCreateUserEvent(nullptr, &error); break;
     case object_kind::sampler: e.handle = api.clCreateSamplerWithProperties(nullptr, nullptr, &error); break;
+    case object_kind::svm: {
+      // A block holds its memory and a reference to its context.
+      auto* block = new svm_block;
+      block->context = api.clCreateContext(nullptr, 0, nullptr, nullptr, nullptr, &error);
+      block->pointer = api.clSVMAlloc(block->context, CL_MEM_READ_WRITE, 16, 0);
+      block->size = 16;
+      e.handle = block;
+      break;
+    }
   }
   return e;
 }
@@ -76,6 +85,35 @@ TEST(object_table, erase_and_destruction_release_every_native_handle) {
   }
   EXPECT_EQ(native::dry_live_handles(), live);
   EXPECT_EQ(object_table::daemon_total(), total);
+}
+
+TEST(object_table, svm_allocations_free_memory_and_context_on_erase_and_destruction) {
+  const native::api& api = native::dry_api();
+  int64_t live = native::dry_live_handles();
+  {
+    object_table table(api);
+    ASSERT_TRUE(table.insert(1, fake(object_kind::svm, api)));
+    ASSERT_TRUE(table.insert(2, fake(object_kind::svm, api)));
+    EXPECT_EQ(native::dry_live_handles(), live + 4);
+    EXPECT_TRUE(table.erase(1));
+    EXPECT_EQ(native::dry_live_handles(), live + 2);
+  }
+  EXPECT_EQ(native::dry_live_handles(), live);
+}
+
+TEST(object_table, take_forgets_an_id_and_hands_over_its_native_object) {
+  const native::api& api = native::dry_api();
+  int64_t live = native::dry_live_handles();
+  object_table table(api);
+  ASSERT_TRUE(table.insert(7, fake(object_kind::svm, api)));
+  object_entry taken;
+  ASSERT_TRUE(table.take(7, taken));
+  EXPECT_FALSE(table.contains(7));
+  EXPECT_FALSE(table.take(7, taken));
+  EXPECT_EQ(taken.kind, object_kind::svm);
+  EXPECT_EQ(native::dry_live_handles(), live + 2) << "take releases nothing";
+  free_svm_block(api, taken.as_svm());
+  EXPECT_EQ(native::dry_live_handles(), live);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/syscall.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <numeric>
 #include <thread>
@@ -579,6 +580,97 @@ TEST_F(daemon_test, kernel_printf_reaches_the_client_before_the_completion) {
     ::dup2(saved, STDOUT_FILENO);
     ::close(saved);
   }
+}
+
+// SVM: every offset and size is checked against the allocation the daemon
+// recorded, whatever a client sends.
+TEST_F(daemon_test, svm_commands_stay_inside_their_allocation) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  ASSERT_TRUE(c.send(p::svm_alloc{50, 3, 1, CL_MEM_READ_WRITE, 256, 0}));
+  auto allocated = c.wait_reply<p::status_reply>();
+  ASSERT_TRUE(allocated);
+  ASSERT_EQ(allocated->status, CL_SUCCESS);
+
+  // Reads, writes, copies and fills that reach outside, wrap around, or name no allocation.
+  ASSERT_TRUE(c.send(p::enqueue_svm_read{header(20, 2), 3, 200, 100}));
+  ASSERT_TRUE(c.send(p::enqueue_svm_read{header(21, 2), 3, UINT64_MAX, 2}));
+  ASSERT_TRUE(c.send(p::enqueue_svm_read{header(22, 2), 99, 0, 16}));
+  ASSERT_TRUE(c.send(p::enqueue_svm_read{header(23, 2), 3, 0, 0}));
+  std::vector<uint8_t> junk(64, 0xEE);
+  ASSERT_TRUE(c.send(p::enqueue_svm_write{header(24, 2), 3, 250, 64}));
+  ASSERT_TRUE(c.send_bulk(24, junk.data(), junk.size()));
+  ASSERT_TRUE(c.send(p::enqueue_svm_copy{header(25, 2), 3, 0, 3, 128, 200}));
+  ASSERT_TRUE(c.send(p::enqueue_svm_copy{header(26, 2), 3, 0, 3, 8, 16}));
+  ASSERT_TRUE(c.send(p::enqueue_svm_fill{header(27, 2), 3, {1, 2, 3, 4}, 128, 256}));
+  ASSERT_TRUE(c.send(p::enqueue_svm_fill{header(28, 2), 3, {1, 2, 3}, 0, 12}));
+  for (p::object_id id : {20, 21, 22, 23, 24, 25, 27, 28})
+    EXPECT_EQ(c.wait_completion(id)->status, CL_INVALID_VALUE) << "command " << id;
+  EXPECT_EQ(c.wait_completion(26)->status, CL_MEM_COPY_OVERLAP);
+
+  // A kernel argument or exec info pointer at the end of the allocation is outside it.
+  make_program(c);
+  ASSERT_TRUE(c.send(p::check_kernel_arg{60, 11, p::kernel_arg{0, p::kernel_arg_kind::svm, 256, {}, 3}}));
+  auto arg = c.wait_reply<p::status_reply>();
+  ASSERT_TRUE(arg);
+  EXPECT_EQ(arg->status, CL_INVALID_ARG_VALUE);
+  ASSERT_TRUE(c.send(p::check_kernel_arg{61, 11, p::kernel_arg{0, p::kernel_arg_kind::svm, 255, {}, 3}}));
+  arg = c.wait_reply<p::status_reply>();
+  ASSERT_TRUE(arg);
+  EXPECT_EQ(arg->status, CL_SUCCESS);
+  ASSERT_TRUE(c.send(p::set_kernel_exec_info{62, 11, {{3, 0}, {3, 256}}}));
+  auto info = c.wait_reply<p::status_reply>();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->status, CL_INVALID_VALUE);
+
+  // A buffer that would reach past the allocation is refused.
+  ASSERT_TRUE(c.send(p::create_buffer{4, 1, CL_MEM_READ_WRITE, 200, 0, 3, 100}));
+  ASSERT_TRUE(c.send(p::enqueue_read_buffer{header(29, 2), 4, 0, 16}));
+  EXPECT_EQ(c.wait_completion(29)->status, CL_INVALID_HOST_PTR);
+  ASSERT_TRUE(c.send(p::release_object{4}));
+
+  // What is inside works.
+  std::vector<uint8_t> data(256);
+  std::iota(data.begin(), data.end(), uint8_t{0});
+  ASSERT_TRUE(c.send(p::enqueue_svm_write{header(30, 2), 3, 0, 256}));
+  ASSERT_TRUE(c.send_bulk(30, data.data(), data.size(), 100));
+  ASSERT_TRUE(c.send(p::enqueue_svm_read{header(31, 2), 3, 16, 64}));
+  auto back = c.wait_bulk(31);
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(std::equal(back->begin(), back->end(), data.begin() + 16));
+  EXPECT_EQ(c.wait_completion(31)->status, CL_COMPLETE);
+
+  // Released, the id names nothing.
+  ASSERT_TRUE(c.send(p::release_object{3}));
+  ASSERT_TRUE(c.send(p::enqueue_svm_read{header(32, 2), 3, 0, 16}));
+  EXPECT_EQ(c.wait_completion(32)->status, CL_INVALID_VALUE);
+  for (p::object_id id : {11, 10}) ASSERT_TRUE(c.send(p::release_object{id}));
+  EXPECT_EQ(object_count(c), 2u);
+}
+
+TEST_F(daemon_test, svm_memory_outlives_its_id_while_a_buffer_stands_on_it) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  make_context_and_queue(c);
+  ASSERT_TRUE(c.send(p::svm_alloc{50, 3, 1, CL_MEM_READ_WRITE, 1024, 0}));
+  auto allocated = c.wait_reply<p::status_reply>();
+  ASSERT_TRUE(allocated);
+  ASSERT_EQ(allocated->status, CL_SUCCESS);
+  std::vector<uint8_t> data(1024);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13);
+  ASSERT_TRUE(c.send(p::enqueue_svm_write{header(20, 2), 3, 0, 1024}));
+  ASSERT_TRUE(c.send_bulk(20, data.data(), data.size()));
+  ASSERT_TRUE(c.send(p::create_buffer{4, 1, CL_MEM_READ_WRITE, 512, 0, 3, 256}));
+  // The client frees the allocation first (an application error); the buffer keeps it.
+  ASSERT_TRUE(c.send(p::release_object{3}));
+  ASSERT_TRUE(c.send(p::enqueue_read_buffer{header(21, 2), 4, 0, 512}));
+  auto back = c.wait_bulk(21);
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(std::equal(back->begin(), back->end(), data.begin() + 256));
+  EXPECT_EQ(c.wait_completion(21)->status, CL_COMPLETE);
+  ASSERT_TRUE(c.send(p::release_object{4}));
+  EXPECT_EQ(object_count(c), 2u);
 }
 
 }  // namespace

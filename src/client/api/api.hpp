@@ -50,6 +50,11 @@ namespace ferry::client::api {
   X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelInfo)                   \
   X(clGetKernelWorkGroupInfo) X(clGetKernelArgInfo) X(clCloneKernel)        \
   X(clSetKernelExecInfo) X(clEnqueueNDRangeKernel) X(clEnqueueTask)         \
+  X(clSetKernelArgSVMPointer)                                               \
+  /* svm.cpp */                                                             \
+  X(clSVMAlloc) X(clSVMFree) X(clEnqueueSVMFree) X(clEnqueueSVMMemcpy)      \
+  X(clEnqueueSVMMemFill) X(clEnqueueSVMMap) X(clEnqueueSVMUnmap)            \
+  X(clEnqueueSVMMigrateMem)                                                 \
   /* unsupported.cpp: answered with the spec's "not supported" codes */    \
   X(clCreateImage) X(clCreateImage2D) X(clCreateImage3D)                    \
   X(clCreateImageWithProperties) X(clGetSupportedImageFormats)              \
@@ -58,9 +63,6 @@ namespace ferry::client::api {
   X(clEnqueueCopyBufferToImage) X(clEnqueueMapImage)                        \
   X(clCreateSampler) X(clCreateSamplerWithProperties) X(clRetainSampler)    \
   X(clReleaseSampler) X(clGetSamplerInfo) X(clCreatePipe) X(clGetPipeInfo)  \
-  X(clSVMAlloc) X(clSVMFree) X(clEnqueueSVMFree) X(clEnqueueSVMMemcpy)      \
-  X(clEnqueueSVMMemFill) X(clEnqueueSVMMap) X(clEnqueueSVMUnmap)            \
-  X(clEnqueueSVMMigrateMem) X(clSetKernelArgSVMPointer)                     \
   X(clEnqueueNativeKernel) X(clSetDefaultDeviceCommandQueue)                \
   X(clGetKernelSubGroupInfo)
 

@@ -8,6 +8,7 @@
 #include "client/core/event_state.hpp"
 #include "client/core/platform.hpp"
 #include "client/core/server.hpp"
+#include "client/core/svm_registry.hpp"
 
 namespace ferry::client::api {
 
@@ -38,7 +39,7 @@ cl_int CL_API_CALL ferry_get_object_counts(cl_device_id d, cl_ferry_object_count
     // objects the application released, for a moment.
     for (const auto& s : connected_servers()) s->link->quiesce_bulk();
     wait_for_callbacks();
-    counts->client_objects = live_object_count();
+    counts->client_objects = live_object_count() + svm_allocation_count();
     counts->server_objects = r->objects;
     return CL_SUCCESS;
   });

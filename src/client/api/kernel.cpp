@@ -19,6 +19,7 @@
 #include "client/core/command.hpp"
 #include "client/core/platform.hpp"
 #include "client/core/server.hpp"
+#include "client/core/svm_registry.hpp"
 
 namespace ferry::client::api {
 
@@ -163,12 +164,32 @@ cl_int create_kernels_in_program(cl_program p, cl_uint num_kernels, cl_kernel* k
   return CL_SUCCESS;
 }
 
+// CL_KERNEL_EXEC_INFO_SVM_PTRS on the server's kernel `k`: its native call's answer.
+cl_int send_svm_pointers(kernel* k, std::vector<protocol::svm_pointer> pointers) {
+  protocol::set_kernel_exec_info request;
+  request.kernel = k->id;
+  request.pointers = std::move(pointers);
+  auto reply = link_of(k->program->context)->call<protocol::status_reply>(request);
+  if (!reply) return reply.error();
+  if (reply->status != CL_SUCCESS) return reply->status;
+  k->svm_pointers = std::move(request.pointers);
+  k->has_svm_pointers = true;
+  return CL_SUCCESS;
+}
+
 result<cl_kernel> clone_kernel(cl_kernel source) {
   // CL_INVALID_KERNEL if kernel is not a valid kernel object.
   FERRY_CHECK_HANDLE_R(source);
   auto made = create_remote_kernel(source->program, source->name);
   if (!made) return made;
   kernel* k = *made;
+  // The exec info too, which lives on the server's kernel.
+  if (source->has_svm_pointers) {
+    if (cl_int code = send_svm_pointers(k, source->svm_pointers); code != CL_SUCCESS) {
+      release_api(k);
+      return fail(code);
+    }
+  }
   // An exact copy: the arguments (sent whole with every launch, so the
   // server's fresh kernel needs none of them now), the shapes the server
   // already accepted and the cached work-group limits.
@@ -327,6 +348,94 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
   arg.mem = m;
   arg.set = true;
   return CL_SUCCESS;
+}
+
+cl_int set_kernel_arg_svm_pointer(cl_kernel k, cl_uint index, const void* value) {
+  // CL_INVALID_KERNEL if kernel is not a valid kernel object.
+  FERRY_CHECK_HANDLE(k);
+  context* c = k->program->context;
+  // CL_INVALID_OPERATION if no devices in the context associated with kernel support SVM.
+  if (!supports_svm(c)) return CL_INVALID_OPERATION;
+  // CL_INVALID_ARG_INDEX if arg_index is not a valid argument index.
+  if (index >= k->num_args) return CL_INVALID_ARG_INDEX;
+  // The pointer travels as (allocation, offset); the server passes the
+  // address it stands for in the native allocation. NULL stays NULL.
+  protocol::kernel_arg wire;
+  wire.index = index;
+  wire.kind = arg_kind::svm;
+  if (value != nullptr) {
+    // CL_INVALID_ARG_VALUE if arg_value specified is not a valid value:
+    // (Ferry) only a pointer into an SVM allocation of the context can be
+    // translated.
+    svm_ref allocation = find_svm(value, c);
+    if (!allocation) return CL_INVALID_ARG_VALUE;
+    wire.object = allocation->id;
+    wire.size = allocation->offset_of(value);
+  }
+  // Every SVM pointer has the same shape; the first one set on an argument
+  // asks the native kernel whether it takes one (CL_INVALID_ARG_VALUE for
+  // an argument that is no __global or __constant pointer).
+  const uint64_t shape = shape_of(arg_kind::svm, 0);
+  if (k->validated[index] != shape) {
+    protocol::check_kernel_arg request;
+    request.kernel = k->id;
+    request.arg = wire;
+    auto reply = link_of(c)->call<protocol::status_reply>(request);
+    if (!reply) return reply.error();
+    if (reply->status != CL_SUCCESS) return reply->status;
+    k->validated[index] = shape;
+  }
+  auto& arg = k->args[index];
+  arg.wire = std::move(wire);
+  arg.mem = nullptr;
+  arg.set = true;
+  return CL_SUCCESS;
+}
+
+cl_int set_kernel_exec_info(cl_kernel k, cl_kernel_exec_info param, size_t size, const void* value) {
+  // CL_INVALID_KERNEL if kernel is a not a valid kernel object.
+  FERRY_CHECK_HANDLE(k);
+  context* c = k->program->context;
+  switch (param) {
+    case CL_KERNEL_EXEC_INFO_SVM_PTRS: {
+      // CL_INVALID_VALUE if param_value is NULL or if the size specified by
+      // param_value_size is not valid.
+      if (value == nullptr || size % sizeof(void*) != 0) return CL_INVALID_VALUE;
+      // CL_INVALID_OPERATION if no devices in the context associated with kernel support SVM.
+      if (!supports_svm(c)) return CL_INVALID_OPERATION;
+      // Far more pointers than one message carries: no kernel uses as many.
+      const size_t count = size / sizeof(void*);
+      if (count > ((1u << 20) - frame_overhead) / sizeof(protocol::svm_pointer)) return CL_OUT_OF_RESOURCES;
+      std::vector<protocol::svm_pointer> pointers(count);
+      for (size_t i = 0; i < count; ++i) {
+        const void* pointer;
+        std::memcpy(&pointer, static_cast<const uint8_t*>(value) + i * sizeof(void*), sizeof pointer);
+        // (Ferry) CL_INVALID_VALUE for a pointer in no SVM allocation of the
+        // context: it has no counterpart on the server.
+        svm_ref allocation = find_svm(pointer, c);
+        if (!allocation) return CL_INVALID_VALUE;
+        pointers[i] = {allocation->id, allocation->offset_of(pointer)};
+      }
+      return send_svm_pointers(k, std::move(pointers));
+    }
+    case CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM: {
+      // CL_INVALID_VALUE if param_value is NULL or if the size specified by
+      // param_value_size is not valid.
+      if (value == nullptr || size != sizeof(cl_bool)) return CL_INVALID_VALUE;
+      cl_bool enable;
+      std::memcpy(&enable, value, sizeof enable);
+      // CL_INVALID_OPERATION if param_name is
+      // CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM and param_value is CL_TRUE
+      // but no devices in context associated with kernel support fine-grain
+      // system SVM allocations (no Ferry device does).
+      if (enable) return CL_INVALID_OPERATION;
+      // CL_INVALID_OPERATION if no devices in the context associated with kernel support SVM.
+      if (!supports_svm(c)) return CL_INVALID_OPERATION;
+      return CL_SUCCESS;  // the native default already
+    }
+    // CL_INVALID_VALUE if param_name is not valid.
+    default: return CL_INVALID_VALUE;
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -683,13 +792,11 @@ cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret
 
 cl_int CL_API_CALL clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size,
                                        const void* param_value) {
-  return guarded([&]() -> cl_int {
-    // CL_INVALID_KERNEL if kernel is a not a valid kernel object.
-    FERRY_CHECK_HANDLE(kernel);
-    // CL_INVALID_OPERATION if no devices in the context associated with
-    // kernel support SVM (Ferry serves no SVM yet).
-    return CL_INVALID_OPERATION;
-  });
+  return guarded([&] { return set_kernel_exec_info(kernel, param_name, param_value_size, param_value); });
+}
+
+cl_int CL_API_CALL clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void* arg_value) {
+  return guarded([&] { return set_kernel_arg_svm_pointer(kernel, arg_index, arg_value); });
 }
 
 cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,

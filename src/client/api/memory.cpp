@@ -8,6 +8,7 @@
 #include "client/api/memory_common.hpp"
 #include "client/core/command.hpp"
 #include "client/core/server.hpp"
+#include "client/core/svm_registry.hpp"
 
 namespace ferry::client::api {
 
@@ -31,6 +32,11 @@ result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, 
   // CL_MEM_COPY_HOST_PTR or CL_MEM_USE_HOST_PTR are not set in flags.
   bool with_data = flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
   if ((host_ptr == nullptr) == with_data) return fail(CL_INVALID_HOST_PTR);
+  // If host_ptr is an SVM pointer (with CL_MEM_USE_HOST_PTR), the buffer
+  // uses that SVM memory; (Ferry) CL_INVALID_HOST_PTR if the buffer would
+  // reach past the end of the allocation.
+  svm_ref svm = flags & CL_MEM_USE_HOST_PTR ? find_svm(host_ptr, c) : nullptr;
+  if (svm && !svm->contains(host_ptr, size)) return fail(CL_INVALID_HOST_PTR);
   connection* link = link_of(c);
   if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
 
@@ -43,10 +49,18 @@ result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, 
   m->size = size;
   if (properties) m->properties.assign(properties, properties + 1);  // only the terminating 0 is accepted
   if (flags & CL_MEM_USE_HOST_PTR) m->host_ptr = host_ptr;
+  if (svm) {
+    // The server's buffer stands on the native allocation; the host block is
+    // its host memory here, as for any USE_HOST_PTR buffer.
+    m->svm = svm;
+    link->post(protocol::create_buffer{m->id, c->id, flags & ~(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR), size,
+                                       0, svm->id, svm->offset_of(host_ptr)});
+    return static_cast<cl_mem>(m);
+  }
   // The server's buffer has no host pointer of ours: the initial contents
   // travel on the bulk stream and the client keeps USE_HOST_PTR semantics.
   link->post(protocol::create_buffer{m->id, c->id, flags & ~(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR), size,
-                                     with_data ? m->id : 0});
+                                     with_data ? m->id : 0, 0, 0});
   if (with_data) {
     link->flush();
     link->send_data(m->id, host_ptr, size);
@@ -102,6 +116,7 @@ result<cl_mem> create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_cr
   m->size = region.size;
   m->origin = region.origin;
   if (parent->host_ptr) m->host_ptr = static_cast<char*>(parent->host_ptr) + region.origin;
+  m->svm = parent->svm;
   link_of(m->context)->post(protocol::create_sub_buffer{m->id, parent->id, flags & ~host_ptr_flags, region.origin,
                                                         region.size});
   return static_cast<cl_mem>(m);
@@ -264,7 +279,7 @@ cl_int CL_API_CALL clGetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, 
       case CL_MEM_CONTEXT: return out.value(m->context);
       case CL_MEM_ASSOCIATED_MEMOBJECT: return out.value(m->parent ? m->parent : m->image.mem_object);
       case CL_MEM_OFFSET: return out.value(m->origin);
-      case CL_MEM_USES_SVM_POINTER: return out.value(cl_bool{CL_FALSE});
+      case CL_MEM_USES_SVM_POINTER: return out.value(static_cast<cl_bool>(m->svm ? CL_TRUE : CL_FALSE));
       case CL_MEM_PROPERTIES:
         return out.put(m->properties.empty() ? nullptr : m->properties.data(),
                        m->properties.size() * sizeof(cl_mem_properties));
@@ -456,6 +471,7 @@ void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
       code = cmd.submit(protocol::enqueue_marker{cmd.header});
     } else {
       command cmd(q, CL_COMMAND_MAP_BUFFER, count, list, event_out, mode, data_parts::status_and_data);
+      cmd.tracked()->holds = m->svm;  // the data lands in its host block
       cmd.link().expect_data(cmd.header.command, pointer, size, cmd.tracked());
       code = cmd.submit(protocol::enqueue_read_buffer{cmd.header, m->id, offset, size});
     }

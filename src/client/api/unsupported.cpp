@@ -1,7 +1,7 @@
-// Entry points for features Ferry does not serve yet (pipes, SVM, native
-// kernels, device-side queues). Each validates its handles and
-// answers the code the spec gives for an unsupported feature, so programs
-// that probe for them fall back cleanly instead of crashing in the loader.
+// Entry points for features Ferry does not serve yet (pipes, native kernels,
+// device-side queues). Each validates its handles and answers the code the
+// spec gives for an unsupported feature, so programs that probe for them
+// fall back cleanly instead of crashing in the loader.
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
 
@@ -23,35 +23,6 @@ cl_mem CL_API_CALL clCreatePipe(cl_context c, cl_mem_flags, cl_uint, cl_uint, co
   return unsupported_create<cl_mem>(errcode_ret, is_valid(c) ? CL_INVALID_OPERATION : CL_INVALID_CONTEXT);
 }
 cl_int CL_API_CALL clGetPipeInfo(cl_mem, cl_pipe_info, size_t, void*, size_t*) { return CL_INVALID_MEM_OBJECT; }
-void* CL_API_CALL clSVMAlloc(cl_context, cl_svm_mem_flags, size_t, cl_uint) { return nullptr; }
-void CL_API_CALL clSVMFree(cl_context, void*) {}
-cl_int CL_API_CALL clEnqueueSVMFree(cl_command_queue q, cl_uint, void*[], void(CL_CALLBACK*)(cl_command_queue, cl_uint,
-                                                                                             void*[], void*),
-                                    void*, cl_uint, const cl_event*, cl_event*) {
-  return is_valid(q) ? CL_INVALID_OPERATION : CL_INVALID_COMMAND_QUEUE;
-}
-cl_int CL_API_CALL clEnqueueSVMMemcpy(cl_command_queue q, cl_bool, void*, const void*, size_t, cl_uint,
-                                      const cl_event*, cl_event*) {
-  return is_valid(q) ? CL_INVALID_OPERATION : CL_INVALID_COMMAND_QUEUE;
-}
-cl_int CL_API_CALL clEnqueueSVMMemFill(cl_command_queue q, void*, const void*, size_t, size_t, cl_uint,
-                                       const cl_event*, cl_event*) {
-  return is_valid(q) ? CL_INVALID_OPERATION : CL_INVALID_COMMAND_QUEUE;
-}
-cl_int CL_API_CALL clEnqueueSVMMap(cl_command_queue q, cl_bool, cl_map_flags, void*, size_t, cl_uint, const cl_event*,
-                                   cl_event*) {
-  return is_valid(q) ? CL_INVALID_OPERATION : CL_INVALID_COMMAND_QUEUE;
-}
-cl_int CL_API_CALL clEnqueueSVMUnmap(cl_command_queue q, void*, cl_uint, const cl_event*, cl_event*) {
-  return is_valid(q) ? CL_INVALID_OPERATION : CL_INVALID_COMMAND_QUEUE;
-}
-cl_int CL_API_CALL clEnqueueSVMMigrateMem(cl_command_queue q, cl_uint, const void**, const size_t*,
-                                          cl_mem_migration_flags, cl_uint, const cl_event*, cl_event*) {
-  return is_valid(q) ? CL_INVALID_OPERATION : CL_INVALID_COMMAND_QUEUE;
-}
-cl_int CL_API_CALL clSetKernelArgSVMPointer(cl_kernel k, cl_uint, const void*) {
-  return is_valid(k) ? CL_INVALID_OPERATION : CL_INVALID_KERNEL;
-}
 cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK*)(void*), void*, size_t, cl_uint,
                                          const cl_mem*, const void**, cl_uint, const cl_event*, cl_event*) {
   // CL_INVALID_OPERATION if the device associated with command_queue cannot

@@ -111,6 +111,16 @@ void event_part_done(event* e, cl_int status, const std::array<cl_ulong, 4>* pro
   }
   if (e->parts.fetch_sub(1) == 1) {
     if (e->before_complete) e->before_complete();
+    if (e->complete_after) {
+      // Application code: never on a reader thread.
+      retain_internal(e);
+      run_on_callback_thread([e] {
+        e->complete_after();
+        complete_event(e, CL_COMPLETE);
+        release_internal(e);
+      });
+      return;
+    }
     complete_event(e, CL_COMPLETE);
   }
 }

@@ -114,6 +114,9 @@ struct _cl_device_id : ferry::client::object_base {
   cl_uint max_work_item_dimensions = 0;
   std::array<size_t, 3> max_work_item_sizes{};
   cl_command_queue_properties queue_properties = 0;
+  /// What Ferry offers of the native SVM capabilities: coarse-grained
+  /// buffers or nothing (see platform.cpp).
+  cl_device_svm_capabilities svm_capabilities = 0;
   bool available() const;
 };
 
@@ -157,6 +160,10 @@ struct _cl_mem : ferry::client::object_base {
   cl_mem parent = nullptr;   // sub-buffers
   size_t origin = 0;
   std::vector<cl_mem_properties> properties;  // as given, with the terminating 0
+  /// The SVM allocation whose memory the buffer uses (CL_MEM_USE_HOST_PTR
+  /// with an SVM pointer; sub-buffers share their parent's). Held so that
+  /// host_ptr stays valid as long as the buffer.
+  std::shared_ptr<void> svm;
 
   // Images (type is CL_MEM_OBJECT_BUFFER for buffers).
   cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
@@ -215,6 +222,9 @@ struct _cl_kernel : ferry::client::object_base {
   std::vector<arg_state> args;
   /// Argument shapes the server already accepted: (kind << 56 | size) per index.
   std::vector<uint64_t> validated;
+  /// CL_KERNEL_EXEC_INFO_SVM_PTRS as last set (translated), for clCloneKernel.
+  std::vector<ferry::protocol::svm_pointer> svm_pointers;
+  bool has_svm_pointers = false;
 
   struct work_group_limits {
     size_t work_group_size = 0;
@@ -237,6 +247,13 @@ struct _cl_event : ferry::client::object_base {
   std::atomic<int> parts{1};
   /// Runs once before the event completes successfully (e.g. unpack a rect read).
   std::function<void()> before_complete;
+  /// Runs once on the callback thread when the command succeeded; the event
+  /// completes after it returns (application code: clEnqueueSVMFree's
+  /// callback).
+  std::function<void()> complete_after;
+  /// What must outlive the command: the SVM allocation whose host block a
+  /// read writes into.
+  std::shared_ptr<void> holds;
 
   /// Markers and barriers: the reads of their queue still pending when they
   /// were enqueued. The server completes a marker before a read's data has

@@ -30,6 +30,16 @@ void decode_device_fields(device& d) {
   d.queue_properties = device_info_as<cl_command_queue_properties>(d, CL_DEVICE_QUEUE_ON_HOST_PROPERTIES);
   if (d.queue_properties == 0)
     d.queue_properties = device_info_as<cl_command_queue_properties>(d, CL_DEVICE_QUEUE_PROPERTIES);
+  // Fine-grained SVM needs memory that host and device share coherently
+  // without maps, which a network cannot give: only coarse-grained buffers
+  // are offered, and the cached answer says so.
+  auto svm = d.info.find(CL_DEVICE_SVM_CAPABILITIES);
+  if (svm != d.info.end()) {
+    d.svm_capabilities = device_info_as<cl_device_svm_capabilities>(d, CL_DEVICE_SVM_CAPABILITIES) &
+                         CL_DEVICE_SVM_COARSE_GRAIN_BUFFER;
+    svm->second.resize(sizeof(cl_device_svm_capabilities));
+    std::memcpy(svm->second.data(), &d.svm_capabilities, sizeof d.svm_capabilities);
+  }
 }
 
 // Connects to one server and fetches its devices; nullptr (logged) on failure.

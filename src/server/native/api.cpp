@@ -180,6 +180,22 @@ cl_int image_info(cl_mem, cl_image_info param, size_t size, void* value, size_t*
   return answer(&four, sizeof four, size, value, size_ret);
 }
 
+// SVM: fake addresses, never dereferenced; sizes bounded like buffers.
+void* svm_alloc(cl_context, cl_svm_mem_flags, size_t size, cl_uint) {
+  if (size == 0 || size > (size_t{64} << 20)) return nullptr;
+  return fake<void*>();
+}
+
+void svm_free(cl_context, void* pointer) {
+  if (pointer) live.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// No dry buffer is ever destroyed later than its release: report it gone at once.
+cl_int set_destructor(cl_mem mem, void(CL_CALLBACK* notify)(cl_mem, void*), void* user) {
+  notify(mem, user);
+  return CL_SUCCESS;
+}
+
 cl_int image_formats(cl_context, cl_mem_flags, cl_mem_object_type, cl_uint, cl_image_format*, cl_uint* count) {
   if (count) *count = 0;  // a dry device has no image support
   return CL_SUCCESS;
@@ -243,6 +259,15 @@ const api& dry_api() {
     t.clEnqueueFillImage = &dry::enqueue;
     t.clEnqueueCopyImageToBuffer = &dry::enqueue;
     t.clEnqueueCopyBufferToImage = &dry::enqueue;
+    t.clRetainContext = &dry::retain<cl_context>;
+    t.clSetMemObjectDestructorCallback = &dry::set_destructor;
+    t.clSVMAlloc = &dry::svm_alloc;
+    t.clSVMFree = &dry::svm_free;
+    t.clEnqueueSVMMemcpy = &dry::enqueue;
+    t.clEnqueueSVMMemFill = &dry::enqueue;
+    t.clSetKernelArgSVMPointer = &dry::succeed;
+    t.clSetKernelExecInfo = &dry::succeed;
+    t.clWaitForEvents = &dry::succeed;
     return t;
   }();
   return table;

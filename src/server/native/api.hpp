@@ -32,7 +32,10 @@ struct api {
   X(clCreateImageWithProperties) X(clGetImageInfo) X(clGetSupportedImageFormats)              \
   X(clCreateSamplerWithProperties) X(clReleaseSampler) X(clEnqueueReadImage)                  \
   X(clEnqueueWriteImage) X(clEnqueueCopyImage) X(clEnqueueFillImage)                          \
-  X(clEnqueueCopyImageToBuffer) X(clEnqueueCopyBufferToImage)
+  X(clEnqueueCopyImageToBuffer) X(clEnqueueCopyBufferToImage)                                \
+  X(clRetainContext) X(clSetMemObjectDestructorCallback) X(clSVMAlloc) X(clSVMFree)           \
+  X(clEnqueueSVMMemcpy) X(clEnqueueSVMMemFill) X(clSetKernelArgSVMPointer)                    \
+  X(clSetKernelExecInfo) X(clWaitForEvents)
 #define FERRY_NATIVE_MEMBER(name) decltype(&::name) name;
   FERRY_NATIVE_FUNCTIONS(FERRY_NATIVE_MEMBER)
 #undef FERRY_NATIVE_MEMBER
