@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 #include "cl_helpers.hpp"
 #include "kernels.hpp"
@@ -33,6 +34,33 @@ std::vector<std::string> sorted_names(const std::vector<cl_device_id>& devices) 
   std::vector<std::string> names;
   for (cl_device_id d : devices) names.push_back(device_string(d, CL_DEVICE_NAME));
   std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> extension_names(const std::string& text) {
+  std::vector<std::string> names;
+  std::istringstream in(text);
+  for (std::string name; in >> name;) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Host-API extensions that Ferry leaves out of a device's list (docs/extensions.md).
+std::vector<std::string> served_only(std::vector<std::string> names) {
+  static const char* const unserved[] = {"cl_khr_command_buffer", "cl_khr_external_memory", "cl_khr_external_semaphore",
+                                         "cl_khr_semaphore", "cl_khr_gl_", "cl_khr_egl_", "cl_khr_d3d", "cl_khr_dx9_",
+                                         "cl_khr_il_program", "cl_khr_terminate_context",
+                                         "cl_khr_suggested_local_work_size", "cl_khr_create_command_queue",
+                                         "cl_khr_priority_hints", "cl_khr_throttle_hints", "cl_ext_device_fission",
+                                         "cl_ext_migrate_memobject", "cl_pocl_content_size",
+                                         "cl_intel_unified_shared_memory", "cl_intel_accelerator",
+                                         "cl_intel_motion_estimation", "cl_intel_va_api_media_sharing",
+                                         "cl_intel_dx9_media_sharing", "cl_intel_command_queue_families",
+                                         "cl_intel_create_buffer_with_properties", "cl_nv_create_buffer"};
+  std::erase_if(names, [](const std::string& name) {
+    return std::any_of(std::begin(unserved), std::end(unserved),
+                       [&](const char* prefix) { return name.rfind(prefix, 0) == 0; });
+  });
   return names;
 }
 
@@ -140,9 +168,11 @@ TEST_F(device, bad_device_queries_return_spec_codes) {
 TEST_F(device, info_matches_the_native_device) {
   cl_device_id f = device_;
   cl_device_id n = native_.device;
-  for (cl_device_info param : {CL_DEVICE_NAME, CL_DEVICE_VENDOR, CL_DEVICE_PROFILE,
-                               CL_DEVICE_OPENCL_C_VERSION, CL_DEVICE_EXTENSIONS})
+  for (cl_device_info param : {CL_DEVICE_NAME, CL_DEVICE_VENDOR, CL_DEVICE_PROFILE, CL_DEVICE_OPENCL_C_VERSION})
     EXPECT_EQ(device_string(f, param), device_string(n, param)) << "param 0x" << std::hex << param;
+  // The native extensions, less those whose host API Ferry does not serve (docs/extensions.md).
+  EXPECT_EQ(extension_names(device_string(f, CL_DEVICE_EXTENSIONS)),
+            served_only(extension_names(device_string(n, CL_DEVICE_EXTENSIONS))));
   for (cl_device_info param : {CL_DEVICE_VENDOR_ID, CL_DEVICE_MAX_COMPUTE_UNITS,
                                CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, CL_DEVICE_MAX_CLOCK_FREQUENCY,
                                CL_DEVICE_ADDRESS_BITS, CL_DEVICE_MEM_BASE_ADDR_ALIGN,
@@ -162,6 +192,29 @@ TEST_F(device, info_matches_the_native_device) {
   EXPECT_EQ(info_array<size_t>(FERRY_IT_INFO_QUERY(clGetDeviceInfo, f, CL_DEVICE_MAX_WORK_ITEM_SIZES)),
             info_array<size_t>(FERRY_IT_INFO_QUERY(clGetDeviceInfo, n, CL_DEVICE_MAX_WORK_ITEM_SIZES)));
   EXPECT_EQ(device_value<cl_bool>(f, CL_DEVICE_AVAILABLE), CL_TRUE);
+}
+
+TEST_F(device, capabilities_ferry_cannot_serve_are_reported_absent) {
+  // Fine-grained SVM cannot cross a network: at most coarse-grained buffers.
+  auto svm = device_value<cl_device_svm_capabilities>(device_, CL_DEVICE_SVM_CAPABILITIES);
+  EXPECT_EQ(svm & ~cl_device_svm_capabilities{CL_DEVICE_SVM_COARSE_GRAIN_BUFFER}, 0u);
+  EXPECT_EQ(svm, device_value<cl_device_svm_capabilities>(native_.device, CL_DEVICE_SVM_CAPABILITIES) &
+                     CL_DEVICE_SVM_COARSE_GRAIN_BUFFER);
+  EXPECT_EQ(device_value<cl_bool>(device_, CL_DEVICE_HOST_UNIFIED_MEMORY), cl_bool{CL_FALSE});
+  EXPECT_EQ(device_string(device_, CL_DEVICE_BUILT_IN_KERNELS), "");
+  EXPECT_EQ(device_value<cl_uint>(device_, CL_DEVICE_PARTITION_MAX_SUB_DEVICES), 0u);
+  EXPECT_EQ(info_array<cl_device_partition_property>(
+                FERRY_IT_INFO_QUERY(clGetDeviceInfo, device_, CL_DEVICE_PARTITION_PROPERTIES)),
+            std::vector<cl_device_partition_property>{0});
+  EXPECT_EQ(device_value<cl_bool>(device_, CL_DEVICE_PIPE_SUPPORT), cl_bool{CL_FALSE});
+  EXPECT_EQ(device_value<cl_device_device_enqueue_capabilities>(device_, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES), 0u);
+  // The versioned extension list says the same as the string.
+  auto versioned = info_array<cl_name_version>(
+      FERRY_IT_INFO_QUERY(clGetDeviceInfo, device_, CL_DEVICE_EXTENSIONS_WITH_VERSION));
+  std::vector<std::string> names;
+  for (const auto& entry : versioned) names.emplace_back(entry.name);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, extension_names(device_string(device_, CL_DEVICE_EXTENSIONS)));
 }
 
 TEST_F(device, reports_the_server_that_hosts_it) {

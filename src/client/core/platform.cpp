@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "client/core/config.hpp"
+#include "client/core/device_capabilities.hpp"
 #include "common/log.hpp"
 #include "protocol/version.hpp"
 
@@ -30,16 +31,7 @@ void decode_device_fields(device& d) {
   d.queue_properties = device_info_as<cl_command_queue_properties>(d, CL_DEVICE_QUEUE_ON_HOST_PROPERTIES);
   if (d.queue_properties == 0)
     d.queue_properties = device_info_as<cl_command_queue_properties>(d, CL_DEVICE_QUEUE_PROPERTIES);
-  // Fine-grained SVM needs memory that host and device share coherently
-  // without maps, which a network cannot give: only coarse-grained buffers
-  // are offered, and the cached answer says so.
-  auto svm = d.info.find(CL_DEVICE_SVM_CAPABILITIES);
-  if (svm != d.info.end()) {
-    d.svm_capabilities = device_info_as<cl_device_svm_capabilities>(d, CL_DEVICE_SVM_CAPABILITIES) &
-                         CL_DEVICE_SVM_COARSE_GRAIN_BUFFER;
-    svm->second.resize(sizeof(cl_device_svm_capabilities));
-    std::memcpy(svm->second.data(), &d.svm_capabilities, sizeof d.svm_capabilities);
-  }
+  d.svm_capabilities = device_info_as<cl_device_svm_capabilities>(d, CL_DEVICE_SVM_CAPABILITIES);
 }
 
 // Connects to one server and fetches its devices; nullptr (logged) on failure.
@@ -68,6 +60,7 @@ std::unique_ptr<server> connect_server(const std::string& text) {
     d->host = s.get();
     d->index = desc.index;
     for (auto& entry : desc.info) d->info[entry.param] = std::move(entry.value);
+    restrict_to_served_capabilities(*d);
     decode_device_fields(*d);
     s->devices.push_back(d);
   }
