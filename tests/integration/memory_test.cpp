@@ -128,6 +128,26 @@ TEST_F(memory, write_then_read_round_trips_at_any_offset) {
   }
 }
 
+TEST_F(memory, finish_after_a_blocking_read_still_waits_for_later_commands) {
+  // A blocking read completes everything before it, so clFinish right after it has
+  // nothing to wait for; commands enqueued after the read must still be waited for.
+  constexpr size_t n = 4096;
+  std::vector<cl_int> zeros(n, 0);
+  auto mem = buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_int), zeros.data());
+  ASSERT_TRUE(mem);
+  for (int round = 1; round <= 20; ++round) {
+    std::vector<cl_int> seen(n, -1);
+    ASSERT_CL_OK(clEnqueueReadBuffer(queue_, mem, CL_TRUE, 0, n * sizeof(cl_int), seen.data(), 0, nullptr, nullptr));
+    ASSERT_EQ(seen, std::vector<cl_int>(n, round - 1));
+    ASSERT_CL_OK(clFinish(queue_));  // nothing left: answered without the server
+    add_one(mem, n);
+    std::vector<cl_int> after(n, -1);
+    ASSERT_CL_OK(clEnqueueReadBuffer(queue_, mem, CL_FALSE, 0, n * sizeof(cl_int), after.data(), 0, nullptr, nullptr));
+    ASSERT_CL_OK(clFinish(queue_));  // must wait for the kernel and the read's data
+    ASSERT_EQ(after, std::vector<cl_int>(n, round)) << "round " << round;
+  }
+}
+
 TEST_F(memory, large_transfers_arrive_intact) {
   constexpr size_t size = size_t{48} << 20;
   const auto data = byte_pattern(size, 5);

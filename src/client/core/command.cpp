@@ -52,7 +52,10 @@ cl_int check_wait_list(const queue* q, cl_uint count, const cl_event* list) {
 
 command::command(queue* q, cl_command_type type, cl_uint wait_count, const cl_event* wait_list,
                  cl_event* event_out, blocking mode, data_parts parts)
-    : queue_(q), link_(link_of(q->context)), event_out_(event_out) {
+    : queue_(q),
+      sequence_(q->submitted.fetch_add(1, std::memory_order_acq_rel) + 1),
+      link_(link_of(q->context)),
+      event_out_(event_out) {
   blocking_ = mode == blocking::yes || sync_debugging();
   header.command = next_object_id();
   header.queue = q->id;
@@ -87,7 +90,15 @@ cl_int command::complete() {
     connection::waiting scope(*link_);
     link_->flush();
     cl_event e = event_;
-    if (wait_for(&e, 1) != CL_SUCCESS) {
+    cl_int waited = wait_for(&e, 1);
+    // Once a blocking command of an in-order queue has ended, so has every
+    // command before it; the same holds for a marker or barrier without a
+    // wait list in any queue.
+    bool in_order = !(queue_->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    bool covers_all = (event_->command_type == CL_COMMAND_MARKER || event_->command_type == CL_COMMAND_BARRIER) &&
+                      header.wait_list.empty();
+    if ((in_order || covers_all) && event_->status.load() <= CL_COMPLETE) queue_->completed_up_to(sequence_);
+    if (waited != CL_SUCCESS) {
       cl_int status = event_->status.load();
       code = status == CL_DEVICE_NOT_AVAILABLE ? CL_DEVICE_NOT_AVAILABLE
                                                : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;

@@ -46,6 +46,7 @@ class command {
 
  private:
   queue* queue_;
+  uint64_t sequence_;  // this command's place in its queue (queue::submitted)
   connection* link_;
   event* event_ = nullptr;
   cl_event* event_out_;

@@ -179,6 +179,12 @@ bool _cl_device_id_available(const device* d) { return d->host && d->host->link 
 
 }  // namespace ferry::client
 
+void _cl_command_queue::completed_up_to(uint64_t sequence) {
+  uint64_t known = complete_through.load(std::memory_order_relaxed);
+  while (known < sequence && !complete_through.compare_exchange_weak(known, sequence, std::memory_order_acq_rel)) {
+  }
+}
+
 bool _cl_device_id::available() const { return ferry::client::_cl_device_id_available(this); }
 
 bool _cl_context::has_device(cl_device_id d) const {

@@ -149,6 +149,15 @@ struct _cl_command_queue : ferry::client::object_base {
   /// clFinish waits for these too.
   std::mutex reads_mutex;  // guards pending_reads
   std::vector<_cl_event*> pending_reads;
+
+  /// Commands enqueued so far (each command's sequence number is the count
+  /// after it), and the highest sequence number known to be complete
+  /// together with everything before it. clFinish on a queue where the two
+  /// agree has nothing to wait for and asks the server nothing.
+  std::atomic<uint64_t> submitted{0};
+  std::atomic<uint64_t> complete_through{0};
+  /// Raises complete_through to `sequence` (never lowers it).
+  void completed_up_to(uint64_t sequence);
 };
 
 struct _cl_mem : ferry::client::object_base {
@@ -200,6 +209,9 @@ struct _cl_program : ferry::client::object_base {
   cl_context context = nullptr;
   std::vector<cl_device_id> devices;
   std::string source;
+  /// The IL the program was created from (clCreateProgramWithIL); empty for
+  /// every other program, since an IL is never empty.
+  std::vector<uint8_t> il;
   bool from_binary = false;
   std::atomic<cl_uint> attached_kernels{0};
 
