@@ -59,6 +59,8 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(40, query, direction::to_server, 1 << 20)                                      \
   X(41, query_reply, direction::to_client, max_control_payload)                    \
   X(42, status_reply, direction::to_client, 1 << 20)                               \
+  X(43, create_program_with_il, direction::to_server, max_control_payload)         \
+  X(44, set_program_specialization_constant, direction::to_server, 4096)           \
   X(50, enqueue_ndrange, direction::to_server, 1 << 20)                            \
   X(51, enqueue_write_buffer, direction::to_server, 1 << 20)                       \
   X(52, enqueue_read_buffer, direction::to_server, 1 << 20)                        \
@@ -386,6 +388,29 @@ struct create_program_with_binary {
   std::vector<bytes> binaries;
   FERRY_FIELDS(request, id, context, devices, binaries)
   bool operator==(const create_program_with_binary&) const = default;
+};
+/// clCreateProgramWithIL. Answered by status_reply; on failure the id names
+/// nothing (the client made no object that would release it).
+struct create_program_with_il {
+  uint64_t request = 0;
+  object_id id = 0;
+  object_id context = 0;
+  bytes il;
+  FERRY_FIELDS(request, id, context, il)
+  bool operator==(const create_program_with_il&) const = default;
+};
+/// clSetProgramSpecializationConstant on a program created from IL. An empty
+/// `value` makes the native call get NULL with `size` (the client sends none
+/// for a NULL spec_value, and for a size no specialization constant has);
+/// otherwise `value` holds exactly `size` bytes. Answered by status_reply.
+struct set_program_specialization_constant {
+  uint64_t request = 0;
+  object_id program = 0;
+  uint32_t spec_id = 0;
+  uint64_t size = 0;
+  bytes value;
+  FERRY_FIELDS(request, program, spec_id, size, value)
+  bool operator==(const set_program_specialization_constant&) const = default;
 };
 struct build_program {
   uint64_t request = 0;

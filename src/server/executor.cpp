@@ -575,6 +575,60 @@ bool executor::on(const p::create_program_with_binary& m) {
   return true;
 }
 
+bool executor::on(const p::create_program_with_il& m) {
+  if (duplicate(m.id)) return false;
+  p::status_reply reply{m.request, CL_SUCCESS, {}};
+  cl_int error;
+  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
+  if (context == nullptr) {
+    reply.status = error;
+  } else if (m.il.empty()) {
+    // CL_INVALID_VALUE if il is NULL or if length is zero.
+    reply.status = CL_INVALID_VALUE;
+  } else {
+    error = CL_SUCCESS;
+    cl_program program = api_.clCreateProgramWithIL(context->as_context(), m.il.data(), m.il.size(), &error);
+    if (program == nullptr) {
+      // Nothing is recorded: the client makes no object that would release the id.
+      reply.status = error != CL_SUCCESS ? error : CL_OUT_OF_RESOURCES;
+    } else {
+      auto entry = object_entry::native(object_kind::program, program, context->as_context());
+      entry.printf_capable = true;  // nothing tells; assume it may print
+      entry.from_il = true;
+      objects_.insert(m.id, entry);
+    }
+  }
+  FERRY_DEBUG("session", "session %s: program %llu from %zu bytes of IL: %s", core_->label.c_str(),
+              static_cast<unsigned long long>(m.id), m.il.size(), native::error_name(reply.status).c_str());
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+bool executor::on(const p::set_program_specialization_constant& m) {
+  p::status_reply reply{m.request, CL_SUCCESS, {}};
+  cl_int error;
+  const object_entry* program = objects_.find(m.program, object_kind::program, CL_INVALID_PROGRAM, error);
+  if (program == nullptr) {
+    reply.status = error;
+  } else if (!program->from_il) {
+    // CL_INVALID_PROGRAM if program is not a valid program object created
+    // from an intermediate language (e.g. SPIR-V).
+    reply.status = CL_INVALID_PROGRAM;
+  } else if (!m.value.empty() && m.value.size() != m.size) {
+    // The bytes given are not spec_size bytes: the native call must never
+    // read past them.
+    reply.status = CL_INVALID_VALUE;
+  } else {
+    // CL_INVALID_SPEC_ID and CL_INVALID_VALUE (size mismatch, NULL value)
+    // are the native answer.
+    reply.status = api_.clSetProgramSpecializationConstant(program->as_program(), m.spec_id,
+                                                           static_cast<size_t>(m.size),
+                                                           m.value.empty() ? nullptr : m.value.data());
+  }
+  core_->outbox.push_message(reply);
+  return true;
+}
+
 bool executor::on(const p::build_program& m) {
   p::build_reply reply{m.request, CL_SUCCESS, 0, {}};
   cl_int error;

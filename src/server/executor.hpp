@@ -47,6 +47,8 @@ class executor {
   bool on(const protocol::release_object& m);
   bool on(const protocol::create_program_with_source& m);
   bool on(const protocol::create_program_with_binary& m);
+  bool on(const protocol::create_program_with_il& m);
+  bool on(const protocol::set_program_specialization_constant& m);
   bool on(const protocol::build_program& m);
   bool on(const protocol::compile_program& m);
   bool on(const protocol::link_program& m);

@@ -75,8 +75,12 @@ struct object_entry {
   bool profiling = false;
   /// context, queue, event: how the platform's event callbacks treat failures.
   native::callback_behaviour callbacks;
-  /// program, kernel: may print (source mentions printf, or a binary).
+  /// program, kernel: may print (source mentions printf, or a binary or IL).
   bool printf_capable = false;
+  /// program: created from IL. Only these reach the native
+  /// clSetProgramSpecializationConstant (PoCL 3.1 aborts on a program from
+  /// source that was never built).
+  bool from_il = false;
   /// program, kernel: built without -cl-kernel-arg-info by the client (the
   /// daemon adds it for itself), so argument info is not reported.
   bool arg_info_hidden = false;

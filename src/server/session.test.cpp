@@ -15,9 +15,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
+#include <optional>
 #include <thread>
 
+#include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
 #include "server/object_table.hpp"
 #include "server/printf_capture.hpp"
@@ -671,6 +674,121 @@ TEST_F(daemon_test, svm_memory_outlives_its_id_while_a_buffer_stands_on_it) {
   EXPECT_EQ(c.wait_completion(21)->status, CL_COMPLETE);
   ASSERT_TRUE(c.send(p::release_object{4}));
   EXPECT_EQ(object_count(c), 2u);
+}
+
+// ---------------------------------------------------------------------------
+// The daemon on the dry native API: handlers whose native side this host
+// cannot run (PoCL 3.1 takes no IL), with fake handles.
+
+// The bytes of a minimal SPIR-V module (header, Addresses and Kernel
+// capabilities, Physical64 OpenCL memory model); the dry API takes any IL.
+p::bytes minimal_spirv() {
+  const uint32_t words[] = {0x07230203, 0x00010000, 0, 1, 0, 0x00020011, 4, 0x00020011, 6, 0x0003000e, 2, 2};
+  p::bytes out(sizeof words);
+  std::memcpy(out.data(), words, sizeof words);
+  return out;
+}
+
+class dry_session_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_config config;
+    config.port = 0;
+    config.handshake_timeout_s = 2;
+    server_ = std::make_unique<server>(config, session_services{catalog_, native::dry_api(), nullptr});
+    std::string error;
+    ASSERT_TRUE(server_->start(error)) << error;
+  }
+  void TearDown() override { server_->stop(); }
+
+  static uint64_t object_count(client& c, uint64_t request = 900) {
+    c.send(p::get_object_counts{request});
+    auto counts = c.wait_reply<p::object_counts>();
+    EXPECT_TRUE(counts);
+    return counts ? counts->objects : ~0ull;
+  }
+  static std::optional<p::status_reply> status_of(client& c, uint64_t request) {
+    auto reply = c.wait_reply<p::status_reply>();
+    EXPECT_TRUE(reply);
+    EXPECT_EQ(reply ? reply->request : 0, request);
+    return reply;
+  }
+
+  native::device_catalog catalog_ = native::device_catalog::dry(1);
+  std::unique_ptr<server> server_;
+};
+
+TEST_F(dry_session_test, il_program_is_created_built_and_released) {
+  int64_t live = native::dry_live_handles();
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  ASSERT_TRUE(c.send(p::create_context{1, {0}}));
+  ASSERT_TRUE(c.send(p::create_program_with_il{10, 5, 1, minimal_spirv()}));
+  auto created = status_of(c, 10);
+  ASSERT_TRUE(created);
+  EXPECT_EQ(created->status, CL_SUCCESS);
+  EXPECT_EQ(object_count(c), 2u);
+
+  // Specialization constants reach the native call; bytes that are not
+  // `size` bytes never do.
+  ASSERT_TRUE(c.send(p::set_program_specialization_constant{11, 5, 3, 4, {1, 0, 0, 0}}));
+  EXPECT_EQ(status_of(c, 11)->status, CL_SUCCESS);
+  ASSERT_TRUE(c.send(p::set_program_specialization_constant{12, 5, 3, 8, {1, 0, 0}}));
+  EXPECT_EQ(status_of(c, 12)->status, CL_INVALID_VALUE);
+  ASSERT_TRUE(c.send(p::set_program_specialization_constant{13, 5, 3, 4, {}}));
+  EXPECT_EQ(status_of(c, 13)->status, CL_SUCCESS) << "a NULL value is the native call's to judge";
+
+  ASSERT_TRUE(c.send(p::build_program{14, 5, {}, ""}));
+  auto built = c.wait_reply<p::build_reply>();
+  ASSERT_TRUE(built);
+  EXPECT_EQ(built->request, 14u);
+  EXPECT_EQ(built->status, CL_SUCCESS);
+  EXPECT_EQ(built->kernel_names, (std::vector<std::string>{"dry_kernel"}));
+  ASSERT_TRUE(c.send(p::create_kernel{15, 6, 5, "dry_kernel"}));
+  auto kernel = c.wait_reply<p::kernel_reply>();
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->status, CL_SUCCESS);
+  EXPECT_EQ(object_count(c), 3u);
+
+  for (p::object_id id : {6, 5, 1}) ASSERT_TRUE(c.send(p::release_object{id}));
+  EXPECT_EQ(object_count(c), 0u);
+  EXPECT_EQ(native::dry_live_handles(), live) << "a native handle was not released";
+}
+
+TEST_F(dry_session_test, il_program_id_used_twice_is_a_protocol_violation) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  ASSERT_TRUE(c.send(p::create_context{1, {0}}));
+  ASSERT_TRUE(c.send(p::create_program_with_il{10, 5, 1, minimal_spirv()}));
+  auto created = status_of(c, 10);
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, CL_SUCCESS);
+  ASSERT_TRUE(c.send(p::create_program_with_il{11, 5, 1, minimal_spirv()}));
+  EXPECT_TRUE(c.control.closed_by_peer());
+}
+
+TEST_F(dry_session_test, il_program_in_an_unknown_context_fails_and_leaves_no_entry) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  ASSERT_TRUE(c.send(p::create_context{1, {0}}));
+  ASSERT_TRUE(c.send(p::create_program_with_il{10, 5, 99, minimal_spirv()}));
+  EXPECT_EQ(status_of(c, 10)->status, CL_INVALID_CONTEXT);
+  ASSERT_TRUE(c.send(p::create_program_with_il{11, 6, 1, {}}));
+  EXPECT_EQ(status_of(c, 11)->status, CL_INVALID_VALUE);
+  EXPECT_EQ(object_count(c), 1u) << "a failed creation was recorded";
+  // The ids name nothing.
+  ASSERT_TRUE(c.send(p::build_program{12, 5, {}, ""}));
+  EXPECT_EQ(c.wait_reply<p::build_reply>()->status, CL_INVALID_PROGRAM);
+  ASSERT_TRUE(c.send(p::set_program_specialization_constant{13, 6, 0, 4, {0, 0, 0, 0}}));
+  EXPECT_EQ(status_of(c, 13)->status, CL_INVALID_PROGRAM);
+  // A program from source takes no specialization constant, whatever a
+  // client sends (PoCL 3.1 aborts on one that was never built).
+  ASSERT_TRUE(c.send(p::create_program_with_source{7, 1, "kernel void k() {}"}));
+  ASSERT_TRUE(c.send(p::set_program_specialization_constant{14, 7, 0, 4, {0, 0, 0, 0}}));
+  EXPECT_EQ(status_of(c, 14)->status, CL_INVALID_PROGRAM);
+  // Nothing here was a protocol error: the session still answers.
+  ASSERT_TRUE(c.send(p::ping{15}));
+  EXPECT_EQ(c.wait_reply<p::pong>()->request, 15u);
 }
 
 }  // namespace

@@ -67,6 +67,16 @@ kernel void coords(global int* out, int width, int height) {
 }
 )CLC";
 
+// A minimal SPIR-V module: the header, OpCapability Addresses, OpCapability
+// Kernel and OpMemoryModel Physical64 OpenCL. Well-formed IL for OpenCL
+// (without kernels), the shape an implementation recognizes as SPIR-V.
+constexpr cl_uint minimal_spirv[] = {
+    0x07230203, 0x00010000, 0, 1, 0,  // magic, version 1.0, generator, bound, schema
+    0x00020011, 4,                    // OpCapability Addresses
+    0x00020011, 6,                    // OpCapability Kernel
+    0x0003000e, 2, 2,                 // OpMemoryModel Physical64 OpenCL
+};
+
 std::set<std::string> split_names(const std::string& joined) {
   std::set<std::string> out;
   size_t start = 0;
@@ -251,6 +261,58 @@ TEST_F(program, compile_with_headers_then_link_makes_an_executable) {
   ASSERT_CL_OK(rc);
   EXPECT_CL(CL_COMPILE_PROGRAM_FAILURE, clCompileProgram(broken, 1, &device_, "", 0, nullptr, nullptr, nullptr, nullptr));
   EXPECT_NE(build_log(broken, device_).find("ferry_undeclared_identifier"), std::string::npos);
+}
+
+TEST_F(program, il_programs_need_il_and_a_device_that_takes_it) {
+  cl_int rc = CL_SUCCESS;
+  for (cl_side* side : {&ferry_, &native_}) {
+    SCOPED_TRACE(platform_name(side->platform));
+    // CL_INVALID_VALUE if il is NULL or if length is zero.
+    EXPECT_EQ(clCreateProgramWithIL(side->context, nullptr, sizeof minimal_spirv, &rc), nullptr);
+    EXPECT_CL(CL_INVALID_VALUE, rc);
+    EXPECT_EQ(clCreateProgramWithIL(side->context, minimal_spirv, 0, &rc), nullptr);
+    EXPECT_CL(CL_INVALID_VALUE, rc);
+    // CL_INVALID_CONTEXT if context is not a valid context.
+    EXPECT_EQ(clCreateProgramWithIL(nullptr, minimal_spirv, sizeof minimal_spirv, &rc), nullptr);
+    EXPECT_CL(CL_INVALID_CONTEXT, rc);
+  }
+  // Ferry reports the device's IL support as the device does.
+  const std::string il_version = device_string(device_, CL_DEVICE_IL_VERSION);
+  EXPECT_EQ(il_version, device_string(native_.device, CL_DEVICE_IL_VERSION));
+  if (!il_version.empty()) GTEST_SKIP() << "the device takes IL (" << il_version << ")";
+  // CL_INVALID_OPERATION if no devices in context support intermediate
+  // language programs. Debian's PoCL 3.1 is built without SPIR-V and answers
+  // CL_INVALID_VALUE for any IL instead, so the clause is checked on Ferry.
+  EXPECT_EQ(clCreateProgramWithIL(context_, minimal_spirv, sizeof minimal_spirv, &rc), nullptr);
+  EXPECT_CL_SPEC(CL_INVALID_OPERATION, rc);
+  EXPECT_EQ(clCreateProgramWithIL(native_.context, minimal_spirv, sizeof minimal_spirv, &rc), nullptr);
+  EXPECT_TRUE(rc == CL_INVALID_OPERATION || rc == CL_INVALID_VALUE) << cl_error_name(rc);
+}
+
+TEST_F(program, source_programs_have_no_il_and_take_no_specialization_constants) {
+  const cl_int value = 7;
+  for (cl_side* side : {&ferry_, &native_}) {
+    SCOPED_TRACE(platform_name(side->platform));
+    auto p = build_program(side->context, side->device, kernels::basics);
+    ASSERT_TRUE(p);
+    // A program not created from IL answers an empty CL_PROGRAM_IL.
+    size_t size = 1;
+    EXPECT_CL_OK(clGetProgramInfo(p, CL_PROGRAM_IL, 0, nullptr, &size));
+    EXPECT_EQ(size, 0u);
+    // CL_INVALID_PROGRAM if program is not a valid program object created
+    // from an intermediate language (e.g. SPIR-V).
+    EXPECT_CL(CL_INVALID_PROGRAM, clSetProgramSpecializationConstant(p, 0, sizeof value, &value));
+  }
+  // Before any build too; asked of Ferry only, since PoCL 3.1 aborts the
+  // process on a program that was never built.
+  if constexpr (!self_check) {
+    const char* src = kernels::basics;
+    cl_int rc = CL_SUCCESS;
+    program_handle unbuilt(clCreateProgramWithSource(context_, 1, &src, nullptr, &rc));
+    ASSERT_CL_OK(rc);
+    EXPECT_CL(CL_INVALID_PROGRAM, clSetProgramSpecializationConstant(unbuilt, 0, sizeof value, &value));
+    EXPECT_CL(CL_INVALID_PROGRAM, clSetProgramSpecializationConstant(unbuilt, 0, sizeof value, nullptr));
+  }
 }
 
 TEST_F(kernel, create_kernels_in_program_makes_one_per_kernel) {

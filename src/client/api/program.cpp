@@ -1,11 +1,12 @@
-// Program entry points: creation from source and binaries, build, compile,
-// link, and the program queries.
+// Program entry points: creation from source, binaries and IL, build,
+// compile, link, specialization constants, and the program queries.
 //
 // Creation from source is posted (the id is ours, so nothing waits); creation
-// from binaries, build, compile and link are round trips because their
-// outcome is what the call returns. Whatever the client can judge (handles,
-// lists, devices, attached kernels) is judged here, before any traffic; the
-// rest is the native implementation's answer, passed through unchanged.
+// from binaries and IL, build, compile, link and specialization constants are
+// round trips because their outcome is what the call returns. Whatever the
+// client can judge (handles, lists, devices, attached kernels, IL support) is
+// judged here, before any traffic; the rest is the native implementation's
+// answer, passed through unchanged.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -61,6 +62,14 @@ result<protocol::bytes> remote_query(const program* p, protocol::query_kind kind
   if (!reply) return fail(reply.error());
   if (reply->status != CL_SUCCESS) return fail(reply->status);
   return std::move(reply->value);
+}
+
+// Whether a device takes intermediate language programs: its
+// CL_DEVICE_IL_VERSION names at least one ("" or no answer means none).
+bool takes_il(const device& d) {
+  auto it = d.info.find(CL_DEVICE_IL_VERSION);
+  if (it == d.info.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(), [](uint8_t c) { return c != '\0' && c != ' '; });
 }
 
 program* make_program(cl_context c, protocol::object_id id, std::vector<cl_device_id> devices) {
@@ -191,9 +200,34 @@ result<cl_program> create_program_with_built_in_kernels(cl_context c, cl_uint nu
 result<cl_program> create_program_with_il(cl_context c, const void* il, size_t length) {
   // CL_INVALID_CONTEXT if context is not a valid context.
   FERRY_CHECK_HANDLE_R(c);
+  // CL_INVALID_VALUE if il is NULL or if length is zero. (Judged before the
+  // device clause, as PoCL and rusticl do: no IL is wrong on any device.)
+  if (il == nullptr || length == 0) return fail(CL_INVALID_VALUE);
   // CL_INVALID_OPERATION if no devices in context support intermediate
-  // language programs (Ferry does not carry IL programs yet).
-  return fail(CL_INVALID_OPERATION);
+  // language programs.
+  if (std::none_of(c->devices.begin(), c->devices.end(), [](cl_device_id d) { return takes_il(*d); }))
+    return fail(CL_INVALID_OPERATION);
+  // An IL the protocol cannot carry would make the server drop the session.
+  if (length > protocol::max_control_payload - frame_overhead) return fail(CL_OUT_OF_RESOURCES);
+  connection* link = link_of(c);
+  if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+
+  protocol::create_program_with_il request;
+  request.id = next_object_id();
+  request.context = c->id;
+  const auto* first = static_cast<const uint8_t*>(il);
+  request.il.assign(first, first + length);
+  auto reply = link->call<protocol::status_reply>(request);
+  if (!reply) return fail(reply.error());
+  // CL_INVALID_VALUE if the length-byte memory pointed to by il does not
+  // contain well-formed intermediate language input that can be consumed by
+  // the OpenCL runtime: the native answer (the server creates no object then).
+  if (reply->status != CL_SUCCESS) return fail(reply->status);
+  // The devices associated with the program object are the devices
+  // associated with context.
+  auto* p = make_program(c, request.id, c->devices);
+  p->il = std::move(request.il);
+  return static_cast<cl_program>(p);
 }
 
 // ---------------------------------------------------------------------------
@@ -368,10 +402,10 @@ cl_int get_program_info(cl_program p, cl_program_info param, size_t size, void* 
     case CL_PROGRAM_CONTEXT: return out.value(p->context);
     case CL_PROGRAM_NUM_DEVICES: return out.value(static_cast<cl_uint>(p->devices.size()));
     case CL_PROGRAM_DEVICES: return out.array(p->devices);
-    // A program not created from source answers an empty string.
+    // A program not created from source (from IL too) answers an empty string.
     case CL_PROGRAM_SOURCE: return out.string(p->source);
-    // No program is created from IL, so the answer is always empty.
-    case CL_PROGRAM_IL: return out.put(nullptr, 0);
+    // A program not created from IL answers nothing (size 0).
+    case CL_PROGRAM_IL: return out.bytes(p->il);
     case CL_PROGRAM_NUM_KERNELS:
     case CL_PROGRAM_KERNEL_NAMES: {
       size_t count = 0;
@@ -438,6 +472,39 @@ cl_int get_program_build_info(cl_program p, cl_device_id d, cl_program_build_inf
   if (!answer) return answer.error();
   info_out out(size, value, size_ret);
   return out.bytes(*answer);
+}
+
+// ---------------------------------------------------------------------------
+// Specialization constants
+
+// Specialization constants are scalars (at most 8 bytes); a value larger than
+// this is no constant's and travels as none (see below).
+constexpr size_t max_spec_constant_size = 256;
+
+cl_int set_program_specialization_constant(cl_program p, cl_uint spec_id, size_t spec_size, const void* spec_value) {
+  // CL_INVALID_PROGRAM if program is not a valid program object created
+  // from an intermediate language (e.g. SPIR-V). Judged here for programs
+  // from source (PoCL and rusticl answer the same; PoCL 3.1 aborts on one
+  // that was never built), so only IL programs reach the server.
+  FERRY_CHECK_HANDLE(p);
+  if (p->il.empty()) return CL_INVALID_PROGRAM;
+  protocol::set_program_specialization_constant request;
+  request.program = p->id;
+  request.spec_id = spec_id;
+  request.size = spec_size;
+  // A NULL value, or one no constant has the size of, travels as none: the
+  // native call then gets NULL with spec_size and answers in its own order.
+  if (spec_value != nullptr && spec_size <= max_spec_constant_size) {
+    const auto* first = static_cast<const uint8_t*>(spec_value);
+    request.value.assign(first, first + spec_size);
+  }
+  // CL_INVALID_SPEC_ID if spec_id is not a valid specialization constant
+  // identifier; CL_INVALID_VALUE if spec_size does not match the size of the
+  // specialization constant in the module, or if spec_value is NULL: the
+  // native answers.
+  auto reply = link_of(p->context)->call<protocol::status_reply>(request);
+  if (!reply) return reply.error();
+  return reply->status;
 }
 
 }  // namespace
@@ -559,13 +626,7 @@ cl_int CL_API_CALL clSetProgramReleaseCallback(cl_program program,
 
 cl_int CL_API_CALL clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size,
                                                       const void* spec_value) {
-  return guarded([&]() -> cl_int {
-    // CL_INVALID_PROGRAM if program is not a valid program object created
-    // from an intermediate language (e.g. SPIR-V). No Ferry program is, so
-    // this clause answers every call (PoCL and rusticl answer the same for a
-    // program created from source).
-    return CL_INVALID_PROGRAM;
-  });
+  return guarded([&] { return set_program_specialization_constant(program, spec_id, spec_size, spec_value); });
 }
 
 }  // namespace ferry::client::api

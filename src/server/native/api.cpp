@@ -268,6 +268,9 @@ const api& dry_api() {
     t.clSetKernelArgSVMPointer = &dry::succeed;
     t.clSetKernelExecInfo = &dry::succeed;
     t.clWaitForEvents = &dry::succeed;
+    // Any IL makes a program; the dry device takes every specialization constant.
+    t.clCreateProgramWithIL = &dry::create<cl_program>;
+    t.clSetProgramSpecializationConstant = &dry::succeed;
     return t;
   }();
   return table;

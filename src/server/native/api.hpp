@@ -35,7 +35,8 @@ struct api {
   X(clEnqueueCopyImageToBuffer) X(clEnqueueCopyBufferToImage)                                \
   X(clRetainContext) X(clSetMemObjectDestructorCallback) X(clSVMAlloc) X(clSVMFree)           \
   X(clEnqueueSVMMemcpy) X(clEnqueueSVMMemFill) X(clSetKernelArgSVMPointer)                    \
-  X(clSetKernelExecInfo) X(clWaitForEvents)
+  X(clSetKernelExecInfo) X(clWaitForEvents) X(clCreateProgramWithIL)                          \
+  X(clSetProgramSpecializationConstant)
 #define FERRY_NATIVE_MEMBER(name) decltype(&::name) name;
   FERRY_NATIVE_FUNCTIONS(FERRY_NATIVE_MEMBER)
 #undef FERRY_NATIVE_MEMBER
