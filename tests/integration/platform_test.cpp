@@ -201,6 +201,13 @@ TEST_F(device, capabilities_ferry_cannot_serve_are_reported_absent) {
   EXPECT_EQ(svm, device_value<cl_device_svm_capabilities>(native_.device, CL_DEVICE_SVM_CAPABILITIES) &
                      CL_DEVICE_SVM_COARSE_GRAIN_BUFFER);
   EXPECT_EQ(device_value<cl_bool>(device_, CL_DEVICE_HOST_UNIFIED_MEMORY), cl_bool{CL_FALSE});
+  EXPECT_EQ(device_value<cl_device_exec_capabilities>(device_, CL_DEVICE_EXECUTION_CAPABILITIES),
+            device_value<cl_device_exec_capabilities>(native_.device, CL_DEVICE_EXECUTION_CAPABILITIES) &
+                ~cl_device_exec_capabilities{CL_EXEC_NATIVE_KERNEL});
+  // ... and the entry point says so (spec: the device cannot execute the native kernel).
+  auto host_function = [](void*) {};
+  EXPECT_CL(CL_INVALID_OPERATION, clEnqueueNativeKernel(queue_, host_function, nullptr, 0, 0, nullptr, nullptr, 0,
+                                                        nullptr, nullptr));
   EXPECT_EQ(device_string(device_, CL_DEVICE_BUILT_IN_KERNELS), "");
   EXPECT_EQ(device_value<cl_uint>(device_, CL_DEVICE_PARTITION_MAX_SUB_DEVICES), 0u);
   EXPECT_EQ(info_array<cl_device_partition_property>(

@@ -118,6 +118,12 @@ void restrict_to_served_capabilities(device& d) {
     auto svm = device_info_as<cl_device_svm_capabilities>(d, CL_DEVICE_SVM_CAPABILITIES);
     set_value(d, CL_DEVICE_SVM_CAPABILITIES, static_cast<cl_device_svm_capabilities>(svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER));
   }
+  // A host function cannot run on a server: no native kernels
+  // (clEnqueueNativeKernel answers CL_INVALID_OPERATION).
+  if (d.info.count(CL_DEVICE_EXECUTION_CAPABILITIES)) {
+    auto exec = device_info_as<cl_device_exec_capabilities>(d, CL_DEVICE_EXECUTION_CAPABILITIES);
+    set_value(d, CL_DEVICE_EXECUTION_CAPABILITIES, static_cast<cl_device_exec_capabilities>(exec & ~CL_EXEC_NATIVE_KERNEL));
+  }
   // The device's memory is on another machine.
   set_value(d, CL_DEVICE_HOST_UNIFIED_MEMORY, cl_bool{CL_FALSE});
   // No built-in kernels, sub-devices, pipes or device-side queues are served.
