@@ -191,6 +191,9 @@ enum class query_kind : uint32_t {
   /// clGetSupportedImageFormats: object = context, param = image type,
   /// input = the cl_mem_flags (8 bytes); the value is the cl_image_format array.
   supported_image_formats = 6,
+  /// clGetKernelSubGroupInfo: input = the input value (local sizes or a
+  /// sub-group count), as the native call takes it.
+  kernel_sub_group_info = 7,
 };
 
 // ---------------------------------------------------------------------------

@@ -36,17 +36,6 @@ std::string with_arg_info(const std::string& options) {
   return asks_arg_info(options) ? options : options + std::string(arg_info_option);
 }
 
-bool is_sub_group_param(uint32_t param) {
-  switch (param) {
-    case CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE:
-    case CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE:
-    case CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT:
-    case CL_KERNEL_MAX_NUM_SUB_GROUPS:
-    case CL_KERNEL_COMPILE_NUM_SUB_GROUPS: return true;
-    default: return false;
-  }
-}
-
 // Size-then-value for any clGet*Info shaped query.
 template <class Query>
 cl_int query_bytes(Query&& query, p::bytes& out) {
@@ -909,6 +898,7 @@ cl_int executor::query_value(const p::query& m, p::bytes& out) {
     }
     case p::query_kind::kernel_info:
     case p::query_kind::kernel_work_group_info:
+    case p::query_kind::kernel_sub_group_info:
     case p::query_kind::kernel_arg_info: {
       const object_entry* kernel = objects_.find(m.object, object_kind::kernel, CL_INVALID_KERNEL, error);
       if (kernel == nullptr) return error;
@@ -935,7 +925,7 @@ cl_int executor::query_value(const p::query& m, p::bytes& out) {
       }
       cl_device_id device;
       if (!device_at(device)) return CL_INVALID_DEVICE;
-      if (is_sub_group_param(m.param)) {
+      if (m.kind == p::query_kind::kernel_sub_group_info) {
         return query_bytes(
             [&](size_t size, void* value, size_t* ret) {
               return api_.clGetKernelSubGroupInfo(handle, device, m.param, m.input.size(),

@@ -432,6 +432,36 @@ TEST_F(kernel, arg_info_with_kernel_arg_info_matches_native_and_the_source) {
   EXPECT_CL(CL_INVALID_ARG_INDEX, clGetKernelArgInfo(nk, 6, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, nullptr));
 }
 
+TEST_F(kernel, sub_group_info_answers_like_native) {
+  auto p = build(args_source);
+  auto np = build_program(native_.context, native_.device, args_source);
+  ASSERT_TRUE(p && np);
+  auto k = create_kernel(p, "args");
+  auto nk = create_kernel(np, "args");
+  const size_t local[3] = {64, 1, 1};
+  for (cl_kernel_sub_group_info param : {CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
+                                         CL_KERNEL_MAX_NUM_SUB_GROUPS, CL_KERNEL_COMPILE_NUM_SUB_GROUPS}) {
+    SCOPED_TRACE("param 0x" + std::to_string(param));
+    size_t ferry_value = 0, native_value = 0;
+    const cl_int native_rc = clGetKernelSubGroupInfo(nk, native_.device, param, sizeof(size_t), local,
+                                                     sizeof native_value, &native_value, nullptr);
+    EXPECT_CL(native_rc, clGetKernelSubGroupInfo(k, device_, param, sizeof(size_t), local, sizeof ferry_value,
+                                                 &ferry_value, nullptr));
+    EXPECT_EQ(ferry_value, native_value);
+  }
+  size_t value = 0;
+  // A parameter of clGetKernelWorkGroupInfo is no sub-group query, and the reverse.
+  EXPECT_CL(clGetKernelSubGroupInfo(nk, native_.device, CL_KERNEL_WORK_GROUP_SIZE, 0, nullptr, sizeof value, &value,
+                                    nullptr),
+            clGetKernelSubGroupInfo(k, device_, CL_KERNEL_WORK_GROUP_SIZE, 0, nullptr, sizeof value, &value, nullptr));
+  EXPECT_CL(clGetKernelWorkGroupInfo(nk, native_.device, CL_KERNEL_MAX_NUM_SUB_GROUPS, sizeof value, &value, nullptr),
+            clGetKernelWorkGroupInfo(k, device_, CL_KERNEL_MAX_NUM_SUB_GROUPS, sizeof value, &value, nullptr));
+  EXPECT_CL(CL_INVALID_KERNEL, clGetKernelSubGroupInfo(nullptr, device_, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0, nullptr,
+                                                       sizeof value, &value, nullptr));
+  EXPECT_CL(CL_INVALID_DEVICE, clGetKernelSubGroupInfo(k, native_.device, CL_KERNEL_MAX_NUM_SUB_GROUPS, 0, nullptr,
+                                                       sizeof value, &value, nullptr));
+}
+
 TEST_F(kernel, arg_info_without_the_option_answers_like_native) {
   auto p = build(args_source);
   auto np = build_program(native_.context, native_.device, args_source);

@@ -50,21 +50,23 @@ namespace ferry::client::api {
   X(clReleaseKernel) X(clSetKernelArg) X(clGetKernelInfo)                   \
   X(clGetKernelWorkGroupInfo) X(clGetKernelArgInfo) X(clCloneKernel)        \
   X(clSetKernelExecInfo) X(clEnqueueNDRangeKernel) X(clEnqueueTask)         \
-  X(clSetKernelArgSVMPointer)                                               \
+  X(clSetKernelArgSVMPointer) X(clGetKernelSubGroupInfo)                   \
   /* svm.cpp */                                                             \
   X(clSVMAlloc) X(clSVMFree) X(clEnqueueSVMFree) X(clEnqueueSVMMemcpy)      \
   X(clEnqueueSVMMemFill) X(clEnqueueSVMMap) X(clEnqueueSVMUnmap)            \
   X(clEnqueueSVMMigrateMem)                                                 \
-  /* unsupported.cpp: answered with the spec's "not supported" codes */    \
+  /* image.cpp */                                                           \
   X(clCreateImage) X(clCreateImage2D) X(clCreateImage3D)                    \
   X(clCreateImageWithProperties) X(clGetSupportedImageFormats)              \
   X(clGetImageInfo) X(clEnqueueReadImage) X(clEnqueueWriteImage)            \
   X(clEnqueueCopyImage) X(clEnqueueFillImage) X(clEnqueueCopyImageToBuffer) \
   X(clEnqueueCopyBufferToImage) X(clEnqueueMapImage)                        \
+  /* sampler.cpp */                                                         \
   X(clCreateSampler) X(clCreateSamplerWithProperties) X(clRetainSampler)    \
-  X(clReleaseSampler) X(clGetSamplerInfo) X(clCreatePipe) X(clGetPipeInfo)  \
-  X(clEnqueueNativeKernel) X(clSetDefaultDeviceCommandQueue)                \
-  X(clGetKernelSubGroupInfo)
+  X(clReleaseSampler) X(clGetSamplerInfo)                                   \
+  /* unsupported.cpp: answered with the spec's "not supported" codes */    \
+  X(clCreatePipe) X(clGetPipeInfo) X(clEnqueueNativeKernel)                 \
+  X(clSetDefaultDeviceCommandQueue)
 
 #define FERRY_DECLARE_ENTRY(name) decltype(::name) name;
 FERRY_ENTRY_POINTS(FERRY_DECLARE_ENTRY)

@@ -39,7 +39,7 @@ bool contains(const std::vector<cl_device_id>& devices, cl_device_id d) {
 
 // One clGet*Info question the client cannot answer itself.
 result<protocol::bytes> remote_query(const kernel* k, protocol::query_kind kind, uint32_t device, cl_uint param,
-                                     uint32_t index = 0) {
+                                     uint32_t index = 0, protocol::bytes input = {}) {
   connection* link = link_of(k->program->context);
   if (link == nullptr) return fail(CL_DEVICE_NOT_AVAILABLE);
   protocol::query request;
@@ -48,6 +48,7 @@ result<protocol::bytes> remote_query(const kernel* k, protocol::query_kind kind,
   request.device = device;
   request.param = param;
   request.index = index;
+  request.input = std::move(input);
   auto reply = link->call<protocol::query_reply>(request);
   if (!reply) return fail(reply.error());
   if (reply->status != CL_SUCCESS) return fail(reply->status);
@@ -520,6 +521,37 @@ cl_int get_kernel_work_group_info(cl_kernel k, cl_device_id d, cl_kernel_work_gr
   }
 }
 
+cl_int get_kernel_sub_group_info(cl_kernel k, cl_device_id d, cl_kernel_sub_group_info param, size_t input_size,
+                                 const void* input, size_t size, void* value, size_t* size_ret) {
+  // CL_INVALID_KERNEL if kernel is a not a valid kernel object.
+  FERRY_CHECK_HANDLE(k);
+  const auto& devices = k->program->devices;
+  // CL_INVALID_DEVICE if device is not in the list of devices associated with
+  // kernel or if device is NULL but there is more than one device associated
+  // with kernel.
+  if (d == nullptr) {
+    if (devices.size() != 1) return CL_INVALID_DEVICE;
+    d = devices[0];
+  } else if (!contains(devices, d)) {
+    return CL_INVALID_DEVICE;
+  }
+  // A too large input cannot be a valid one (at most three sizes, or a count).
+  if (input_size > 64) return CL_INVALID_VALUE;
+  protocol::bytes in;
+  if (input && input_size) {
+    auto* bytes = static_cast<const uint8_t*>(input);
+    in.assign(bytes, bytes + input_size);
+  } else if (input_size) {
+    in.resize(input_size);  // NULL with a size: the native call judges it (CL_INVALID_VALUE)
+  }
+  // CL_INVALID_OPERATION if the device does not support sub-groups, and
+  // CL_INVALID_VALUE for a bad param or input: the native answers.
+  auto answer = remote_query(k, protocol::query_kind::kernel_sub_group_info, d->index, param, 0, std::move(in));
+  if (!answer) return answer.error();
+  info_out out(size, value, size_ret);
+  return out.bytes(*answer);
+}
+
 cl_int get_kernel_arg_info(cl_kernel k, cl_uint index, cl_kernel_arg_info param, size_t size, void* value,
                            size_t* size_ret) {
   // CL_INVALID_KERNEL if kernel is a not a valid kernel object.
@@ -783,6 +815,15 @@ cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx, cl_ker
                                       size_t param_value_size, void* param_value, size_t* param_value_size_ret) {
   return guarded([&] {
     return get_kernel_arg_info(kernel, arg_indx, param_name, param_value_size, param_value, param_value_size_ret);
+  });
+}
+
+cl_int CL_API_CALL clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name,
+                                           size_t input_value_size, const void* input_value, size_t param_value_size,
+                                           void* param_value, size_t* param_value_size_ret) {
+  return guarded([&] {
+    return get_kernel_sub_group_info(kernel, device, param_name, input_value_size, input_value, param_value_size,
+                                     param_value, param_value_size_ret);
   });
 }
 

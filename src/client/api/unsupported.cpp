@@ -32,9 +32,5 @@ cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK*)(
 cl_int CL_API_CALL clSetDefaultDeviceCommandQueue(cl_context c, cl_device_id, cl_command_queue) {
   return is_valid(c) ? CL_INVALID_OPERATION : CL_INVALID_CONTEXT;
 }
-cl_int CL_API_CALL clGetKernelSubGroupInfo(cl_kernel k, cl_device_id, cl_kernel_sub_group_info, size_t, const void*,
-                                           size_t, void*, size_t*) {
-  return is_valid(k) ? CL_INVALID_OPERATION : CL_INVALID_KERNEL;
-}
 
 }  // namespace ferry::client::api
