@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import ferry_only_env, native_only_env
+from conftest import ferry_only_env, native_only_env, served_extensions
 
 # Device properties that are the device's own and must pass through Ferry unchanged.
 KEYS = [
@@ -36,16 +36,6 @@ KEYS = [
     "CL_DEVICE_MAX_PARAMETER_SIZE",
 ]
 
-# Host-API extensions Ferry leaves out of a device's list (docs/extensions.md).
-UNSERVED_EXTENSIONS = (
-    "cl_khr_command_buffer", "cl_khr_external_memory", "cl_khr_external_semaphore", "cl_khr_semaphore",
-    "cl_khr_gl_", "cl_khr_egl_", "cl_khr_d3d", "cl_khr_dx9_", "cl_khr_il_program", "cl_khr_terminate_context",
-    "cl_khr_suggested_local_work_size", "cl_khr_create_command_queue", "cl_khr_priority_hints",
-    "cl_khr_throttle_hints", "cl_ext_device_fission", "cl_ext_migrate_memobject", "cl_pocl_content_size",
-    "cl_intel_unified_shared_memory", "cl_intel_accelerator", "cl_intel_motion_estimation",
-    "cl_intel_va_api_media_sharing", "cl_intel_dx9_media_sharing", "cl_intel_command_queue_families",
-    "cl_intel_create_buffer_with_properties", "cl_nv_create_buffer",
-)
 
 LINE = re.compile(r"^\[([^/\]]+)/(\d+)\]\s+(CL_\w+)\s+(.*?)\s*$")
 
@@ -73,6 +63,5 @@ def test_clinfo_reports_the_native_device_through_ferry(ferry_daemon, ferry_devi
     assert same_name, f"no native device named {ferry_device0.get('CL_DEVICE_NAME')!r}"
     for key in KEYS:
         assert ferry_device0.get(key) == same_name[0].get(key), key
-    native_extensions = same_name[0].get("CL_DEVICE_EXTENSIONS", "").split()
-    served = sorted(e for e in native_extensions if not e.startswith(UNSERVED_EXTENSIONS))
+    served = served_extensions(same_name[0].get("CL_DEVICE_EXTENSIONS", ""))
     assert sorted(ferry_device0.get("CL_DEVICE_EXTENSIONS", "").split()) == served

@@ -1,5 +1,7 @@
 """The Ferry platform as pyopencl sees it: named Ferry, offering the native devices."""
 
+from conftest import served_extensions
+
 
 def test_ferry_platform_offers_the_native_devices(ferry_platform, native_platform):
     assert ferry_platform.name == "Ferry"
@@ -21,7 +23,8 @@ def test_device_properties_match_native(cl, ferry_device, native_platform):
         "max_work_group_size",
         "max_work_item_sizes",
         "address_bits",
-        "extensions",
     ):
         assert getattr(ferry_device, attribute) == getattr(native, attribute), attribute
+    # The native extensions, less host-API ones Ferry does not forward.
+    assert sorted(ferry_device.extensions.split()) == served_extensions(native.extensions)
     assert ferry_device.platform.name == "Ferry"

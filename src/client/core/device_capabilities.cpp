@@ -71,21 +71,20 @@ std::string_view as_text(const std::vector<uint8_t>& bytes) {
 void filter_extension_string(device& d) {
   auto it = d.info.find(CL_DEVICE_EXTENSIONS);
   if (it == d.info.end()) return;
-  std::string kept;
+  // Drops each unserved name with the spaces after it, and keeps the rest of
+  // the native text as it was (some platforms pad with extra spaces).
   std::string_view all = as_text(it->second);
-  size_t start = 0;
-  while (start < all.size()) {
-    size_t end = all.find(' ', start);
+  std::string kept;
+  size_t at = 0;
+  while (at < all.size()) {
+    size_t end = all.find(' ', at);
     if (end == std::string_view::npos) end = all.size();
-    std::string_view name = all.substr(start, end - start);
-    if (!name.empty() && extension_served(name)) {
-      if (!kept.empty()) kept += ' ';
-      kept += name;
-    }
-    start = end + 1;
+    size_t next = all.find_first_not_of(' ', end);
+    if (next == std::string_view::npos) next = all.size();
+    std::string_view name = all.substr(at, end - at);
+    if (name.empty() || extension_served(name)) kept.append(all.substr(at, next - at));
+    at = next == at ? at + 1 : next;
   }
-  // The native string ends with a space on some platforms (PoCL); keep its form.
-  if (!all.empty() && all.back() == ' ' && !kept.empty()) kept += ' ';
   set_string(d, CL_DEVICE_EXTENSIONS, kept);
 }
 
