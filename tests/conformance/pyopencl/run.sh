@@ -10,6 +10,9 @@
 #   --files "A B"     run these test files (names inside pyopencl's test/ directory)
 #   -k EXPR           passed to pytest, to select tests while debugging
 #   --keep            keep the work directory (PoCL caches, ferryd output)
+#   --concurrent      run the native and the Ferry run at the same time (for CI:
+#                     nearly halves the wall time on 2 cores, where compiling is
+#                     single-threaded; the two times then do not compare)
 #   -h, --help        print this help
 #
 # The suite comes from pyopencl's source distribution, of the version in
@@ -45,7 +48,7 @@ absolute() { if [[ "$1" == /* ]]; then printf '%s\n' "$1"; else printf '%s\n' "$
 
 build="$root/build/release"
 python="$root/.venv/bin/python"
-full=0 keep=0 files_option="" kexpr="" have_files=0
+full=0 keep=0 concurrent=0 files_option="" kexpr="" have_files=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -h | --help) usage; exit 0 ;;
@@ -62,6 +65,7 @@ while [[ $# -gt 0 ]]; do
       shift 2 ;;
     --full) full=1; shift ;;
     --keep) keep=1; shift ;;
+    --concurrent) concurrent=1; shift ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -194,6 +198,7 @@ run_pytest() {  # label
   rc=$?
   end=$EPOCHREALTIME
   run_seconds="$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')"
+  echo "$run_seconds" >"$work/$label.seconds"
   cp -f "$log" "$cache/$label.log"
   rm -f "$cache/$label.xml"
   [[ -f "$xml" ]] && cp -f "$xml" "$cache/$label.xml"
@@ -231,47 +236,69 @@ run_pytest() {  # label
 unset OCL_ICD_FILENAMES OCL_ICD_VENDORS FERRY_SERVERS PYOPENCL_CTX PYOPENCL_TEST POCL_CACHE_DIR
 mkdir -p "$work"/{native,ferry}/{pocl,xdg-cache}
 
-# --- a. Native.
-run_env=(OCL_ICD_VENDORS="$native_vendors" PYOPENCL_TEST=portable PYOPENCL_NO_CACHE=1
-         POCL_CACHE_DIR="$work/native/pocl" XDG_CACHE_HOME="$work/native/xdg-cache")
-preflight native "$native_platform"
-run_pytest native
-native_seconds=$run_seconds
+native_env=(OCL_ICD_VENDORS="$native_vendors" PYOPENCL_TEST=portable PYOPENCL_NO_CACHE=1
+            POCL_CACHE_DIR="$work/native/pocl" XDG_CACHE_HOME="$work/native/xdg-cache")
 
-# --- b. Through Ferry, against a ferryd of this build serving the native devices.
-daemon_log="$work/ferryd.log"
-: >"$work/ferryd.out"
-OCL_ICD_VENDORS="$native_vendors" POCL_CACHE_DIR="$work/ferry/pocl" \
-  XDG_CACHE_HOME="$work/ferry/xdg-cache" "$build/bin/ferryd" --port 0 --listen 127.0.0.1 --log-level warn \
-  >"$work/ferryd.out" 2>"$daemon_log" &
-daemon_pid=$!
-port=""
-deadline=$((SECONDS + ready_timeout))
-while [[ -z "$port" ]]; do
-  line=""
-  if IFS= read -r line <"$work/ferryd.out" && [[ "$line" =~ ^READY\ ([0-9]+)$ ]]; then
-    port="${BASH_REMATCH[1]}"
-  elif ! kill -0 "$daemon_pid" 2>/dev/null; then
-    wait "$daemon_pid"
-    rc=$?
-    daemon_pid=""
-    show_tail "$daemon_log"
-    fail "ferryd exited with $rc before printing READY"
-  elif [[ $SECONDS -ge $deadline ]]; then
-    show_tail "$daemon_log"
-    fail "ferryd printed no READY line within $ready_timeout s"
-  else
-    sleep 0.1
-  fi
-done
-say "ferryd $build/bin/ferryd listening on 127.0.0.1:$port (pid $daemon_pid)"
+# A ferryd of this build serving the native devices; sets port and daemon_pid.
+start_daemon() {
+  daemon_log="$work/ferryd.log"
+  : >"$work/ferryd.out"
+  OCL_ICD_VENDORS="$native_vendors" POCL_CACHE_DIR="$work/ferry/pocl" \
+    XDG_CACHE_HOME="$work/ferry/xdg-cache" "$build/bin/ferryd" --port 0 --listen 127.0.0.1 --log-level warn \
+    >"$work/ferryd.out" 2>"$daemon_log" &
+  daemon_pid=$!
+  port=""
+  local deadline=$((SECONDS + ready_timeout)) line rc
+  while [[ -z "$port" ]]; do
+    line=""
+    if IFS= read -r line <"$work/ferryd.out" && [[ "$line" =~ ^READY\ ([0-9]+)$ ]]; then
+      port="${BASH_REMATCH[1]}"
+    elif ! kill -0 "$daemon_pid" 2>/dev/null; then
+      wait "$daemon_pid"
+      rc=$?
+      daemon_pid=""
+      show_tail "$daemon_log"
+      fail "ferryd exited with $rc before printing READY"
+    elif [[ $SECONDS -ge $deadline ]]; then
+      show_tail "$daemon_log"
+      fail "ferryd printed no READY line within $ready_timeout s"
+    else
+      sleep 0.1
+    fi
+  done
+  say "ferryd $build/bin/ferryd listening on 127.0.0.1:$port (pid $daemon_pid)"
+  ferry_env=(OCL_ICD_VENDORS="$build/etc/OpenCL/vendors" PYOPENCL_TEST=ferry PYOPENCL_NO_CACHE=1
+             FERRY_SERVERS="127.0.0.1:$port" POCL_CACHE_DIR="$work/ferry/pocl"
+             XDG_CACHE_HOME="$work/ferry/xdg-cache")
+}
 
-run_env=(OCL_ICD_VENDORS="$build/etc/OpenCL/vendors" PYOPENCL_TEST=ferry PYOPENCL_NO_CACHE=1
-         FERRY_SERVERS="127.0.0.1:$port" POCL_CACHE_DIR="$work/ferry/pocl"
-         XDG_CACHE_HOME="$work/ferry/xdg-cache")
-preflight ferry Ferry
-run_pytest ferry
-ferry_seconds=$run_seconds
+if [[ $concurrent -eq 0 ]]; then
+  # --- a. Native, then b. through Ferry (the daemon starts after the native run,
+  # so it takes nothing from it).
+  run_env=("${native_env[@]}")
+  preflight native "$native_platform"
+  run_pytest native
+  start_daemon
+  run_env=("${ferry_env[@]}")
+  preflight ferry Ferry
+  run_pytest ferry
+else
+  # --- a. and b. at the same time, each in a subshell of its own.
+  start_daemon
+  run_env=("${native_env[@]}")
+  preflight native "$native_platform"
+  run_env=("${ferry_env[@]}")
+  preflight ferry Ferry
+  (run_env=("${native_env[@]}"); run_pytest native) &
+  native_job=$!
+  (run_env=("${ferry_env[@]}"); run_pytest ferry) &
+  ferry_job=$!
+  wait "$native_job" || { wait "$ferry_job"; exit 3; }
+  wait "$ferry_job" || exit 3
+  say "the two runs were concurrent: their times do not compare"
+fi
+native_seconds="$(cat "$work/native.seconds")"
+ferry_seconds="$(cat "$work/ferry.seconds")"
 
 # Stop the daemon: it must still be running, and exit 0 on SIGTERM.
 daemon_problem=""
