@@ -41,6 +41,53 @@ typedef struct cl_ferry_object_counts {
 typedef cl_int(CL_API_CALL *clFerryGetObjectCounts_fn)(cl_device_id device,
                                                        cl_ferry_object_counts *counts);
 
+/* Traffic counters of one kind of link of a server with one remote host,
+ * summed over sessions since the daemon started. A message is one frame;
+ * bytes include frame headers. */
+#define CL_FERRY_LINK_CLIENT_CONTROL 0 /* clients' control streams */
+#define CL_FERRY_LINK_CLIENT_BULK 1    /* clients' bulk streams (buffer contents) */
+#define CL_FERRY_LINK_PEER_OUT 2       /* links this server opened to other servers */
+#define CL_FERRY_LINK_PEER_IN 3        /* links other servers opened to this one */
+
+typedef struct cl_ferry_link_counters {
+  cl_uint kind;      /* CL_FERRY_LINK_* */
+  char remote[112];  /* PEER_OUT: the address dialled; otherwise the remote host */
+  cl_ulong bytes_in;
+  cl_ulong bytes_out;
+  cl_ulong messages_in;
+  cl_ulong messages_out;
+} cl_ferry_link_counters;
+
+/* Reads the link counters of the server that hosts `device`: up to
+ * `capacity` entries into `counters` (may be NULL when `capacity` is 0) and
+ * the number the server has into `*count` (may be NULL). Every command sent
+ * before the call has been processed by the server when it answers (the
+ * traffic of transfers still under way may be partly counted).
+ * CL_INVALID_DEVICE for a device that is not Ferry's, CL_INVALID_VALUE when
+ * `counters` is NULL with a non-zero `capacity` or both outputs are NULL,
+ * CL_DEVICE_NOT_AVAILABLE when the server cannot be reached. */
+typedef cl_int(CL_API_CALL *clFerryGetLinkCounters_fn)(cl_device_id device, cl_uint capacity,
+                                                       cl_ferry_link_counters *counters, cl_uint *count);
+
+/* clGetDeviceInfo: where other servers reach this device's server for peer
+ * links (ferryd --peer-address, else the client's own address for it).
+ * Type: char[]. */
+#define CL_DEVICE_FERRY_PEER_ADDRESS 0x4F02
+
+/* cl_pocl_content_size, with PoCL's name and semantics: `content_size_buffer`
+ * (at least 8 bytes, not a sub-buffer, same context) holds in its first
+ * cl_ulong how many leading bytes of `buffer` are meaningful; migrations
+ * between servers and reads to the host move only those. Errors:
+ * CL_INVALID_MEM_OBJECT (either is not a valid buffer, or the size buffer is
+ * a sub-buffer), CL_INVALID_CONTEXT (different contexts),
+ * CL_INVALID_BUFFER_SIZE (size buffer under 8 bytes). Reached through
+ * clGetExtensionFunctionAddressForPlatform("clSetContentSizeBufferPoCL"). */
+#ifndef cl_pocl_content_size
+#define cl_pocl_content_size 1
+#define CL_POCL_CONTENT_SIZE_EXTENSION_NAME "cl_pocl_content_size"
+#endif
+typedef cl_int(CL_API_CALL *clSetContentSizeBufferPoCL_fn)(cl_mem buffer, cl_mem content_size_buffer);
+
 #ifdef __cplusplus
 }
 #endif

@@ -85,6 +85,15 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(72, enqueue_svm_copy, direction::to_server, 1 << 20)                           \
   X(73, enqueue_svm_fill, direction::to_server, 1 << 20)                           \
   X(74, set_kernel_exec_info, direction::to_server, 1 << 20)                       \
+  X(90, add_peer, direction::to_server, 4096)                                      \
+  X(91, export_event, direction::to_server, 64)                                    \
+  X(92, import_event, direction::to_server, 64)                                    \
+  X(93, migrate_out, direction::to_server, 1 << 20)                                \
+  X(94, migrate_in, direction::to_server, 1 << 20)                                 \
+  X(95, abort_transfer, direction::to_server, 64)                                  \
+  X(96, peer_event_status, direction::to_server, 64)                               \
+  X(97, get_link_counters, direction::to_server, 64)                               \
+  X(98, link_counters, direction::to_client, max_control_payload)                  \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)
 
 enum class message_id : uint16_t {
@@ -218,7 +227,12 @@ struct welcome {
   uint16_t version = 0;
   session_token session{};
   session_token secret{};
-  FERRY_FIELDS(version, session, secret)
+  /// What another server must show to open a peer link into this session
+  /// (hello with stream peer, this session's id and this key). It admits
+  /// peer messages only, never the client's own streams, so the client can
+  /// hand it to the other servers of its contexts.
+  session_token peer_key{};
+  FERRY_FIELDS(version, session, secret, peer_key)
   bool operator==(const welcome&) const = default;
 };
 struct refused {
@@ -247,7 +261,10 @@ struct server_info {
   uint64_t request = 0;
   std::vector<info_entry> platform;
   std::vector<device_desc> devices;
-  FERRY_FIELDS(request, platform, devices)
+  /// Where other servers reach this one for peer links ("host:port";
+  /// ferryd --peer-address); empty: the address the client used.
+  std::string peer_address;
+  FERRY_FIELDS(request, platform, devices, peer_address)
   bool operator==(const server_info&) const = default;
 };
 struct get_object_counts {
@@ -726,6 +743,128 @@ struct enqueue_svm_fill {
   uint64_t size = 0;
   FERRY_FIELDS(header, allocation, pattern, offset, size)
   bool operator==(const enqueue_svm_fill&) const = default;
+};
+
+// ---------------------------------------------------------------------------
+// Several servers: peer links, cross-server events, migration (docs/protocol.md,
+// "Peer links"). The client's objects of a context that spans servers exist on
+// each of them under the same ids; a peer link carries one client's traffic
+// from its session on one server into its session on another.
+
+/// Tells this server how to reach the client's session on another server;
+/// `peer` is the client's number for that server, used by the messages
+/// below. The link is opened when first used. Sending it again for the same
+/// `peer` with the same values is harmless; different values are refused
+/// (a violation).
+struct add_peer {
+  uint32_t peer = 0;
+  std::string address;     // "host:port" or "unix:/path"
+  session_token session{}; // the client's session on that server
+  session_token key{};     // that session's welcome.peer_key
+  FERRY_FIELDS(peer, address, session, key)
+  bool operator==(const add_peer&) const = default;
+};
+/// When the native event `event` (a command of this session whose event is
+/// kept, or a user or imported event) completes or fails, send its status to
+/// `peer` as peer_event_status. When the status cannot be delivered (the peer
+/// cannot be reached), a completion for `command` with
+/// CL_DEVICE_NOT_AVAILABLE tells the client, which then fails the importer's
+/// copy itself (set_user_event_status). An unknown `event` is answered the
+/// same way with CL_INVALID_EVENT.
+struct export_event {
+  object_id event = 0;
+  uint32_t peer = 0;
+  object_id command = 0;
+  FERRY_FIELDS(event, peer, command)
+  bool operator==(const export_event&) const = default;
+};
+/// Creates the native user event `event` in `context`, completed by the
+/// peer_event_status the exporting server sends (which may have arrived
+/// first; it is then applied at once). Later wait lists of this session may
+/// name `event`; set_user_event_status on it is allowed (the client fails it
+/// when the exporter cannot deliver). Released with release_object.
+struct import_event {
+  object_id event = 0;
+  object_id context = 0;
+  FERRY_FIELDS(event, context)
+  bool operator==(const import_event&) const = default;
+};
+/// Source side of a buffer migration: once the wait list has completed,
+/// read [offset, offset + size) of `buffer` (with a content-size buffer,
+/// only the part below the size it holds; see `content_size`) and push the
+/// bytes to `peer` as bulk transfer `transfer`. `header.queue` is 0: the
+/// server reads on a queue of its own for the buffer's context. Completion
+/// is reported with the usual flags once the bytes have been handed to the
+/// peer link; failure (the peer unreachable, a native error) always is.
+struct migrate_out {
+  command_header header;
+  object_id buffer = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint32_t peer = 0;
+  uint64_t transfer = 0;
+  /// Non-zero: a buffer of this session whose first 8 bytes (a cl_ulong)
+  /// hold how many bytes of `buffer` are meaningful (cl_pocl_content_size);
+  /// only [offset, min(offset + size, that value)) is sent.
+  object_id content_size = 0;
+  FERRY_FIELDS(header, buffer, offset, size, peer, transfer, content_size)
+  bool operator==(const migrate_out&) const = default;
+};
+/// Destination side: a write of the bytes of bulk transfer `transfer`,
+/// arriving on a peer link, into `buffer` from `offset` on, in the order of
+/// `header.queue`. The transfer may carry fewer than `size` bytes (a content
+/// size); the rest of the range is left as it is.
+struct migrate_in {
+  command_header header;
+  object_id buffer = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint64_t transfer = 0;
+  FERRY_FIELDS(header, buffer, offset, size, transfer)
+  bool operator==(const migrate_in&) const = default;
+};
+/// The transfer a migrate_in waits for will not come (its source failed):
+/// the write fails with `status` (negative) instead of waiting forever.
+struct abort_transfer {
+  uint64_t transfer = 0;
+  int32_t status = 0;
+  FERRY_FIELDS(transfer, status)
+  bool operator==(const abort_transfer&) const = default;
+};
+/// Peer links only: the exported event `event` ended with `status`
+/// (CL_COMPLETE or negative).
+struct peer_event_status {
+  object_id event = 0;
+  int32_t status = 0;
+  FERRY_FIELDS(event, status)
+  bool operator==(const peer_event_status&) const = default;
+};
+
+/// What a link is, for link_counters.
+enum class link_kind : uint8_t { client_control = 0, client_bulk = 1, peer_out = 2, peer_in = 3 };
+
+/// Traffic of one kind of link with one remote host since the daemon started,
+/// summed over sessions (frames are messages; bytes include frame headers).
+struct link_counter {
+  link_kind kind = link_kind::client_control;
+  std::string remote;  // peer_out: the address dialled; otherwise the remote host
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  uint64_t messages_in = 0;
+  uint64_t messages_out = 0;
+  FERRY_FIELDS(kind, remote, bytes_in, bytes_out, messages_in, messages_out)
+  bool operator==(const link_counter&) const = default;
+};
+struct get_link_counters {
+  uint64_t request = 0;
+  FERRY_FIELDS(request)
+  bool operator==(const get_link_counters&) const = default;
+};
+struct link_counters {
+  uint64_t request = 0;
+  std::vector<link_counter> links;
+  FERRY_FIELDS(request, links)
+  bool operator==(const link_counters&) const = default;
 };
 
 struct completions {
