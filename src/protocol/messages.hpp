@@ -94,6 +94,7 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(96, peer_event_status, direction::to_server, 64)                               \
   X(97, get_link_counters, direction::to_server, 64)                               \
   X(98, link_counters, direction::to_client, max_control_payload)                  \
+  X(99, set_content_size, direction::to_server, 64)                                \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)
 
 enum class message_id : uint16_t {
@@ -838,6 +839,20 @@ struct peer_event_status {
   int32_t status = 0;
   FERRY_FIELDS(event, status)
   bool operator==(const peer_event_status&) const = default;
+};
+
+/// cl_pocl_content_size (clSetContentSizeBufferPoCL): from now on the first
+/// 8 bytes (a cl_ulong) of buffer `size_buffer` say how many leading bytes of
+/// buffer `buffer` are meaningful, and a read of `buffer` to the client
+/// (enqueue_read_buffer) sends only the part of its range below that size:
+/// the bulk transfer's total is then smaller than the read's size, and the
+/// rest of the client's memory is left as it was. `size_buffer` 0 ends the
+/// pairing. Unknown ids: ignored with a log line (the client checked them).
+struct set_content_size {
+  object_id buffer = 0;
+  object_id size_buffer = 0;
+  FERRY_FIELDS(buffer, size_buffer)
+  bool operator==(const set_content_size&) const = default;
 };
 
 /// What a link is, for link_counters.

@@ -101,6 +101,8 @@ class cl_handle {
   ~cl_handle() { reset(); }
 
   T get() const { return h_; }
+  /// Where the handle is kept: for APIs that take an array of one (wait lists, cl_mem args).
+  const T* address() const { return &h_; }
   operator T() const { return h_; }  // NOLINT: handles pass straight into the C API
   explicit operator bool() const { return h_ != nullptr; }
   /// For out-parameters: releases what is held and returns the slot to fill.

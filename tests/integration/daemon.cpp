@@ -8,9 +8,9 @@
 namespace ferry::test {
 namespace {
 
-std::unique_ptr<daemon>& suite_daemon_slot() {
-  static std::unique_ptr<daemon> slot;
-  return slot;
+std::vector<std::unique_ptr<daemon>>& suite_daemon_slots() {
+  static std::vector<std::unique_ptr<daemon>> slots;
+  return slots;
 }
 
 std::map<std::string, child_main, std::less<>>& child_registry() {
@@ -65,7 +65,13 @@ void set_ferry_env(loader_mode mode, const std::string& servers) {
   }
 }
 
-daemon* suite_daemon() { return suite_daemon_slot().get(); }
+daemon* suite_daemon() { return suite_daemon_slots().empty() ? nullptr : suite_daemon_slots().front().get(); }
+
+std::vector<daemon*> suite_daemons() {
+  std::vector<daemon*> out;
+  for (auto& d : suite_daemon_slots()) out.push_back(d.get());
+  return out;
+}
 
 child_registration::child_registration(const char* name, child_main main) {
   child_registry().emplace(name, main);
@@ -102,9 +108,12 @@ void suite_environment::SetUp() {
   if (self_check) return;
   std::string servers;
   if (config.start_daemon) {
-    suite_daemon_slot() = std::make_unique<daemon>(config.daemon_args);
-    ASSERT_TRUE(suite_daemon()->started()) << "no ferryd, no integration tests";
-    servers = suite_daemon()->address();
+    for (int i = 0; i < config.daemon_count; ++i) {
+      suite_daemon_slots().push_back(std::make_unique<daemon>(config.daemon_args));
+      ASSERT_TRUE(suite_daemon_slots().back()->started()) << "no ferryd, no integration tests";
+      if (!servers.empty()) servers += ',';
+      servers += suite_daemon_slots().back()->address();
+    }
   }
   if (config.set_loader_env) {
     ASSERT_TRUE(config.start_daemon) << "a suite that points the loader at Ferry needs a daemon";
@@ -115,10 +124,8 @@ void suite_environment::SetUp() {
 void suite_environment::TearDown() {
   // Every test has released its objects by now; the daemon must still shut down cleanly
   // while this process keeps its connection open.
-  if (auto& slot = suite_daemon_slot()) {
-    slot->stop();
-    slot.reset();
-  }
+  for (auto& slot : suite_daemon_slots()) slot->stop();
+  suite_daemon_slots().clear();
 }
 
 }  // namespace ferry::test

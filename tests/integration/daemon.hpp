@@ -66,11 +66,17 @@ struct suite_config {
   /// calls OpenCL and only runs children with environments of their own.
   bool set_loader_env = true;
   std::vector<std::string> daemon_args;
+  /// How many daemons to start (with the same arguments); FERRY_SERVERS lists them all,
+  /// in order.
+  int daemon_count = 1;
 };
 suite_config this_suite();
 
-/// The daemon of this executable (nullptr when the suite runs none, or in self-check mode).
+/// The daemon of this executable (nullptr when the suite runs none, or in self-check mode);
+/// with several, the first.
 daemon* suite_daemon();
+/// Every daemon of this executable, in FERRY_SERVERS order.
+std::vector<daemon*> suite_daemons();
 
 /// A child entry point: runs in a fresh process of this executable, started by
 /// spawn_self(). Returns the process exit status.

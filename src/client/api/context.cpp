@@ -50,31 +50,30 @@ result<cl_context> create_context(const cl_context_properties* properties, cl_ui
   // CL_INVALID_DEVICE if any device in devices is not a valid device.
   for (cl_uint i = 0; i < count; ++i)
     if (!is_valid(devices[i])) return fail(CL_INVALID_DEVICE);
-  server* host = devices[0]->host;
   for (cl_uint i = 0; i < count; ++i) {
-    if (devices[i]->host != host) {
-      FERRY_WARN("api", "a context with devices of several servers is not supported yet");
-      return fail(CL_INVALID_DEVICE);
-    }
     // CL_DEVICE_NOT_AVAILABLE if a device in devices is currently not available.
     if (!devices[i]->available()) return fail(CL_DEVICE_NOT_AVAILABLE);
   }
   auto* c = new context();
   c->id = next_object_id();
-  c->host = host;
   c->properties = std::move(props);
   c->notify = notify;
   c->notify_data = user_data;
-  protocol::create_context message;
-  message.id = c->id;
   for (cl_uint i = 0; i < count; ++i) {
     bool duplicate = false;
     for (auto* d : c->devices) duplicate |= d == devices[i];
-    if (duplicate) continue;
-    c->devices.push_back(devices[i]);
-    message.devices.push_back(devices[i]->index);
+    if (!duplicate) c->devices.push_back(devices[i]);
   }
-  host->link->post(message);
+  // The context exists on each server of its devices, with that server's
+  // devices, under one id.
+  c->servers = servers_of(c->devices);
+  for (server* s : c->servers) {
+    protocol::create_context message;
+    message.id = c->id;
+    for (auto* d : c->devices)
+      if (d->host == s) message.devices.push_back(d->index);
+    s->link->post(message);
+  }
   return static_cast<cl_context>(c);
 }
 
@@ -98,12 +97,7 @@ cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties* prop
     if (code != CL_SUCCESS) return fail(code);
     std::vector<cl_device_id> devices(count);
     api::clGetDeviceIDs(&the_platform(), type, count, devices.data(), nullptr);
-    // One context spans one server: take the devices of the first server.
-    std::vector<cl_device_id> same_server;
-    for (auto* d : devices)
-      if (d->host == devices[0]->host) same_server.push_back(d);
-    return create_context(properties, static_cast<cl_uint>(same_server.size()), same_server.data(), notify,
-                          user_data);
+    return create_context(properties, count, devices.data(), notify, user_data);
   });
 }
 

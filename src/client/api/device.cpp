@@ -60,6 +60,7 @@ cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info param, size_t 
       case CL_DEVICE_AVAILABLE: return out.value(static_cast<cl_bool>(d->available() ? CL_TRUE : CL_FALSE));
       case CL_DEVICE_FERRY_SERVER_ADDRESS: return out.string(d->host->address_text);
       case CL_DEVICE_FERRY_SERVER_DEVICE_INDEX: return out.value(cl_uint{d->index});
+      case CL_DEVICE_FERRY_PEER_ADDRESS: return out.string(d->host->peer_address);
       default: break;
     }
     auto it = d->info.find(param);

@@ -17,11 +17,12 @@ cl_int CL_API_CALL clWaitForEvents(cl_uint count, const cl_event* list) {
       // CL_INVALID_CONTEXT if events specified in event_list do not belong to the same context.
       if (list[i]->context != list[0]->context) return CL_INVALID_CONTEXT;
     }
-    // Whatever the events depend on must be on its way before we sleep.
-    connection* link = link_of(list[0]->context);
-    if (!link) return wait_for(list, count);
-    connection::waiting scope(*link);
-    link->flush();
+    // Whatever the events depend on must be on its way before we sleep, on
+    // every server of the context (they may wait for each other).
+    const auto& servers = list[0]->context->servers;
+    for (server* s : servers) s->link->flush();
+    if (servers.empty()) return wait_for(list, count);
+    connection::waiting scope(list[0]->home ? *list[0]->home->link : *servers.front()->link);
     return wait_for(list, count);
   });
 }
@@ -37,7 +38,7 @@ cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info param, size_t size, 
       case CL_EVENT_COMMAND_EXECUTION_STATUS: {
         // Polling an event must make progress possible: send what is queued.
         if (e->status.load() > CL_COMPLETE)
-          if (connection* link = link_of(e->context)) link->flush();
+          for (server* s : e->context->servers) s->link->flush();
         return out.value(cl_int{e->status.load()});
       }
       case CL_EVENT_REFERENCE_COUNT: return out.value(cl_uint{e->api_refs.load()});
@@ -86,12 +87,12 @@ cl_int CL_API_CALL clReleaseEvent(cl_event e) {
 cl_event CL_API_CALL clCreateUserEvent(cl_context c, cl_int* errcode_ret) {
   return guarded_create<cl_event>(errcode_ret, [&]() -> result<cl_event> {
     FERRY_CHECK_HANDLE_R(c);
-    connection* link = link_of(c);
-    if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+    if (!all_alive(c->servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
+    // A user event exists on every server of its context.
     event* e = make_event(c, nullptr, CL_COMMAND_USER, next_object_id());
     e->status = CL_SUBMITTED;
     e->on_server = true;
-    link->post(protocol::create_user_event{e->id, c->id});
+    post_each(c->servers, protocol::create_user_event{e->id, c->id});
     return static_cast<cl_event>(e);
   });
 }
@@ -104,9 +105,10 @@ cl_int CL_API_CALL clSetUserEventStatus(cl_event e, cl_int status) {
     if (status > CL_COMPLETE) return CL_INVALID_VALUE;
     // CL_INVALID_OPERATION if the execution_status for event has already been changed.
     if (e->status.load() <= CL_COMPLETE) return CL_INVALID_OPERATION;
-    connection* link = link_of(e->context);
-    link->post(protocol::set_user_event_status{e->id, status});
-    link->flush();
+    for (server* s : e->context->servers) {
+      s->link->post(protocol::set_user_event_status{e->id, status});
+      s->link->flush();
+    }
     complete_event(e, status);
     return CL_SUCCESS;
   });
@@ -122,7 +124,7 @@ cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int type, void(CL_CALLBACK*
       return CL_INVALID_VALUE;
     add_event_callback(e, type, notify, user_data);
     // A callback is a promise of progress: make sure the command is sent.
-    if (connection* link = link_of(e->context)) link->flush();
+    for (server* s : e->context->servers) s->link->flush();
     return CL_SUCCESS;
   });
 }

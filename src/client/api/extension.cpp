@@ -6,6 +6,7 @@
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
 #include "client/core/event_state.hpp"
+#include "client/core/placement.hpp"
 #include "client/core/platform.hpp"
 #include "client/core/server.hpp"
 #include "client/core/svm_registry.hpp"
@@ -45,9 +46,59 @@ cl_int CL_API_CALL ferry_get_object_counts(cl_device_id d, cl_ferry_object_count
   });
 }
 
+cl_int CL_API_CALL ferry_get_link_counters(cl_device_id d, cl_uint capacity, cl_ferry_link_counters* counters,
+                                           cl_uint* count) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(d);
+    if ((counters == nullptr && capacity != 0) || (counters == nullptr && count == nullptr)) return CL_INVALID_VALUE;
+    protocol::get_link_counters request;
+    auto r = d->host->link->call<protocol::link_counters>(request);
+    if (!r) return r.error();
+    for (size_t i = 0; i < r->links.size() && i < capacity; ++i) {
+      const auto& from = r->links[i];
+      cl_ferry_link_counters& to = counters[i];
+      to = {};
+      to.kind = static_cast<cl_uint>(from.kind);
+      std::strncpy(to.remote, from.remote.c_str(), sizeof to.remote - 1);
+      to.bytes_in = from.bytes_in;
+      to.bytes_out = from.bytes_out;
+      to.messages_in = from.messages_in;
+      to.messages_out = from.messages_out;
+    }
+    if (count) *count = static_cast<cl_uint>(r->links.size());
+    return CL_SUCCESS;
+  });
+}
+
+// cl_pocl_content_size: the checks and their codes are PoCL's.
+cl_int CL_API_CALL set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer) {
+  return guarded([&]() -> cl_int {
+    if (!is_valid(buffer) || !is_valid(content_size_buffer)) return CL_INVALID_MEM_OBJECT;
+    if (buffer->context != content_size_buffer->context) return CL_INVALID_CONTEXT;
+    if (content_size_buffer->size < sizeof(cl_ulong)) return CL_INVALID_BUFFER_SIZE;
+    if (content_size_buffer->parent != nullptr || content_size_buffer->is_image()) return CL_INVALID_MEM_OBJECT;
+    memory* root = root_of(buffer);
+    retain_internal(content_size_buffer);
+    cl_mem previous;
+    {
+      std::lock_guard lock(root->placement_mutex);
+      previous = root->content_size;
+      root->content_size = content_size_buffer;
+    }
+    if (previous) release_internal(previous);
+    // Every server of the context learns the pairing: reads to the host there
+    // send only the meaningful prefix.
+    post_each(buffer->context->servers, protocol::set_content_size{root->id, content_size_buffer->id});
+    return CL_SUCCESS;
+  });
+}
+
 }  // namespace
 
 void* extension_function(const char* name) {
+  if (std::strcmp(name, "clFerryGetLinkCounters") == 0) return reinterpret_cast<void*>(&ferry_get_link_counters);
+  if (std::strcmp(name, "clSetContentSizeBufferPoCL") == 0)
+    return reinterpret_cast<void*>(&set_content_size_buffer);
   if (std::strcmp(name, "clFerryPingServer") == 0) return reinterpret_cast<void*>(&ferry_ping_server);
   if (std::strcmp(name, "clFerryGetObjectCounts") == 0) return reinterpret_cast<void*>(&ferry_get_object_counts);
   if (std::strcmp(name, "clIcdGetPlatformIDsKHR") == 0) return reinterpret_cast<void*>(&clIcdGetPlatformIDsKHR);

@@ -13,6 +13,7 @@
 #include "client/api/entry.hpp"
 #include "client/api/memory_common.hpp"
 #include "client/core/command.hpp"
+#include "client/core/placement.hpp"
 #include "client/core/server.hpp"
 
 namespace ferry::client::api {
@@ -184,8 +185,7 @@ result<cl_mem> create_image(cl_context c, const cl_mem_properties* properties, c
     // must be 0 if host_ptr is NULL (and no buffer is given).
     return fail(CL_INVALID_IMAGE_DESCRIPTOR);
   }
-  connection* link = link_of(c);
-  if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!all_alive(c->servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
 
   protocol::create_image request;
   request.id = next_object_id();
@@ -206,19 +206,25 @@ result<cl_mem> create_image(cl_context c, const cl_mem_properties* properties, c
   request.num_mip_levels = desc->num_mip_levels;
   request.num_samples = desc->num_samples;
   if (properties) request.properties.push_back(0);
-  request.initial_transfer = with_data ? request.id : 0;
+  // The image exists on every server of the context; initial contents go to
+  // the first, which then holds the only current copy.
   protocol::status_reply reply;
-  {
+  for (size_t i = 0; i < c->servers.size(); ++i) {
+    connection* link = c->servers[i]->link.get();
+    bool send = with_data && i == 0;
+    request.initial_transfer = send ? request.id : 0;
     // The contents go out between the request and its reply; the server
     // waits for them before it creates the image.
     connection::waiting scope(*link);
     auto answer = link->call<protocol::status_reply>(request, [&] {
-      if (with_data) link->send_data(request.initial_transfer, packed.data(), packed.size());
+      if (send) link->send_data(request.initial_transfer, packed.data(), packed.size());
     });
-    if (!answer) return fail(answer.error());
-    reply = std::move(*answer);
+    if (!answer || answer->status != CL_SUCCESS) {
+      for (size_t j = 0; j < i; ++j) c->servers[j]->link->post(protocol::release_object{request.id});
+      return fail(answer ? answer->status : answer.error());
+    }
+    if (i == 0) reply = std::move(*answer);
   }
-  if (reply.status != CL_SUCCESS) return fail(reply.status);
 
   auto* m = new memory();
   m->id = request.id;
@@ -245,6 +251,7 @@ result<cl_mem> create_image(cl_context c, const cl_mem_properties* properties, c
     retain_internal(from);
   } else {
     m->image.mem_object = nullptr;
+    place_new(m, with_data ? c->servers.front() : nullptr);
   }
   if (flags & CL_MEM_USE_HOST_PTR) m->host_ptr = host_ptr;
   return static_cast<cl_mem>(m);
@@ -282,6 +289,7 @@ cl_int read_image(cl_command_queue q, cl_mem m, cl_bool blocking_read, const siz
                         (region[2] == 1 || layout.z_pitch == layout.y_pitch * region[1]);
   command cmd(q, type, count, list, event_out, blocking_read ? blocking::yes : blocking::no,
               data_parts::status_and_data);
+  if (cl_int code = cmd.uses(m, access::read); code != CL_SUCCESS) return cmd.abandon(code);
   if (packed_already) {
     cmd.link().expect_data(cmd.header.command, ptr, size, cmd.tracked());
   } else {
@@ -319,6 +327,7 @@ cl_int write_image(cl_command_queue q, cl_mem m, cl_bool blocking_write, const s
   // blocking write promises, unless a wait list may fail.
   blocking mode = blocking_write && count > 0 ? blocking::yes : blocking::no;
   command cmd(q, type, count, list, event_out, mode);
+  if (cl_int code = cmd.uses(m, access::write); code != CL_SUCCESS) return cmd.abandon(code);
   cmd.send(protocol::enqueue_write_image{cmd.header, m->id, to_size3(origin), to_size3(region), size});
   cmd.link().send_data(cmd.header.command, packed.data(), packed.size());
   return cmd.complete();
@@ -366,6 +375,7 @@ cl_int CL_API_CALL clGetSupportedImageFormats(cl_context c, cl_mem_flags flags, 
     // num_entries is 0 and image_formats is not NULL.
     if (!valid_flags(flags) || !is_image_type(type)) return CL_INVALID_VALUE;
     if (num_entries == 0 && formats != nullptr) return CL_INVALID_VALUE;
+    // The formats of the first server stand for the context's.
     connection* link = link_of(c);
     if (!link->alive()) return CL_DEVICE_NOT_AVAILABLE;
     protocol::query request;
@@ -453,6 +463,8 @@ cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue q, cl_mem src, cl_mem dst
       if (overlap) return CL_MEM_COPY_OVERLAP;
     }
     command cmd(q, CL_COMMAND_COPY_IMAGE, count, list, event_out, blocking::no);
+    if (cl_int code = cmd.uses(src, access::read); code != CL_SUCCESS) return cmd.abandon(code);
+    if (cl_int code = cmd.uses(dst, access::write); code != CL_SUCCESS) return cmd.abandon(code);
     return cmd.submit(protocol::enqueue_copy_image{cmd.header, src->id, dst->id, to_size3(src_origin),
                                                    to_size3(dst_origin), to_size3(region)});
   });
@@ -468,6 +480,7 @@ cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue q, cl_mem m, const void* 
     if (fill_color == nullptr || !region_fits(m, origin, region)) return CL_INVALID_VALUE;
     if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
     command cmd(q, CL_COMMAND_FILL_IMAGE, count, list, event_out, blocking::no);
+    if (cl_int code = cmd.uses(m, access::write); code != CL_SUCCESS) return cmd.abandon(code);
     protocol::enqueue_fill_image message{cmd.header, m->id, {}, to_size3(origin), to_size3(region)};
     // The colour is four 32-bit components whatever the channel type.
     std::memcpy(message.color.data(), fill_color, message.color.size());
@@ -488,6 +501,8 @@ cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem src, cl
     if (!in_bounds(dst, dst_offset, packed_size(region, src->element_size))) return CL_INVALID_VALUE;
     if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
     command cmd(q, CL_COMMAND_COPY_IMAGE_TO_BUFFER, count, list, event_out, blocking::no);
+    if (cl_int code = cmd.uses(src, access::read); code != CL_SUCCESS) return cmd.abandon(code);
+    if (cl_int code = cmd.uses(dst, access::write); code != CL_SUCCESS) return cmd.abandon(code);
     return cmd.submit(protocol::enqueue_copy_image_to_buffer{cmd.header, src->id, dst->id, to_size3(src_origin),
                                                              to_size3(region), dst_offset});
   });
@@ -507,6 +522,8 @@ cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem src, cl
     if (!in_bounds(src, src_offset, packed_size(region, dst->element_size))) return CL_INVALID_VALUE;
     if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
     command cmd(q, CL_COMMAND_COPY_BUFFER_TO_IMAGE, count, list, event_out, blocking::no);
+    if (cl_int code = cmd.uses(src, access::read); code != CL_SUCCESS) return cmd.abandon(code);
+    if (cl_int code = cmd.uses(dst, access::write); code != CL_SUCCESS) return cmd.abandon(code);
     return cmd.submit(protocol::enqueue_copy_buffer_to_image{cmd.header, src->id, dst->id, src_offset,
                                                              to_size3(dst_origin), to_size3(region)});
   });

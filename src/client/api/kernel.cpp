@@ -38,14 +38,15 @@ bool contains(const std::vector<cl_device_id>& devices, cl_device_id d) {
 }
 
 // One clGet*Info question the client cannot answer itself.
-result<protocol::bytes> remote_query(const kernel* k, protocol::query_kind kind, uint32_t device, cl_uint param,
+// Device-specific questions go to the device's server.
+result<protocol::bytes> remote_query(const kernel* k, protocol::query_kind kind, const device* d, cl_uint param,
                                      uint32_t index = 0, protocol::bytes input = {}) {
-  connection* link = link_of(k->program->context);
+  connection* link = d ? d->host->link.get() : link_of(k->program);
   if (link == nullptr) return fail(CL_DEVICE_NOT_AVAILABLE);
   protocol::query request;
   request.kind = kind;
   request.object = k->id;
-  request.device = device;
+  request.device = d ? d->index : 0;
   request.param = param;
   request.index = index;
   request.input = std::move(input);
@@ -79,33 +80,30 @@ kernel* make_kernel(cl_program p, const protocol::kernel_desc& desc) {
   return k;
 }
 
-// Kernels whose description the client cannot use are released at once.
-bool usable(connection* link, const protocol::kernel_desc& desc) {
-  if (desc.num_args <= max_kernel_args) return true;
-  link->post(protocol::release_object{desc.id});
-  return false;
+// Releases kernels the client will not use on every server of `p` (ids a
+// server never made are ignored there).
+void release_kernels(const program* p, const std::vector<protocol::object_id>& ids) {
+  for (protocol::object_id id : ids) post_each(p->servers, protocol::release_object{id});
 }
 
-// Creates kernel `name` of `p` on the server (a round trip: the reply says
-// how many arguments it has).
+// Creates kernel `name` of `p` on its servers (a round trip each: the reply
+// says how many arguments it has).
 result<cl_kernel> create_remote_kernel(cl_program p, const std::string& name) {
-  connection* link = link_of(p->context);
   protocol::create_kernel request;
   request.id = next_object_id();
   request.program = p->id;
   request.name = name;
-  auto reply = link->call<protocol::kernel_reply>(request);
-  if (!reply) return fail(reply.error());
+  auto reply = call_each<protocol::kernel_reply>(p->servers, request);
   // CL_INVALID_KERNEL_DEFINITION if the function definition for __kernel
   // function given by kernel_name such as the number of arguments, the
   // argument types are not the same for all devices for which the program
   // executable has been built: the native answer, like any other failure.
-  if (reply->status != CL_SUCCESS) return fail(reply->status);
-  if (reply->kernels.size() != 1) {
-    for (const auto& desc : reply->kernels) link->post(protocol::release_object{desc.id});
-    return fail(CL_OUT_OF_RESOURCES);
+  if (!reply || reply->status != CL_SUCCESS || reply->kernels.size() != 1 ||
+      reply->kernels[0].num_args > max_kernel_args) {
+    release_kernels(p, {request.id});
+    if (!reply) return fail(reply.error());
+    return fail(reply->status != CL_SUCCESS ? reply->status : CL_OUT_OF_RESOURCES);
   }
-  if (!usable(link, reply->kernels[0])) return fail(CL_OUT_OF_RESOURCES);
   return static_cast<cl_kernel>(make_kernel(p, reply->kernels[0]));
 }
 
@@ -146,18 +144,19 @@ cl_int create_kernels_in_program(cl_program p, cl_uint num_kernels, cl_kernel* k
   }
 
   // One id per kernel, in the order of the program's kernel names.
-  connection* link = link_of(p->context);
   protocol::create_kernels_in_program request;
   request.program = p->id;
   request.ids.resize(count);
   for (auto& id : request.ids) id = next_object_id();
-  auto reply = link->call<protocol::kernel_reply>(request);
-  if (!reply) return reply.error();
-  if (reply->status != CL_SUCCESS) return reply->status;
+  auto reply = call_each<protocol::kernel_reply>(p->servers, request);
+  if (!reply || reply->status != CL_SUCCESS) {
+    release_kernels(p, request.ids);
+    return reply ? reply->status : reply.error();
+  }
   bool all_usable = reply->kernels.size() <= num_kernels;
   for (const auto& desc : reply->kernels) all_usable &= desc.num_args <= max_kernel_args;
   if (!all_usable) {
-    for (const auto& desc : reply->kernels) link->post(protocol::release_object{desc.id});
+    release_kernels(p, request.ids);
     return CL_OUT_OF_RESOURCES;
   }
   for (size_t i = 0; i < reply->kernels.size(); ++i) kernels[i] = make_kernel(p, reply->kernels[i]);
@@ -170,7 +169,7 @@ cl_int send_svm_pointers(kernel* k, std::vector<protocol::svm_pointer> pointers)
   protocol::set_kernel_exec_info request;
   request.kernel = k->id;
   request.pointers = std::move(pointers);
-  auto reply = link_of(k->program->context)->call<protocol::status_reply>(request);
+  auto reply = call_each<protocol::status_reply>(k->program->servers, request);
   if (!reply) return reply.error();
   if (reply->status != CL_SUCCESS) return reply->status;
   k->svm_pointers = std::move(request.pointers);
@@ -323,7 +322,7 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
     if (kind == arg_kind::value) request.arg.value.assign(size, 0);
     if (m) request.arg.object = m->id;
     if (smp) request.arg.object = smp->id;
-    auto reply = link_of(k->program->context)->call<protocol::status_reply>(request);
+    auto reply = link_of(k->program)->call<protocol::status_reply>(request);
     if (!reply) return reply.error();
     if (reply->status != CL_SUCCESS) return reply->status;
     k->validated[index] = shape;
@@ -381,7 +380,7 @@ cl_int set_kernel_arg_svm_pointer(cl_kernel k, cl_uint index, const void* value)
     protocol::check_kernel_arg request;
     request.kernel = k->id;
     request.arg = wire;
-    auto reply = link_of(c)->call<protocol::status_reply>(request);
+    auto reply = link_of(k->program)->call<protocol::status_reply>(request);
     if (!reply) return reply.error();
     if (reply->status != CL_SUCCESS) return reply->status;
     k->validated[index] = shape;
@@ -451,10 +450,10 @@ result<_cl_kernel::work_group_limits> work_group_limits_for(kernel* k, cl_device
   }
   // Asked outside the lock: two threads may both ask once, harmlessly.
   _cl_kernel::work_group_limits limits;
-  auto size = remote_query(k, protocol::query_kind::kernel_work_group_info, d->index, CL_KERNEL_WORK_GROUP_SIZE);
+  auto size = remote_query(k, protocol::query_kind::kernel_work_group_info, d, CL_KERNEL_WORK_GROUP_SIZE);
   if (!size) return fail(size.error());
   auto compile =
-      remote_query(k, protocol::query_kind::kernel_work_group_info, d->index, CL_KERNEL_COMPILE_WORK_GROUP_SIZE);
+      remote_query(k, protocol::query_kind::kernel_work_group_info, d, CL_KERNEL_COMPILE_WORK_GROUP_SIZE);
   if (!compile) return fail(compile.error());
   if (size->size() != sizeof(size_t) || compile->size() != sizeof(size_t) * 3) return fail(CL_OUT_OF_RESOURCES);
   std::memcpy(&limits.work_group_size, size->data(), sizeof(size_t));
@@ -477,7 +476,7 @@ cl_int get_kernel_info(cl_kernel k, cl_kernel_info param, size_t size, void* val
     default: {
       // CL_KERNEL_ATTRIBUTES and extension queries: the native answer
       // (CL_INVALID_VALUE if param_name is not valid comes from there too).
-      auto answer = remote_query(k, protocol::query_kind::kernel_info, 0, param);
+      auto answer = remote_query(k, protocol::query_kind::kernel_info, nullptr, param);
       if (!answer) return answer.error();
       return out.bytes(*answer);
     }
@@ -514,7 +513,7 @@ cl_int get_kernel_work_group_info(cl_kernel k, cl_device_id d, cl_kernel_work_gr
       [[fallthrough]];
     default: {
       // CL_INVALID_VALUE if param_name is not valid: the native answer.
-      auto answer = remote_query(k, protocol::query_kind::kernel_work_group_info, d->index, param);
+      auto answer = remote_query(k, protocol::query_kind::kernel_work_group_info, d, param);
       if (!answer) return answer.error();
       return out.bytes(*answer);
     }
@@ -546,7 +545,7 @@ cl_int get_kernel_sub_group_info(cl_kernel k, cl_device_id d, cl_kernel_sub_grou
   }
   // CL_INVALID_OPERATION if the device does not support sub-groups, and
   // CL_INVALID_VALUE for a bad param or input: the native answers.
-  auto answer = remote_query(k, protocol::query_kind::kernel_sub_group_info, d->index, param, 0, std::move(in));
+  auto answer = remote_query(k, protocol::query_kind::kernel_sub_group_info, d, param, 0, std::move(in));
   if (!answer) return answer.error();
   info_out out(size, value, size_ret);
   return out.bytes(*answer);
@@ -561,7 +560,7 @@ cl_int get_kernel_arg_info(cl_kernel k, cl_uint index, cl_kernel_arg_info param,
   // CL_INVALID_VALUE if param_name is not valid, and
   // CL_KERNEL_ARG_INFO_NOT_AVAILABLE if the argument information is not
   // available for kernel: the native answer.
-  auto answer = remote_query(k, protocol::query_kind::kernel_arg_info, 0, param, index);
+  auto answer = remote_query(k, protocol::query_kind::kernel_arg_info, nullptr, param, index);
   if (!answer) return answer.error();
   info_out out(size, value, size_ret);
   return out.bytes(*answer);
@@ -756,6 +755,12 @@ cl_int enqueue_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, const 
   }
   message.has_local = has_local ? 1 : 0;
   command cmd(q, type, count, list, event_out, blocking::no);
+  // A kernel may write any buffer it is given unless the buffer is read-only.
+  for (const auto& arg : k->args) {
+    if (!arg.mem) continue;
+    access how = arg.mem->flags & CL_MEM_READ_ONLY ? access::read : access::write;
+    if (cl_int code = cmd.uses(arg.mem, how); code != CL_SUCCESS) return cmd.abandon(code);
+  }
   message.header = cmd.header;
   return cmd.submit(message);
 }

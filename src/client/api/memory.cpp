@@ -37,8 +37,11 @@ result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, 
   // reach past the end of the allocation.
   svm_ref svm = flags & CL_MEM_USE_HOST_PTR ? find_svm(host_ptr, c) : nullptr;
   if (svm && !svm->contains(host_ptr, size)) return fail(CL_INVALID_HOST_PTR);
-  connection* link = link_of(c);
-  if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!all_alive(c->servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  // The buffer exists on every server of the context; initial contents go
+  // to the first, which then holds the only current copy.
+  server* first = c->servers.front();
+  connection* link = first->link.get();
 
   if (!(flags & access_flags)) flags |= CL_MEM_READ_WRITE;
   auto* m = new memory();
@@ -55,12 +58,20 @@ result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, 
     m->svm = svm;
     link->post(protocol::create_buffer{m->id, c->id, flags & ~(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR), size,
                                        0, svm->id, svm->offset_of(host_ptr)});
+    place_new(m, first);
     return static_cast<cl_mem>(m);
   }
   // The server's buffer has no host pointer of ours: the initial contents
   // travel on the bulk stream and the client keeps USE_HOST_PTR semantics.
-  link->post(protocol::create_buffer{m->id, c->id, flags & ~(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR), size,
-                                     with_data ? m->id : 0, 0, 0});
+  const protocol::create_buffer created{m->id, c->id, flags & ~(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR), size,
+                                        with_data ? m->id : 0, 0, 0};
+  link->post(created);
+  for (size_t i = 1; i < c->servers.size(); ++i) {
+    protocol::create_buffer empty = created;
+    empty.initial_transfer = 0;
+    c->servers[i]->link->post(empty);
+  }
+  place_new(m, with_data ? first : nullptr);
   if (with_data) {
     link->flush();
     link->send_data(m->id, host_ptr, size);
@@ -117,8 +128,8 @@ result<cl_mem> create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_cr
   m->origin = region.origin;
   if (parent->host_ptr) m->host_ptr = static_cast<char*>(parent->host_ptr) + region.origin;
   m->svm = parent->svm;
-  link_of(m->context)->post(protocol::create_sub_buffer{m->id, parent->id, flags & ~host_ptr_flags, region.origin,
-                                                        region.size});
+  post_each(m->context->servers,
+            protocol::create_sub_buffer{m->id, parent->id, flags & ~host_ptr_flags, region.origin, region.size});
   return static_cast<cl_mem>(m);
 }
 
@@ -134,6 +145,7 @@ cl_int read_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_read, size_t o
   if (!host_may(m, host_access::read)) return CL_INVALID_OPERATION;
   command cmd(q, type, count, list, event_out, blocking_read ? blocking::yes : blocking::no,
               data_parts::status_and_data);
+  if (cl_int code = cmd.uses(m, access::read); code != CL_SUCCESS) return cmd.abandon(code);
   cmd.link().expect_data(cmd.header.command, ptr, size, cmd.tracked());
   return cmd.submit(protocol::enqueue_read_buffer{cmd.header, m->id, offset, size});
 }
@@ -153,6 +165,7 @@ cl_int write_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_write, size_t
   // call must report makes it wait for completion.
   blocking mode = blocking_write && count > 0 ? blocking::yes : blocking::no;
   command cmd(q, type, count, list, event_out, mode);
+  if (cl_int code = cmd.uses(m, access_for_write(m, offset, size)); code != CL_SUCCESS) return cmd.abandon(code);
   cmd.send(protocol::enqueue_write_buffer{cmd.header, m->id, offset, size});
   cmd.link().send_data(cmd.header.command, ptr, size);
   return cmd.complete();
@@ -216,6 +229,9 @@ cl_int copy_buffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset
     if (a < b + size && b < a + size) return CL_MEM_COPY_OVERLAP;
   }
   command cmd(q, CL_COMMAND_COPY_BUFFER, count, list, event_out, blocking::no);
+  if (cl_int code = cmd.uses(src, access::read); code != CL_SUCCESS) return cmd.abandon(code);
+  if (cl_int code = cmd.uses(dst, access_for_write(dst, dst_offset, size)); code != CL_SUCCESS)
+    return cmd.abandon(code);
   return cmd.submit(protocol::enqueue_copy_buffer{cmd.header, src->id, dst->id, src_offset, dst_offset, size});
 }
 
@@ -321,6 +337,7 @@ cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool
     auto packed = std::make_shared<std::vector<uint8_t>>(packed_size);
     command cmd(q, CL_COMMAND_READ_BUFFER_RECT, count, list, event_out, blocking_read ? blocking::yes : blocking::no,
                 data_parts::status_and_data);
+    if (cl_int code = cmd.uses(m, access::read); code != CL_SUCCESS) return cmd.abandon(code);
     // The data arrives packed; it is spread into the caller's layout just
     // before the event completes.
     std::array<size_t, 3> origin{host_origin[0], host_origin[1], host_origin[2]};
@@ -354,6 +371,7 @@ cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_boo
               host_slice_pitch, pack_direction::pack);
     blocking mode = blocking_write && count > 0 ? blocking::yes : blocking::no;
     command cmd(q, CL_COMMAND_WRITE_BUFFER_RECT, count, list, event_out, mode);
+    if (cl_int code = cmd.uses(m, access::write); code != CL_SUCCESS) return cmd.abandon(code);
     cmd.send(protocol::enqueue_write_buffer_rect{cmd.header, m->id, to_size3(buffer_origin), to_size3(region),
                                                  buffer_row_pitch, buffer_slice_pitch});
     cmd.link().send_data(cmd.header.command, packed.data(), packed.size());
@@ -413,6 +431,8 @@ cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_me
       }
     }
     command cmd(q, CL_COMMAND_COPY_BUFFER_RECT, count, list, event_out, blocking::no);
+    if (cl_int code = cmd.uses(src, access::read); code != CL_SUCCESS) return cmd.abandon(code);
+    if (cl_int code = cmd.uses(dst, access::write); code != CL_SUCCESS) return cmd.abandon(code);
     return cmd.submit(protocol::enqueue_copy_buffer_rect{cmd.header, src->id, dst->id, to_size3(src_origin),
                                                          to_size3(dst_origin), to_size3(region), src_row_pitch,
                                                          src_slice_pitch, dst_row_pitch, dst_slice_pitch});
@@ -434,6 +454,7 @@ cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void*
     if (offset % pattern_size != 0 || size % pattern_size != 0) return CL_INVALID_VALUE;
     if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
     command cmd(q, CL_COMMAND_FILL_BUFFER, count, list, event_out, blocking::no);
+    if (cl_int code = cmd.uses(m, access_for_write(m, offset, size)); code != CL_SUCCESS) return cmd.abandon(code);
     auto* bytes = static_cast<const uint8_t*>(pattern);
     return cmd.submit(
         protocol::enqueue_fill_buffer{cmd.header, m->id, protocol::bytes(bytes, bytes + pattern_size), offset, size});
@@ -471,6 +492,10 @@ void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
       code = cmd.submit(protocol::enqueue_marker{cmd.header});
     } else {
       command cmd(q, CL_COMMAND_MAP_BUFFER, count, list, event_out, mode, data_parts::status_and_data);
+      if (cl_int failed = cmd.uses(m, access::read); failed != CL_SUCCESS) {
+        if (owned) ::operator delete(pointer, std::align_val_t{64});
+        return fail(cmd.abandon(failed));
+      }
       cmd.tracked()->holds = m->svm;  // the data lands in its host block
       cmd.link().expect_data(cmd.header.command, pointer, size, cmd.tracked());
       code = cmd.submit(protocol::enqueue_read_buffer{cmd.header, m->id, offset, size});
@@ -514,6 +539,11 @@ cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void* m
     } else if (found.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
       // The mapped region goes back to the server.
       command cmd(q, CL_COMMAND_UNMAP_MEM_OBJECT, count, list, event_out, blocking::no);
+      code = cmd.uses(m, access_for_write(m, found.offset, found.size));
+      if (code != CL_SUCCESS) {
+        if (found.owned) ::operator delete(found.pointer, std::align_val_t{64});
+        return cmd.abandon(code);
+      }
       cmd.send(protocol::enqueue_write_buffer{cmd.header, m->id, found.offset, found.size});
       cmd.link().send_data(cmd.header.command, found.pointer, found.size);
       code = cmd.complete();
@@ -543,9 +573,18 @@ cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue q, cl_uint num_me
       if (mem_objects[i]->context != q->context) return CL_INVALID_CONTEXT;
     }
     if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
-    // With one server per context the contents are already where the queue
-    // runs; the command orders like a marker.
+    // The contents move to the queue's server (if they are elsewhere) before
+    // the command completes; the command itself orders like a marker.
+    // CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED moves nothing: the queue's
+    // server becomes the holder. CL_MIGRATE_MEM_OBJECT_HOST is a placement
+    // hint; the contents stay where they are current, since a read from the
+    // host fetches them from there anyway.
     command cmd(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, count, list, event_out, blocking::no);
+    if (!(flags & CL_MIGRATE_MEM_OBJECT_HOST)) {
+      access how = flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED ? access::replace : access::read;
+      for (cl_uint i = 0; i < num_mem_objects; ++i)
+        if (cl_int code = cmd.uses(mem_objects[i], how); code != CL_SUCCESS) return cmd.abandon(code);
+    }
     return cmd.submit(protocol::enqueue_marker{cmd.header});
   });
 }

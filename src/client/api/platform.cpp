@@ -13,7 +13,8 @@ namespace ferry::client::api {
 
 namespace {
 
-constexpr const char* platform_extensions = "cl_khr_icd " CL_FERRY_REMOTE_EXTENSION_NAME;
+constexpr const char* platform_extensions =
+    "cl_khr_icd " CL_FERRY_REMOTE_EXTENSION_NAME " " CL_POCL_CONTENT_SIZE_EXTENSION_NAME;
 
 cl_int get_platform_ids(cl_uint num_entries, cl_platform_id* platforms, cl_uint* num_platforms) {
   // CL_INVALID_VALUE if num_entries is equal to zero and platforms is not
@@ -53,11 +54,13 @@ cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id platform_id, cl_platform_inf
       case CL_PLATFORM_HOST_TIMER_RESOLUTION: return out.value(cl_ulong{0});
       case CL_PLATFORM_NUMERIC_VERSION: return out.value(cl_version{CL_MAKE_VERSION(3, 0, 0)});
       case CL_PLATFORM_EXTENSIONS_WITH_VERSION: {
-        std::vector<cl_name_version> list(2);
+        std::vector<cl_name_version> list(3);
         std::strcpy(list[0].name, "cl_khr_icd");
         list[0].version = CL_MAKE_VERSION(1, 0, 0);
         std::strcpy(list[1].name, CL_FERRY_REMOTE_EXTENSION_NAME);
         list[1].version = CL_MAKE_VERSION(1, 0, 0);
+        std::strcpy(list[2].name, CL_POCL_CONTENT_SIZE_EXTENSION_NAME);
+        list[2].version = CL_MAKE_VERSION(1, 0, 0);
         return out.array(list);
       }
       // CL_INVALID_VALUE if param_name is not one of the supported values.

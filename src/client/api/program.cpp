@@ -8,6 +8,7 @@
 // judged here, before any traffic; the rest is the native implementation's
 // answer, passed through unchanged.
 #include <algorithm>
+#include <optional>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -49,14 +50,31 @@ bool device_indices(cl_uint num_devices, const cl_device_id* device_list, const 
   return true;
 }
 
-// One clGet*Info question the client cannot answer itself.
-result<protocol::bytes> remote_query(const program* p, protocol::query_kind kind, uint32_t device, cl_uint param) {
-  connection* link = link_of(p->context);
+// The server indices of those of `devices` that `s` hosts.
+std::vector<uint32_t> indices_on(const server& s, const std::vector<cl_device_id>& devices) {
+  std::vector<uint32_t> out;
+  for (cl_device_id d : devices)
+    if (d->host == &s) out.push_back(d->index);
+  return out;
+}
+
+// The servers a build, compile or link of `devices` goes to (all of
+// `fallback` when no list was given).
+std::vector<server*> servers_for(const cl_device_id* device_list, cl_uint num_devices,
+                                 const std::vector<server*>& fallback) {
+  if (device_list == nullptr) return fallback;
+  return servers_of(std::vector<cl_device_id>(device_list, device_list + num_devices));
+}
+
+// One clGet*Info question the client cannot answer itself; device-specific
+// questions go to the device's server.
+result<protocol::bytes> remote_query(const program* p, protocol::query_kind kind, const device* d, cl_uint param) {
+  connection* link = d ? d->host->link.get() : link_of(p);
   if (link == nullptr) return fail(CL_DEVICE_NOT_AVAILABLE);
   protocol::query request;
   request.kind = kind;
   request.object = p->id;
-  request.device = device;
+  request.device = d ? d->index : 0;
   request.param = param;
   auto reply = link->call<protocol::query_reply>(request);
   if (!reply) return fail(reply.error());
@@ -78,6 +96,7 @@ program* make_program(cl_context c, protocol::object_id id, std::vector<cl_devic
   p->context = c;
   retain_internal(c);
   p->devices = std::move(devices);
+  p->servers = servers_of(p->devices);
   return p;
 }
 
@@ -123,8 +142,7 @@ result<cl_program> create_program_with_source(cl_context c, cl_uint count, const
   }
   // A source the protocol cannot carry would make the server drop the session.
   if (total > protocol::max_control_payload - frame_overhead) return fail(CL_OUT_OF_RESOURCES);
-  connection* link = link_of(c);
-  if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!all_alive(c->servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
 
   std::string source;
   source.reserve(total);
@@ -134,7 +152,7 @@ result<cl_program> create_program_with_source(cl_context c, cl_uint count, const
   }
   auto* p = make_program(c, next_object_id(), c->devices);
   p->source = std::move(source);
-  link->post(protocol::create_program_with_source{p->id, c->id, p->source});
+  post_each(p->servers, protocol::create_program_with_source{p->id, c->id, p->source});
   return static_cast<cl_program>(p);
 }
 
@@ -164,23 +182,48 @@ result<cl_program> create_program_with_binary(cl_context c, cl_uint num_devices,
   }
   if (any_missing) return fail(CL_INVALID_VALUE);
   if (total > protocol::max_control_payload - frame_overhead) return fail(CL_OUT_OF_RESOURCES);
-  connection* link = link_of(c);
-  if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+  std::vector<cl_device_id> devices(device_list, device_list + num_devices);
+  const std::vector<server*> servers = servers_of(devices);
+  if (!all_alive(servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
 
+  // Each server gets the binaries of its own devices; the answers are put
+  // back in the caller's order.
   request.id = next_object_id();
   request.context = c->id;
-  request.binaries.resize(num_devices);
-  for (cl_uint i = 0; i < num_devices; ++i) request.binaries[i].assign(binaries[i], binaries[i] + lengths[i]);
-  auto reply = link->call<protocol::status_reply>(request);
-  if (!reply) return fail(reply.error());
-  if (binary_status) {
-    for (cl_uint i = 0; i < num_devices; ++i)
-      binary_status[i] = i < reply->details.size() ? reply->details[i] : reply->status;
+  cl_int status = CL_SUCCESS;
+  std::vector<server*> made;
+  for (server* s : servers) {
+    std::vector<cl_uint> positions;
+    request.devices.clear();
+    request.binaries.clear();
+    for (cl_uint i = 0; i < num_devices; ++i) {
+      if (device_list[i]->host != s) continue;
+      positions.push_back(i);
+      request.devices.push_back(device_list[i]->index);
+      request.binaries.emplace_back(binaries[i], binaries[i] + lengths[i]);
+    }
+    auto reply = s->link->call<protocol::status_reply>(request);
+    if (!reply) {
+      status = reply.error();
+      break;
+    }
+    if (binary_status) {
+      for (size_t j = 0; j < positions.size(); ++j)
+        binary_status[positions[j]] = j < reply->details.size() ? reply->details[j] : reply->status;
+    }
+    // CL_INVALID_BINARY if an invalid program binary was encountered for any
+    // device (the server creates no object then).
+    if (reply->status != CL_SUCCESS) {
+      status = reply->status;
+      break;
+    }
+    made.push_back(s);
   }
-  // CL_INVALID_BINARY if an invalid program binary was encountered for any
-  // device (the server creates no object then).
-  if (reply->status != CL_SUCCESS) return fail(reply->status);
-  auto* p = make_program(c, request.id, std::vector<cl_device_id>(device_list, device_list + num_devices));
+  if (status != CL_SUCCESS) {
+    post_each(made, protocol::release_object{request.id});
+    return fail(status);
+  }
+  auto* p = make_program(c, request.id, std::move(devices));
   p->from_binary = true;
   return static_cast<cl_program>(p);
 }
@@ -209,20 +252,21 @@ result<cl_program> create_program_with_il(cl_context c, const void* il, size_t l
     return fail(CL_INVALID_OPERATION);
   // An IL the protocol cannot carry would make the server drop the session.
   if (length > protocol::max_control_payload - frame_overhead) return fail(CL_OUT_OF_RESOURCES);
-  connection* link = link_of(c);
-  if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!all_alive(c->servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
 
   protocol::create_program_with_il request;
   request.id = next_object_id();
   request.context = c->id;
   const auto* first = static_cast<const uint8_t*>(il);
   request.il.assign(first, first + length);
-  auto reply = link->call<protocol::status_reply>(request);
-  if (!reply) return fail(reply.error());
+  auto reply = call_each<protocol::status_reply>(c->servers, request);
   // CL_INVALID_VALUE if the length-byte memory pointed to by il does not
   // contain well-formed intermediate language input that can be consumed by
   // the OpenCL runtime: the native answer (the server creates no object then).
-  if (reply->status != CL_SUCCESS) return fail(reply->status);
+  if (!reply || reply->status != CL_SUCCESS) {
+    post_each(c->servers, protocol::release_object{request.id});
+    return fail(reply ? reply->status : reply.error());
+  }
   // The devices associated with the program object are the devices
   // associated with context.
   auto* p = make_program(c, request.id, c->devices);
@@ -259,7 +303,10 @@ cl_int build_program(cl_program p, cl_uint num_devices, const cl_device_id* devi
   // CL_INVALID_BINARY, CL_INVALID_BUILD_OPTIONS, CL_COMPILER_NOT_AVAILABLE,
   // CL_BUILD_PROGRAM_FAILURE and the remaining CL_INVALID_OPERATION clauses
   // are the native implementation's answer.
-  auto reply = link_of(p->context)->call<protocol::build_reply>(request);
+  const std::vector<cl_device_id> listed(device_list, device_list + num_devices);
+  auto reply = call_each<protocol::build_reply>(
+      servers_for(device_list, num_devices, p->servers), request,
+      [&](protocol::build_program& r, server& s) { r.devices = indices_on(s, listed); });
   if (!reply) return reply.error();
   record_outcome(p, build_step::build, *reply);
   // The build has completed when the call returns, so the notification comes
@@ -297,7 +344,11 @@ cl_int compile_program(cl_program p, cl_uint num_devices, const cl_device_id* de
     cl_program h = headers[i];
     FERRY_CHECK_HANDLE(h);
     if (header_names[i] == nullptr) return CL_INVALID_VALUE;
-    if (h->from_binary || h->context->host != p->context->host) return CL_INVALID_OPERATION;
+    // A header must exist on every server the program does.
+    bool everywhere = std::all_of(p->servers.begin(), p->servers.end(), [&](server* s) {
+      return std::find(h->servers.begin(), h->servers.end(), s) != h->servers.end();
+    });
+    if (h->from_binary || !everywhere) return CL_INVALID_OPERATION;
     request.headers.push_back(h->id);
     request.header_names.emplace_back(header_names[i]);
     text += request.header_names.back().size() + 16;
@@ -316,7 +367,10 @@ cl_int compile_program(cl_program p, cl_uint num_devices, const cl_device_id* de
 
   // CL_INVALID_COMPILER_OPTIONS, CL_COMPILER_NOT_AVAILABLE and
   // CL_COMPILE_PROGRAM_FAILURE are the native implementation's answer.
-  auto reply = link_of(p->context)->call<protocol::build_reply>(request);
+  const std::vector<cl_device_id> listed(device_list, device_list + num_devices);
+  auto reply = call_each<protocol::build_reply>(
+      servers_for(device_list, num_devices, p->servers), request,
+      [&](protocol::compile_program& r, server& s) { r.devices = indices_on(s, listed); });
   if (!reply) return reply.error();
   record_outcome(p, build_step::compile, *reply);
   if (notify && step_ran(reply->status, build_step::compile)) notify(p, user_data);
@@ -361,24 +415,36 @@ cl_int link_program(cl_context c, cl_uint num_devices, const cl_device_id* devic
   // CL_INVALID_OPERATION if the rules for devices containing compiled
   // binaries or libraries as described in input_programs argument above are
   // not followed: an input of another server has no binary for these devices.
-  for (cl_uint i = 0; i < num_inputs; ++i)
-    if (inputs[i]->context->host != c->host) return CL_INVALID_OPERATION;
+  const std::vector<server*> servers = servers_of(devices);
+  for (cl_uint i = 0; i < num_inputs; ++i) {
+    for (server* s : servers)
+      if (std::find(inputs[i]->servers.begin(), inputs[i]->servers.end(), s) == inputs[i]->servers.end())
+        return CL_INVALID_OPERATION;
+  }
   if (options) request.options = options;
   // CL_INVALID_LINKER_OPTIONS if the linker options specified by options are
   // invalid (one the protocol cannot carry is surely not valid).
   if (request.options.size() > (1u << 20) - frame_overhead) return CL_INVALID_LINKER_OPTIONS;
-  connection* link = link_of(c);
-  if (!link->alive()) return CL_DEVICE_NOT_AVAILABLE;
+  if (!all_alive(servers)) return CL_DEVICE_NOT_AVAILABLE;
   request.id = next_object_id();
   request.context = c->id;
   request.inputs.reserve(num_inputs);
   for (cl_uint i = 0; i < num_inputs; ++i) request.inputs.push_back(inputs[i]->id);
 
   // CL_INVALID_LINKER_OPTIONS, CL_LINKER_NOT_AVAILABLE,
-  // CL_LINK_PROGRAM_FAILURE and the device rules are the native answer.
-  auto reply = link->call<protocol::build_reply>(request);
-  if (!reply) return reply.error();
-  if (!reply->created) return reply->status != CL_SUCCESS ? reply->status : CL_OUT_OF_RESOURCES;
+  // CL_LINK_PROGRAM_FAILURE and the device rules are the native answer. The
+  // first server's reply stands for all, unless a later one made no program.
+  std::optional<protocol::build_reply> reply;
+  for (server* s : servers) {
+    request.devices = indices_on(*s, devices);
+    auto answer = s->link->call<protocol::build_reply>(request);
+    if (!answer || !answer->created) {
+      post_each(servers, protocol::release_object{request.id});
+      if (!answer) return answer.error();
+      return answer->status != CL_SUCCESS ? answer->status : CL_OUT_OF_RESOURCES;
+    }
+    if (!reply || (reply->status == CL_SUCCESS && answer->status != CL_SUCCESS)) reply = std::move(*answer);
+  }
   auto* p = make_program(c, request.id, std::move(devices));
   {
     std::lock_guard lock(p->build_mutex);
@@ -438,7 +504,7 @@ cl_int get_program_info(cl_program p, cl_program_info param, size_t size, void* 
       // CL_INVALID_VALUE if the size in bytes specified by param_value_size
       // is < size of return type and param_value is not NULL.
       if (size < needed) return CL_INVALID_VALUE;
-      auto answer = remote_query(p, protocol::query_kind::program_info, 0, param);
+      auto answer = remote_query(p, protocol::query_kind::program_info, nullptr, param);
       if (!answer) return answer.error();
       std::vector<protocol::bytes> binaries;
       const char* why = "";
@@ -454,7 +520,7 @@ cl_int get_program_info(cl_program p, cl_program_info param, size_t size, void* 
       // CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT and extension queries: the
       // native answer. CL_INVALID_VALUE if param_name is not valid comes
       // from there too.
-      auto answer = remote_query(p, protocol::query_kind::program_info, 0, param);
+      auto answer = remote_query(p, protocol::query_kind::program_info, nullptr, param);
       if (!answer) return answer.error();
       return out.bytes(*answer);
     }
@@ -468,7 +534,7 @@ cl_int get_program_build_info(cl_program p, cl_device_id d, cl_program_build_inf
   // CL_INVALID_DEVICE if device is not in the list of devices associated with program.
   if (!contains(p->devices, d)) return CL_INVALID_DEVICE;
   // CL_INVALID_VALUE if param_name is not valid: the native answer, like the values.
-  auto answer = remote_query(p, protocol::query_kind::program_build_info, d->index, param);
+  auto answer = remote_query(p, protocol::query_kind::program_build_info, d, param);
   if (!answer) return answer.error();
   info_out out(size, value, size_ret);
   return out.bytes(*answer);
@@ -502,7 +568,7 @@ cl_int set_program_specialization_constant(cl_program p, cl_uint spec_id, size_t
   // identifier; CL_INVALID_VALUE if spec_size does not match the size of the
   // specialization constant in the module, or if spec_value is NULL: the
   // native answers.
-  auto reply = link_of(p->context)->call<protocol::status_reply>(request);
+  auto reply = call_each<protocol::status_reply>(p->servers, request);
   if (!reply) return reply.error();
   return reply->status;
 }

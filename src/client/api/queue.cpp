@@ -59,7 +59,7 @@ result<cl_command_queue> create_queue(cl_context c, cl_device_id d, const cl_que
   q->device = d;
   q->properties = bits;
   q->properties_array = std::move(array);
-  link_of(c)->post(protocol::create_queue{q->id, c->id, d->index, bits});
+  d->host->link->post(protocol::create_queue{q->id, c->id, d->index, bits});
   return static_cast<cl_command_queue>(q);
 }
 
@@ -155,7 +155,7 @@ cl_int CL_API_CALL clSetCommandQueueProperty(cl_command_queue q, cl_command_queu
 cl_int CL_API_CALL clFlush(cl_command_queue q) {
   return guarded([&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
-    connection* link = link_of(q->context);
+    connection* link = q->device->host->link.get();
     if (!link->alive()) return CL_DEVICE_NOT_AVAILABLE;
     link->post(protocol::flush_queue{q->id});
     link->flush();
@@ -186,7 +186,7 @@ cl_int CL_API_CALL clFinish(cl_command_queue q) {
       reads.swap(q->pending_reads);
     }
     if (!reads.empty()) {
-      connection::waiting scope(*link_of(q->context));
+      connection::waiting scope(*q->device->host->link);
       wait_for(reads.data(), static_cast<cl_uint>(reads.size()));
       for (cl_event e : reads) release_internal(e);
     }

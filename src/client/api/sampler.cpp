@@ -67,13 +67,14 @@ result<cl_sampler> create_sampler(cl_context c, const cl_sampler_properties* pro
                                              CL_SAMPLER_ADDRESSING_MODE,   s->addressing_mode,
                                              CL_SAMPLER_FILTER_MODE,       s->filter_mode,
                                              0};
-  connection* link = link_of(c);
-  if (!link->alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!all_alive(c->servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
   request.id = next_object_id();
   request.context = c->id;
-  auto reply = link->call<protocol::status_reply>(request);
-  if (!reply) return fail(reply.error());
-  if (reply->status != CL_SUCCESS) return fail(reply->status);
+  auto reply = call_each<protocol::status_reply>(c->servers, request);
+  if (!reply || reply->status != CL_SUCCESS) {
+    post_each(c->servers, protocol::release_object{request.id});
+    return fail(reply ? reply->status : reply.error());
+  }
   auto* created = new sampler();
   created->id = request.id;
   created->context = c;

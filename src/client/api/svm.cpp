@@ -53,6 +53,9 @@ void* svm_alloc(cl_context c, cl_svm_mem_flags flags, size_t size, cl_uint align
   // or alignment is not a power of two or the OpenCL implementation cannot
   // support the specified alignment for at least one device in context.
   if ((alignment & (alignment - 1)) || alignment > largest_type_size) return nullptr;
+  // (Ferry) SVM allocations live on one server: a context that spans several
+  // has none to offer.
+  if (c->spans_servers()) return nullptr;
   connection* link = link_of(c);
   if (link == nullptr || !link->alive()) return nullptr;
 

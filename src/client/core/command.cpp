@@ -54,13 +54,16 @@ command::command(queue* q, cl_command_type type, cl_uint wait_count, const cl_ev
                  cl_event* event_out, blocking mode, data_parts parts)
     : queue_(q),
       sequence_(q->submitted.fetch_add(1, std::memory_order_acq_rel) + 1),
-      link_(link_of(q->context)),
+      target_(q->device->host),
+      link_(q->device->host->link.get()),
       event_out_(event_out) {
   blocking_ = mode == blocking::yes || sync_debugging();
   header.command = next_object_id();
   header.queue = q->id;
   header.wait_list.resize(wait_count);
+  waits_.assign(wait_list, wait_list + wait_count);
   for (cl_uint i = 0; i < wait_count; ++i) header.wait_list[i] = wait_list[i]->id;
+  if (q->context->spans_servers()) import_events(*target_, waits_);
   // Completion is reported only for what somebody can observe.
   bool observed = event_out != nullptr || blocking_ || parts == data_parts::status_and_data;
   if (event_out) header.flags |= protocol::keep_event;
@@ -68,6 +71,7 @@ command::command(queue* q, cl_command_type type, cl_uint wait_count, const cl_ev
     header.flags |= protocol::notify;
     event_ = make_event(q->context, q, type, header.command);
     event_->on_server = event_out != nullptr;
+    event_->home = target_;
     event_->parts = static_cast<int>(parts);
     if (parts == data_parts::status_and_data && !blocking_) {
       std::lock_guard lock(q->reads_mutex);
@@ -83,6 +87,26 @@ command::command(queue* q, cl_command_type type, cl_uint wait_count, const cl_ev
 }
 
 command::~command() = default;
+
+cl_int command::abandon(cl_int code) {
+  if (event_) {
+    event_->on_server = false;  // never sent: the server knows nothing of it
+    release_api(event_);
+  }
+  event_ = nullptr;
+  return code;
+}
+
+cl_int command::uses(memory* m, access how) {
+  if (m == nullptr || !queue_->context->spans_servers()) return CL_SUCCESS;
+  protocol::object_id arrival = 0;
+  cl_int code = bring_contents(m, how, *target_, *queue_, waits_, event_, arrival);
+  if (code == CL_SUCCESS && arrival != 0) {
+    header.wait_list.push_back(arrival);
+    release_after_send_.push_back(arrival);
+  }
+  return code;
+}
 
 cl_int command::complete() {
   cl_int code = CL_SUCCESS;

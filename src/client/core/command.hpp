@@ -3,6 +3,7 @@
 #pragma once
 
 #include "client/core/objects.hpp"
+#include "client/core/placement.hpp"
 #include "client/net/connection.hpp"
 
 namespace ferry::client {
@@ -26,6 +27,15 @@ class command {
 
   protocol::command_header header;
   connection& link() { return *link_; }
+  server& target() { return *target_; }
+
+  /// Declares that the command uses `m` this way: in a context that spans
+  /// servers, migrates the contents to this command's server first (the
+  /// command then waits for them) and records the new holders. Call before
+  /// send. An error means the command cannot run; return abandon(code).
+  cl_int uses(memory* m, access how);
+  /// Gives up on a command that was never sent; returns `code`.
+  cl_int abandon(cl_int code);
   /// The event this command completes (nullptr when nobody observes it).
   event* tracked() { return event_; }
 
@@ -41,13 +51,18 @@ class command {
   void send(const Message& message) {
     if (event_) link_->track(event_);
     link_->post(message);
+    // Events the command waited for that only it needed (migrations).
+    for (protocol::object_id id : release_after_send_) link_->post(protocol::release_object{id});
   }
   cl_int complete();
 
  private:
   queue* queue_;
   uint64_t sequence_;  // this command's place in its queue (queue::submitted)
+  server* target_;     // the queue's server
   connection* link_;
+  std::vector<event*> waits_;  // the application's wait list
+  std::vector<protocol::object_id> release_after_send_;
   event* event_ = nullptr;
   cl_event* event_out_;
   bool blocking_;

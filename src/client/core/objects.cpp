@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "client/core/placement.hpp"
 #include "client/core/server.hpp"
 #include "common/log.hpp"
 
@@ -20,23 +21,6 @@ std::unordered_set<const void*>& object_registry() {
 std::atomic<protocol::object_id> id_counter{1};
 
 bool is_counted(object_tag tag) { return tag != object_tag::platform && tag != object_tag::device; }
-
-// The connection to tell about a released object, if any.
-connection* link_for(object_base* o) {
-  switch (o->tag) {
-    case object_tag::context: return link_of(static_cast<context*>(o));
-    case object_tag::queue: return link_of(static_cast<queue*>(o)->context);
-    case object_tag::mem: return link_of(static_cast<memory*>(o)->context);
-    case object_tag::program: return link_of(static_cast<program*>(o)->context);
-    case object_tag::kernel: return link_of(static_cast<kernel*>(o)->program->context);
-    case object_tag::sampler: return link_of(static_cast<sampler*>(o)->context);
-    case object_tag::event: {
-      auto* e = static_cast<event*>(o);
-      return e->on_server ? link_of(e->context) : nullptr;
-    }
-    default: return nullptr;
-  }
-}
 
 void destroy(object_base* o) {
   object_tag tag = o->tag;
@@ -76,6 +60,7 @@ void destroy(object_base* o) {
       for (auto it = destructors.rbegin(); it != destructors.rend(); ++it) it->first(m, it->second);
       for (auto& mapping : m->mappings)
         if (mapping.owned) ::operator delete(mapping.pointer, std::align_val_t{64});
+      if (m->content_size) release_internal(m->content_size);
       if (m->parent) release_internal(m->parent);
       if (m->image.mem_object) release_internal(m->image.mem_object);
       release_internal(m->context);
@@ -154,10 +139,12 @@ void retain_api(object_base* o) { o->api_refs.fetch_add(1, std::memory_order_rel
 
 void release_api(object_base* o) {
   if (o->api_refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  if (connection* link = link_for(o); link && o->id != 0) {
-    link->post(protocol::release_object{o->id});
-    // A released queue is flushed implicitly (spec: clReleaseCommandQueue).
-    if (o->tag == object_tag::queue) link->flush();
+  if (o->id != 0) {
+    for (connection* link : links_holding(o)) {
+      link->post(protocol::release_object{o->id});
+      // A released queue is flushed implicitly (spec: clReleaseCommandQueue).
+      if (o->tag == object_tag::queue) link->flush();
+    }
   }
   if (o->tag == object_tag::queue) {
     // Pending reads hold the queue through their events; let go of them so
@@ -172,8 +159,6 @@ void release_api(object_base* o) {
   }
   release_internal(o);
 }
-
-connection* link_of(const context* c) { return c && c->host ? c->host->link.get() : nullptr; }
 
 bool _cl_device_id_available(const device* d) { return d->host && d->host->link && d->host->link->alive(); }
 

@@ -126,7 +126,12 @@ struct _cl_context : ferry::client::object_base {
   std::vector<cl_context_properties> properties;  // as given, with the terminating 0
   void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*) = nullptr;
   void* notify_data = nullptr;
-  ferry::client::server* host = nullptr;
+  /// The servers of the context's devices, in the order of first
+  /// appearance. Every object of the context exists on each of them under
+  /// the same id, except queues and command events (on their device's
+  /// server only) and programs made for some devices (programs::servers).
+  std::vector<ferry::client::server*> servers;
+  bool spans_servers() const { return servers.size() > 1; }
   bool has_device(cl_device_id d) const;
 
   /// clSetContextDestructorCallback: run in reverse order once the context
@@ -202,12 +207,25 @@ struct _cl_mem : ferry::client::object_base {
   using destructor = std::pair<void(CL_CALLBACK*)(cl_mem, void*), void*>;
   std::mutex destructors_mutex;  // guards destructors
   std::vector<destructor> destructors;
+
+  /// Where the latest contents are, when the context spans servers (see
+  /// core/placement.hpp). Kept on the root object only: a buffer without
+  /// parent, image or not; sub-buffers and images over a buffer use their
+  /// root's.
+  std::mutex placement_mutex;  // guards holders, content_size
+  /// Bit per server slot: the servers whose copy is current.
+  uint64_t holders = 0;
+  /// cl_pocl_content_size: the buffer that holds this one's meaningful
+  /// size (an internal reference), or nullptr.
+  cl_mem content_size = nullptr;
 };
 
 struct _cl_program : ferry::client::object_base {
   _cl_program() : object_base(ferry::client::object_tag::program) {}
   cl_context context = nullptr;
   std::vector<cl_device_id> devices;
+  /// The servers of `devices`: where the program and its kernels exist.
+  std::vector<ferry::client::server*> servers;
   std::string source;
   /// The IL the program was created from (clCreateProgramWithIL); empty for
   /// every other program, since an IL is never empty.
@@ -255,6 +273,14 @@ struct _cl_event : ferry::client::object_base {
   std::array<cl_ulong, 4> profiling{};  // queued, submit, start, end
   /// Whether the server keeps a native event under this id.
   bool on_server = false;
+  /// The server of the command (its queue's); nullptr for user events,
+  /// which exist on every server of the context.
+  ferry::client::server* home = nullptr;
+  /// Servers that hold an imported copy of this event for their wait lists
+  /// (bit per slot), and the export commands that feed them.
+  std::mutex imports_mutex;  // guards imported, exports
+  uint64_t imported = 0;
+  std::vector<ferry::protocol::object_id> exports;
   /// Parts still to arrive before completion: 1, or 2 for reads (data + status).
   std::atomic<int> parts{1};
   /// Runs once before the event completes successfully (e.g. unpack a rect read).

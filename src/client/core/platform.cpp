@@ -55,6 +55,7 @@ std::unique_ptr<server> connect_server(const std::string& text) {
     return nullptr;
   }
   s->platform_info = std::move(info->platform);
+  s->peer_address = info->peer_address.empty() ? s->address.to_string() : info->peer_address;
   for (auto& desc : info->devices) {
     auto* d = new device();
     d->host = s.get();
@@ -87,6 +88,12 @@ platform_state& state() {
     for (auto& w : workers) w.join();
     for (auto& s : results) {
       if (!s) continue;
+      if (st->servers.size() == max_servers) {
+        FERRY_WARN("config", "more than %zu servers answered; %s and later ones are left out", max_servers,
+                   s->address_text.c_str());
+        break;
+      }
+      s->slot = static_cast<uint32_t>(st->servers.size());
       for (device* d : s->devices) st->the_platform.devices.push_back(d);
       st->servers.push_back(std::move(s));
     }

@@ -2,24 +2,84 @@
 // (connection), its devices and the native platform's info.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "client/core/result.hpp"
 #include "client/net/connection.hpp"
 #include "common/socket.hpp"
 
 namespace ferry::client {
 
+/// At most this many servers take part (a buffer's holders are a bit set).
+inline constexpr size_t max_servers = 64;
+
 struct server {
   endpoint address;
   std::string address_text;
+  /// Where other servers reach this one (server_info.peer_address, else
+  /// address_text).
+  std::string peer_address;
+  /// This server's place among the connected servers: its bit in holder
+  /// sets and its peer number in add_peer.
+  uint32_t slot = 0;
   std::unique_ptr<connection> link;
   std::vector<device*> devices;
   std::vector<protocol::info_entry> platform_info;
+
+  std::mutex peers_mutex;  // guards introduced
+  /// Slots of the servers this one has been told about (add_peer).
+  uint64_t introduced = 0;
+
+  uint64_t bit() const { return uint64_t{1} << slot; }
 };
 
-/// The connection that serves an object (through its context).
+/// The connection of a context's first server (queries that any server of
+/// the context can answer).
 connection* link_of(const context* c);
+
+/// The connection of the first server where a program (and its kernels)
+/// exists.
+connection* link_of(const program* p);
+
+/// Sends `request` to each of `servers` in turn (a round trip each), after
+/// `adjust(request, server)` has fitted it to that server, and returns the
+/// first failure (transport error, or a reply whose status is not
+/// CL_SUCCESS), else the first server's reply. Objects the request creates
+/// under client ids exist on the servers that succeeded; the caller releases
+/// them on failure.
+template <class Reply, class Request, class Adjust>
+result<Reply> call_each(const std::vector<server*>& servers, Request& request, Adjust&& adjust) {
+  result<Reply> first = fail(CL_DEVICE_NOT_AVAILABLE);
+  for (size_t i = 0; i < servers.size(); ++i) {
+    adjust(request, *servers[i]);
+    auto reply = servers[i]->link->template call<Reply>(request);
+    if (!reply || reply->status != CL_SUCCESS) return reply;
+    if (i == 0) first = std::move(reply);
+  }
+  return first;
+}
+template <class Reply, class Request>
+result<Reply> call_each(const std::vector<server*>& servers, Request& request) {
+  return call_each<Reply>(servers, request, [](Request&, server&) {});
+}
+
+/// Posts `message` to each of `servers`.
+template <class Message>
+void post_each(const std::vector<server*>& servers, const Message& message) {
+  for (server* s : servers) s->link->post(message);
+}
+
+/// The servers that hold some of `devices`, in the order of first appearance.
+std::vector<server*> servers_of(const std::vector<cl_device_id>& devices);
+
+/// Whether every server in `servers` is reachable.
+bool all_alive(const std::vector<server*>& servers);
+
+/// Tells `from` how to reach this client's session on `to` (add_peer), once.
+void introduce(server& from, server& to);
 
 }  // namespace ferry::client

@@ -115,6 +115,7 @@ bool connection::handshake(int fd, protocol::stream_kind kind, std::string& erro
   if (kind == protocol::stream_kind::control) {
     session_ = w.session;
     secret_ = w.secret;
+    peer_key_ = w.peer_key;
   }
   return true;
 }
@@ -182,6 +183,23 @@ void connection::track(event* e) {
   release_internal(e);
 }
 
+void connection::on_failure(protocol::object_id command, std::function<void(cl_int)> hook) {
+  {
+    std::lock_guard lock(tracked_mutex_);
+    if (alive_) {
+      failure_hooks_.emplace(command, std::move(hook));
+      return;
+    }
+  }
+  // Nothing will ever arrive for it.
+  hook(CL_DEVICE_NOT_AVAILABLE);
+}
+
+void connection::forget_failure(protocol::object_id command) {
+  std::lock_guard lock(tracked_mutex_);
+  failure_hooks_.erase(command);
+}
+
 void connection::expect_data(protocol::object_id id, void* destination, uint64_t size, event* e) {
   std::lock_guard lock(tracked_mutex_);
   if (!alive_) return;  // track() fails the event
@@ -232,25 +250,33 @@ void connection::on_completions(const protocol::completions& batch) {
   for (const auto& c : batch.entries) {
     event* e = nullptr;
     event* abandoned_transfer = nullptr;
+    std::function<void(cl_int)> hook;
     {
       std::lock_guard lock(tracked_mutex_);
-      auto it = tracked_.find(c.command);
-      if (it == tracked_.end()) {
-        // A failure of a command nobody observes: only the log can tell.
-        if (c.status < 0)
-          FERRY_WARN("net", "%s: command %llu failed with %d", name_.c_str(),
-                     static_cast<unsigned long long>(c.command), c.status);
-        continue;
+      if (auto h = failure_hooks_.find(c.command); h != failure_hooks_.end()) {
+        if (c.status < 0) hook = std::move(h->second);
+        failure_hooks_.erase(h);
       }
-      e = it->second;
-      tracked_.erase(it);
-      if (c.status < 0) {  // no data follows a failure
-        auto t = transfers_.find(c.command);
-        if (t != transfers_.end()) {
-          abandoned_transfer = t->second.owner;
-          transfers_.erase(t);
+      auto it = tracked_.find(c.command);
+      if (it != tracked_.end()) {
+        e = it->second;
+        tracked_.erase(it);
+        if (c.status < 0) {  // no data follows a failure
+          auto t = transfers_.find(c.command);
+          if (t != transfers_.end()) {
+            abandoned_transfer = t->second.owner;
+            transfers_.erase(t);
+          }
         }
       }
+    }
+    if (hook) hook(c.status);  // outside the lock: it posts to other servers
+    if (e == nullptr) {
+      // A failure of a command nobody observes: only the log can tell.
+      if (c.status < 0 && !hook)
+        FERRY_WARN("net", "%s: command %llu failed with %d", name_.c_str(),
+                   static_cast<unsigned long long>(c.command), c.status);
+      continue;
     }
     std::array<cl_ulong, 4> profiling{c.profiling[0], c.profiling[1], c.profiling[2], c.profiling[3]};
     event_part_done(e, c.status, &profiling);
@@ -291,6 +317,7 @@ bool connection::on_frame(const protocol::frame_view& frame, std::string& why) {
     case message_id::build_reply:
     case message_id::kernel_reply:
     case message_id::query_reply:
+    case message_id::link_counters:
     case message_id::status_reply: {
       // Every reply starts with its request id; the waiting caller decodes it.
       if (frame.header.payload_size < 8) {
@@ -364,13 +391,16 @@ void connection::control_reader_loop() {
   // stop before failing the events that own those buffers.
   if (bulk_reader_.joinable()) bulk_reader_.join();
   std::vector<event*> orphans;
+  std::unordered_map<protocol::object_id, std::function<void(cl_int)>> hooks;
   {
     std::lock_guard lock(tracked_mutex_);
     for (auto& [id, e] : tracked_) orphans.push_back(e);
     for (auto& [id, t] : transfers_) orphans.push_back(t.owner);
     tracked_.clear();
     transfers_.clear();
+    hooks.swap(failure_hooks_);
   }
+  for (auto& [id, hook] : hooks) hook(CL_DEVICE_NOT_AVAILABLE);
   for (event* e : orphans) {
     complete_event(e, CL_DEVICE_NOT_AVAILABLE);
     release_internal(e);
@@ -406,14 +436,17 @@ void connection::bulk_reader_loop() {
     {
       std::lock_guard lock(tracked_mutex_);
       auto it = transfers_.find(transfer_id);
-      if (it != transfers_.end() && offset + chunk <= it->second.size && total == it->second.size)
+      // A content-size buffer's read may bring fewer bytes than were asked for.
+      if (it != transfers_.end() && total <= it->second.size && offset + chunk <= total) {
         destination = it->second.destination + offset;
+        it->second.size = total;
+      }
     }
     if (destination == nullptr) {
       lost("bulk data for unknown transfer " + std::to_string(transfer_id));
       break;
     }
-    if (!read_exact(bulk_.get(), destination, chunk)) break;
+    if (chunk != 0 && !read_exact(bulk_.get(), destination, chunk)) break;
     event* done = nullptr;
     {
       std::lock_guard lock(tracked_mutex_);

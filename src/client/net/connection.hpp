@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -86,12 +87,27 @@ class connection {
   /// Registers an event to be completed by the server's completion for
   /// command `e->id` (takes an internal reference).
   void track(event* e);
-  /// Registers where the bulk data of a read goes.
+  /// Registers where the bulk data of a read goes. The server may send fewer
+  /// bytes than `size` (a buffer with a content size); the rest of the
+  /// destination is left as it was.
   void expect_data(protocol::object_id transfer, void* destination, uint64_t size, event* e);
   /// Sends `size` bytes as bulk transfer `transfer` (blocks until written).
   bool send_data(protocol::object_id transfer, const void* data, uint64_t size);
 
   bool alive() const { return alive_.load(std::memory_order_acquire); }
+
+  /// This client's session on the server and the key other servers show to
+  /// open a peer link into it (welcome.peer_key).
+  const protocol::session_token& session() const { return session_; }
+  const protocol::session_token& peer_key() const { return peer_key_; }
+
+  /// Runs `hook` (on the reader thread, outside Ferry's locks) when the
+  /// server reports command `command` failed; a success report, or
+  /// forget_failure, drops it. For commands that have no client event:
+  /// migrations and event exports, whose failure the client must pass on to
+  /// another server.
+  void on_failure(protocol::object_id command, std::function<void(cl_int)> hook);
+  void forget_failure(protocol::object_id command);
 
   /// Marks an application thread as waiting for an answer from this server
   /// while it lives: the reader then polls the socket briefly before it
@@ -134,6 +150,7 @@ class connection {
   unique_fd bulk_;
   protocol::session_token session_{};
   protocol::session_token secret_{};
+  protocol::session_token peer_key_{};
   std::atomic<bool> alive_{false};
   std::atomic<int> waiters_{0};
   std::atomic<int> bulk_busy_{0};  // 1 while the bulk reader handles a chunk
@@ -158,8 +175,9 @@ class connection {
   std::condition_variable requests_cv_;
   std::unordered_map<uint64_t, reply_slot> requests_;
 
-  std::mutex tracked_mutex_;  // guards tracked_, transfers_
+  std::mutex tracked_mutex_;  // guards tracked_, transfers_, failure_hooks_
   std::unordered_map<protocol::object_id, event*> tracked_;
+  std::unordered_map<protocol::object_id, std::function<void(cl_int)>> failure_hooks_;
   struct transfer {
     uint8_t* destination;
     uint64_t size;

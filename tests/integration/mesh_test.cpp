@@ -1,0 +1,407 @@
+// Several servers in one context: devices of three daemons side by side, kernels hopping
+// from server to server with their buffers migrating over the peer links (the client link
+// carries no buffer bytes), wait lists that name events of other servers, out-of-order
+// queues across servers, cl_pocl_content_size, and a peer that cannot be reached.
+#include <algorithm>
+#include <array>
+#include <numeric>
+#include <set>
+
+#include "cl_helpers.hpp"
+
+namespace ferry::test {
+
+suite_config this_suite() {
+  suite_config config;
+  config.daemon_count = 3;
+  return config;
+}
+
+namespace {
+
+constexpr const char* mesh_source = R"CLC(
+__kernel void step(__global uint* data, uint salt) {
+  size_t i = get_global_id(0);
+  data[i] = data[i] * 3u + (uint)i + salt;
+}
+__kernel void increment(__global uint* data) {
+  data[get_global_id(0)] += 1u;
+}
+__kernel void add_into(__global const uint* from, __global uint* to) {
+  size_t i = get_global_id(0);
+  to[i] += from[i];
+}
+)CLC";
+
+/// What the `step` kernel does, on the host.
+void step_on_host(std::vector<cl_uint>& data, cl_uint salt) {
+  for (size_t i = 0; i < data.size(); ++i) data[i] = data[i] * 3u + static_cast<cl_uint>(i) + salt;
+}
+
+/// The traffic of one kind of link of one server, summed over remote hosts.
+struct traffic {
+  cl_ulong bytes_in = 0;
+  cl_ulong bytes_out = 0;
+};
+
+class mesh : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if constexpr (self_check) GTEST_SKIP() << "needs several ferryd";
+    platform_ = find_ferry_platform();
+    ASSERT_NE(platform_, nullptr);
+    ASSERT_EQ(platform_name(platform_), "Ferry");
+    devices_ = platform_devices(platform_);
+    ASSERT_EQ(devices_.size(), 3u) << "one device per daemon";
+    counters_ = reinterpret_cast<clFerryGetLinkCounters_fn>(ferry_extension(platform_, "clFerryGetLinkCounters"));
+    ASSERT_NE(counters_, nullptr);
+    cl_int rc = CL_SUCCESS;
+    context_.reset(clCreateContext(nullptr, static_cast<cl_uint>(devices_.size()), devices_.data(), nullptr, nullptr,
+                                   &rc));
+    ASSERT_CL_OK(rc);
+    for (cl_device_id d : devices_) {
+      queues_.emplace_back(clCreateCommandQueueWithProperties(context_, d, nullptr, &rc));
+      ASSERT_CL_OK(rc);
+    }
+    cl_program raw = nullptr;
+    const char* text = mesh_source;
+    raw = clCreateProgramWithSource(context_, 1, &text, nullptr, &rc);
+    ASSERT_CL_OK(rc);
+    program_.reset(raw);
+    ASSERT_CL_OK(clBuildProgram(program_, 0, nullptr, "", nullptr, nullptr));
+  }
+
+  void TearDown() override {
+    if constexpr (self_check) return;
+    queues_.clear();
+    program_.reset();
+    context_.reset();
+    for (cl_device_id d : devices_) expect_no_leaks(platform_, d);
+  }
+
+  kernel_handle kernel(const char* name) { return create_kernel(program_, name); }
+
+  /// One kind of link's traffic at the server of `device`.
+  traffic link_traffic(cl_device_id device, cl_uint kind) {
+    std::array<cl_ferry_link_counters, 64> links{};
+    cl_uint count = 0;
+    EXPECT_CL_OK(counters_(device, static_cast<cl_uint>(links.size()), links.data(), &count));
+    traffic sum;
+    for (cl_uint i = 0; i < std::min<cl_uint>(count, links.size()); ++i) {
+      if (links[i].kind != kind) continue;
+      sum.bytes_in += links[i].bytes_in;
+      sum.bytes_out += links[i].bytes_out;
+    }
+    return sum;
+  }
+
+  /// Enqueues `step(data, salt)` on queue `q` after `wait` (may be null); returns its event.
+  event_handle step(size_t q, cl_mem data, size_t items, cl_uint salt, cl_event wait) {
+    kernel_handle k = kernel("step");
+    EXPECT_CL_OK(clSetKernelArg(k, 0, sizeof(cl_mem), &data));
+    EXPECT_CL_OK(clSetKernelArg(k, 1, sizeof salt, &salt));
+    event_handle done;
+    EXPECT_CL_OK(clEnqueueNDRangeKernel(queues_[q], k, 1, nullptr, &items, nullptr, wait ? 1 : 0,
+                                        wait ? &wait : nullptr, done.out()));
+    return done;
+  }
+
+  cl_platform_id platform_ = nullptr;
+  std::vector<cl_device_id> devices_;
+  clFerryGetLinkCounters_fn counters_ = nullptr;
+  context_handle context_;
+  std::vector<queue_handle> queues_;
+  program_handle program_;
+};
+
+TEST_F(mesh, platform_lists_every_server_with_native_names_and_addresses) {
+  std::set<std::string> addresses;
+  const std::string native_name = device_string(platform_devices(find_native_platform())[0], CL_DEVICE_NAME);
+  for (cl_device_id d : devices_) {
+    EXPECT_EQ(device_string(d, CL_DEVICE_NAME), native_name) << "the native device's name, unchanged";
+    addresses.insert(device_string(d, CL_DEVICE_FERRY_SERVER_ADDRESS));
+    EXPECT_FALSE(device_string(d, CL_DEVICE_FERRY_PEER_ADDRESS).empty());
+  }
+  std::set<std::string> expected;
+  for (daemon* d : suite_daemons()) expected.insert(d->address());
+  EXPECT_EQ(addresses, expected);
+  EXPECT_EQ(info_array<cl_device_id>(FERRY_IT_INFO_QUERY(clGetContextInfo, context_, CL_CONTEXT_DEVICES)), devices_);
+}
+
+TEST_F(mesh, kernels_hop_across_three_servers_and_results_are_exact) {
+  constexpr size_t items = 4096;
+  std::vector<cl_uint> expected(items);
+  std::iota(expected.begin(), expected.end(), 7u);
+  mem_handle data = create_buffer(context_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, items * sizeof(cl_uint),
+                                  expected.data());
+  event_handle last;
+  for (cl_uint hop = 0; hop < 30; ++hop) {
+    // Each hop runs on the next server and waits for the previous one's event.
+    event_handle next = step(hop % 3, data, items, hop, last.get());
+    step_on_host(expected, hop);
+    last = std::move(next);
+  }
+  std::vector<cl_uint> got(items, 0);
+  // Read through a queue of yet another server than the last hop's.
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues_[0], data, CL_TRUE, 0, items * sizeof(cl_uint), got.data(), 1,
+                                   last.address(), nullptr));
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(event_status(last), CL_COMPLETE);
+}
+
+TEST_F(mesh, migration_goes_server_to_server_and_the_client_link_carries_no_buffer_bytes) {
+  constexpr size_t bytes = 8u << 20;
+  std::vector<cl_uint> host(bytes / sizeof(cl_uint));
+  std::iota(host.begin(), host.end(), 1u);
+  mem_handle data = create_buffer(context_, CL_MEM_READ_WRITE, bytes);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queues_[0], data, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queues_[0]));
+
+  const traffic bulk1_before = link_traffic(devices_[1], CL_FERRY_LINK_CLIENT_BULK);
+  const traffic bulk0_before = link_traffic(devices_[0], CL_FERRY_LINK_CLIENT_BULK);
+  const traffic peer_out0_before = link_traffic(devices_[0], CL_FERRY_LINK_PEER_OUT);
+  const traffic peer_in1_before = link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN);
+  const traffic control1_before = link_traffic(devices_[1], CL_FERRY_LINK_CLIENT_CONTROL);
+
+  // The kernel on server 1 needs the contents server 0 holds.
+  kernel_handle inc = kernel("increment");
+  ASSERT_CL_OK(clSetKernelArg(inc, 0, sizeof(cl_mem), data.address()));
+  const size_t items = host.size();
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queues_[1], inc, 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queues_[1]));
+
+  const traffic bulk1 = link_traffic(devices_[1], CL_FERRY_LINK_CLIENT_BULK);
+  const traffic bulk0 = link_traffic(devices_[0], CL_FERRY_LINK_CLIENT_BULK);
+  const traffic control1 = link_traffic(devices_[1], CL_FERRY_LINK_CLIENT_CONTROL);
+  EXPECT_EQ(bulk1.bytes_in, bulk1_before.bytes_in) << "no buffer bytes from the client to server 1";
+  EXPECT_EQ(bulk0.bytes_out, bulk0_before.bytes_out) << "no buffer bytes from server 0 to the client";
+  EXPECT_LT(control1.bytes_in - control1_before.bytes_in, 4096u) << "only commands on the control link";
+  EXPECT_GE(link_traffic(devices_[0], CL_FERRY_LINK_PEER_OUT).bytes_out - peer_out0_before.bytes_out, bytes);
+  EXPECT_GE(link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN).bytes_in - peer_in1_before.bytes_in, bytes);
+
+  // The result read back from server 1 is the migrated contents, incremented.
+  std::vector<cl_uint> got(host.size());
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues_[1], data, CL_TRUE, 0, bytes, got.data(), 0, nullptr, nullptr));
+  for (size_t i = 0; i < host.size(); ++i) ASSERT_EQ(got[i], host[i] + 1) << "at " << i;
+}
+
+TEST_F(mesh, wait_lists_name_events_of_other_servers_and_wait_for_them) {
+  constexpr size_t items = 1024;
+  std::vector<cl_uint> expected(items, 5u);
+  mem_handle data = create_buffer(context_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, items * sizeof(cl_uint),
+                                  expected.data());
+  cl_int rc = CL_SUCCESS;
+  event_handle gate(clCreateUserEvent(context_, &rc));
+  ASSERT_CL_OK(rc);
+  // Server 0 waits for the user event; server 2 waits for server 0's kernel; server 1 for
+  // server 2's. Nothing may run before the gate opens.
+  event_handle a = step(0, data, items, 1, gate.get());
+  event_handle b = step(2, data, items, 2, a.get());
+  event_handle c = step(1, data, items, 3, b.get());
+  ASSERT_CL_OK(clFlush(queues_[0]));
+  ASSERT_CL_OK(clFlush(queues_[1]));
+  ASSERT_CL_OK(clFlush(queues_[2]));
+  // The chain is parked behind the gate: a marker that depends on nothing completes
+  // meanwhile on each server, and the chain's events are still pending after it.
+  for (auto& q : queues_) {
+    queue_handle independent(clCreateCommandQueueWithProperties(context_, info_value<cl_device_id>(
+        FERRY_IT_INFO_QUERY(clGetCommandQueueInfo, q.get(), CL_QUEUE_DEVICE)), nullptr, &rc));
+    ASSERT_CL_OK(rc);
+    ASSERT_CL_OK(clFinish(independent));
+  }
+  EXPECT_GT(event_status(a), CL_COMPLETE);
+  EXPECT_GT(event_status(b), CL_COMPLETE);
+  EXPECT_GT(event_status(c), CL_COMPLETE);
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  ASSERT_CL_OK(clWaitForEvents(1, c.address()));
+  for (cl_uint salt : {1u, 2u, 3u}) step_on_host(expected, salt);
+  std::vector<cl_uint> got(items);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues_[1], data, CL_TRUE, 0, items * sizeof(cl_uint), got.data(), 0, nullptr,
+                                   nullptr));
+  EXPECT_EQ(got, expected);
+}
+
+TEST_F(mesh, a_failed_event_fails_its_waiters_on_other_servers) {
+  constexpr size_t items = 64;
+  mem_handle data = create_buffer(context_, CL_MEM_READ_WRITE, items * sizeof(cl_uint));
+  cl_int rc = CL_SUCCESS;
+  event_handle gate(clCreateUserEvent(context_, &rc));
+  ASSERT_CL_OK(rc);
+  event_handle a = step(0, data, items, 1, gate.get());
+  event_handle b = step(1, data, items, 2, a.get());
+  ASSERT_CL_OK(clSetUserEventStatus(gate, -1234));
+  EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, b.address()));
+  EXPECT_LT(event_status(a), 0);
+  EXPECT_LT(event_status(b), 0);
+}
+
+TEST_F(mesh, out_of_order_queues_across_servers_follow_their_wait_lists) {
+  constexpr size_t items = 2048;
+  cl_int rc = CL_SUCCESS;
+  const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+  queue_handle ooo0(clCreateCommandQueueWithProperties(context_, devices_[0], props, &rc));
+  ASSERT_CL_OK(rc);
+  queue_handle ooo2(clCreateCommandQueueWithProperties(context_, devices_[2], props, &rc));
+  ASSERT_CL_OK(rc);
+  std::vector<cl_uint> x(items), y(items);
+  std::iota(x.begin(), x.end(), 1u);
+  std::iota(y.begin(), y.end(), 1000u);
+  mem_handle bx = create_buffer(context_, CL_MEM_READ_WRITE, items * sizeof(cl_uint));
+  mem_handle by = create_buffer(context_, CL_MEM_READ_WRITE, items * sizeof(cl_uint));
+  event_handle wx, wy;
+  ASSERT_CL_OK(clEnqueueWriteBuffer(ooo0, bx, CL_FALSE, 0, items * sizeof(cl_uint), x.data(), 0, nullptr, wx.out()));
+  ASSERT_CL_OK(clEnqueueWriteBuffer(ooo2, by, CL_FALSE, 0, items * sizeof(cl_uint), y.data(), 0, nullptr, wy.out()));
+  // y += x on server 2 (x comes from server 0), then x += y on server 0 (y comes back).
+  kernel_handle add1 = kernel("add_into");
+  ASSERT_CL_OK(clSetKernelArg(add1, 0, sizeof(cl_mem), bx.address()));
+  ASSERT_CL_OK(clSetKernelArg(add1, 1, sizeof(cl_mem), by.address()));
+  const cl_event both[] = {wx.get(), wy.get()};
+  event_handle k1;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(ooo2, add1, 1, nullptr, &items, nullptr, 2, both, k1.out()));
+  kernel_handle add2 = kernel("add_into");
+  ASSERT_CL_OK(clSetKernelArg(add2, 0, sizeof(cl_mem), by.address()));
+  ASSERT_CL_OK(clSetKernelArg(add2, 1, sizeof(cl_mem), bx.address()));
+  event_handle k2;
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(ooo0, add2, 1, nullptr, &items, nullptr, 1, k1.address(), k2.out()));
+  std::vector<cl_uint> gx(items), gy(items);
+  ASSERT_CL_OK(clEnqueueReadBuffer(ooo0, bx, CL_TRUE, 0, items * sizeof(cl_uint), gx.data(), 1, k2.address(), nullptr));
+  ASSERT_CL_OK(clEnqueueReadBuffer(ooo2, by, CL_TRUE, 0, items * sizeof(cl_uint), gy.data(), 1, k2.address(), nullptr));
+  for (size_t i = 0; i < items; ++i) {
+    ASSERT_EQ(gy[i], x[i] + y[i]) << "at " << i;
+    ASSERT_EQ(gx[i], x[i] + x[i] + y[i]) << "at " << i;
+  }
+}
+
+TEST_F(mesh, explicit_migration_and_content_undefined) {
+  constexpr size_t bytes = 1u << 20;
+  std::vector<cl_uint> host(bytes / sizeof(cl_uint), 42u);
+  mem_handle data = create_buffer(context_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, host.data());
+  // Explicit migration to server 2 moves the bytes over a peer link.
+  const traffic in2_before = link_traffic(devices_[2], CL_FERRY_LINK_PEER_IN);
+  event_handle moved;
+  ASSERT_CL_OK(clEnqueueMigrateMemObjects(queues_[2], 1, data.address(), 0, 0, nullptr, moved.out()));
+  ASSERT_CL_OK(clWaitForEvents(1, moved.address()));
+  EXPECT_EQ(info_value<cl_command_type>(FERRY_IT_INFO_QUERY(clGetEventInfo, moved.get(), CL_EVENT_COMMAND_TYPE)),
+            static_cast<cl_command_type>(CL_COMMAND_MIGRATE_MEM_OBJECTS));
+  EXPECT_GE(link_traffic(devices_[2], CL_FERRY_LINK_PEER_IN).bytes_in - in2_before.bytes_in, bytes);
+  // ... and a read there needs no further movement.
+  std::vector<cl_uint> got(host.size());
+  const traffic in2_after = link_traffic(devices_[2], CL_FERRY_LINK_PEER_IN);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues_[2], data, CL_TRUE, 0, bytes, got.data(), 0, nullptr, nullptr));
+  EXPECT_EQ(got, host);
+  EXPECT_EQ(link_traffic(devices_[2], CL_FERRY_LINK_PEER_IN).bytes_in, in2_after.bytes_in);
+  // CONTENT_UNDEFINED moves nothing.
+  const traffic in1_before = link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN);
+  ASSERT_CL_OK(clEnqueueMigrateMemObjects(queues_[1], 1, data.address(), CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, 0,
+                                          nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queues_[1]));
+  EXPECT_EQ(link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN).bytes_in, in1_before.bytes_in);
+  // Bad input: exact codes.
+  EXPECT_CL(CL_INVALID_VALUE, clEnqueueMigrateMemObjects(queues_[1], 0, data.address(), 0, 0, nullptr, nullptr));
+  EXPECT_CL(CL_INVALID_VALUE, clEnqueueMigrateMemObjects(queues_[1], 1, data.address(), 0x100, 0, nullptr, nullptr));
+  cl_mem bogus = nullptr;
+  EXPECT_CL(CL_INVALID_MEM_OBJECT, clEnqueueMigrateMemObjects(queues_[1], 1, &bogus, 0, 0, nullptr, nullptr));
+}
+
+TEST_F(mesh, content_size_limits_migrations_and_reads_to_the_meaningful_prefix) {
+  auto set_content_size = reinterpret_cast<clSetContentSizeBufferPoCL_fn>(
+      clGetExtensionFunctionAddressForPlatform(platform_, "clSetContentSizeBufferPoCL"));
+  ASSERT_NE(set_content_size, nullptr);
+  EXPECT_NE(platform_string(platform_, CL_PLATFORM_EXTENSIONS).find("cl_pocl_content_size"), std::string::npos);
+  constexpr size_t bytes = 4u << 20;
+  constexpr cl_ulong meaningful = 1000;
+  std::vector<unsigned char> host(bytes);
+  for (size_t i = 0; i < bytes; ++i) host[i] = static_cast<unsigned char>(i * 13 + 1);
+  mem_handle data = create_buffer(context_, CL_MEM_READ_WRITE, bytes);
+  mem_handle size = create_buffer(context_, CL_MEM_READ_WRITE, sizeof(cl_ulong));
+  // Bad input first: the codes PoCL gives.
+  cl_buffer_region region{0, 64};
+  cl_int rc = CL_SUCCESS;
+  mem_handle sub(clCreateSubBuffer(size, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &rc));
+  ASSERT_CL_OK(rc);
+  mem_handle tiny = create_buffer(context_, CL_MEM_READ_WRITE, 4);
+  EXPECT_CL(CL_INVALID_MEM_OBJECT, set_content_size(nullptr, size));
+  EXPECT_CL(CL_INVALID_BUFFER_SIZE, set_content_size(data, tiny));
+  ASSERT_CL_OK(set_content_size(data, size));
+
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queues_[0], data, CL_FALSE, 0, bytes, host.data(), 0, nullptr, nullptr));
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queues_[0], size, CL_FALSE, 0, sizeof meaningful, &meaningful, 0, nullptr,
+                                    nullptr));
+  ASSERT_CL_OK(clFinish(queues_[0]));
+  // A read to the host brings the meaningful prefix and leaves the rest alone.
+  std::vector<unsigned char> got(bytes, 0xEE);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues_[0], data, CL_TRUE, 0, bytes, got.data(), 0, nullptr, nullptr));
+  EXPECT_TRUE(std::equal(host.begin(), host.begin() + meaningful, got.begin()));
+  EXPECT_TRUE(std::all_of(got.begin() + meaningful, got.end(), [](unsigned char c) { return c == 0xEE; }));
+
+  // Both move to server 1; only the prefix crosses the peer link.
+  const traffic in1_before = link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN);
+  const cl_mem both[] = {size.get(), data.get()};
+  ASSERT_CL_OK(clEnqueueMigrateMemObjects(queues_[1], 2, both, 0, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queues_[1]));
+  const cl_ulong moved = link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN).bytes_in - in1_before.bytes_in;
+  EXPECT_LT(moved, 64u * 1024) << "the 4 MiB buffer moved whole";
+  std::fill(got.begin(), got.end(), 0xEE);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues_[1], data, CL_TRUE, 0, bytes, got.data(), 0, nullptr, nullptr));
+  EXPECT_TRUE(std::equal(host.begin(), host.begin() + meaningful, got.begin()));
+}
+
+// A server that advertises a peer address nobody listens on: a migration to it cannot be
+// delivered, and the command that needed it fails instead of hanging.
+FERRY_IT_CHILD(unreachable_peer) {
+  cl_platform_id platform = find_ferry_platform();
+  std::vector<cl_device_id> devices = platform_devices(platform);
+  if (devices.size() != 2) return 10;
+  cl_int rc = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 2, devices.data(), nullptr, nullptr, &rc);
+  if (rc != CL_SUCCESS) return 11;
+  cl_command_queue q0 = clCreateCommandQueueWithProperties(context, devices[0], nullptr, &rc);
+  cl_command_queue q1 = clCreateCommandQueueWithProperties(context, devices[1], nullptr, &rc);
+  std::vector<cl_uint> host(1024, 3u);
+  cl_mem data = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, host.size() * sizeof(cl_uint),
+                               host.data(), &rc);
+  if (rc != CL_SUCCESS) return 12;
+  // The contents are on server 0; the read on server 1 needs them there.
+  cl_event read = nullptr;
+  std::vector<cl_uint> got(host.size());
+  rc = clEnqueueReadBuffer(q1, data, CL_FALSE, 0, host.size() * sizeof(cl_uint), got.data(), 0, nullptr, &read);
+  if (rc != CL_SUCCESS) return 13;
+  rc = clWaitForEvents(1, &read);
+  cl_int status = 0;
+  clGetEventInfo(read, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+  std::printf("wait=%d status=%d\n", rc, status);
+  // Server 0 keeps working.
+  cl_int code = clEnqueueReadBuffer(q0, data, CL_TRUE, 0, host.size() * sizeof(cl_uint), got.data(), 0, nullptr,
+                                    nullptr);
+  std::printf("local=%d same=%d\n", code, got == host ? 1 : 0);
+  clReleaseEvent(read);
+  clReleaseMemObject(data);
+  clReleaseCommandQueue(q0);
+  clReleaseCommandQueue(q1);
+  clReleaseContext(context);
+  return 0;
+}
+
+TEST(mesh_failures, a_peer_that_cannot_be_reached_fails_the_waiting_events) {
+  if constexpr (self_check) GTEST_SKIP() << "needs ferryd";
+  daemon good;
+  daemon lonely({"--peer-address", "127.0.0.1:1"});
+  ASSERT_TRUE(good.started());
+  ASSERT_TRUE(lonely.started());
+  const auto deadline = clock::now() + std::chrono::seconds(60);
+  child_process child = spawn_self("unreachable_peer", {},
+                                   {{"FERRY_SERVERS", good.address() + "," + lonely.address()}});
+  const std::string out = child.read_all(deadline);
+  const std::optional<int> status = child.wait(deadline);
+  if (!status) child.kill_and_wait();
+  ASSERT_TRUE(status.has_value()) << "the failed migration hung: " << out;
+  EXPECT_TRUE(exited_with(*status, 0)) << describe_wait_status(*status) << ": " << out;
+  EXPECT_NE(out.find("wait=" + std::to_string(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) +
+                     " status=" + std::to_string(CL_DEVICE_NOT_AVAILABLE)),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("local=0 same=1"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace ferry::test
