@@ -3,7 +3,6 @@
 #include <CL/cl_ext_ferry.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <numeric>
 #include <thread>
 
+#include "common/socket.hpp"  // tune_stream_socket
 #include "process.hpp"  // tests/integration: ferryd and the loader environment, no gtest
 
 namespace ferry::bench {
@@ -432,8 +432,9 @@ loopback_pair::loopback_pair() {
     throw bench_error(std::string("loopback connection: ") + std::strerror(error));
   }
   ::close(listener);
-  const int one = 1;
-  for (int fd : {client, server}) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // Ferry's own options (no Nagle, large buffers), so that the figures are the floor
+  // and the ceiling of Ferry's links, not of TCP's defaults.
+  for (int fd : {client, server}) tune_stream_socket(fd);
 }
 
 loopback_pair::~loopback_pair() {

@@ -182,8 +182,9 @@ using host_bytes = std::unique_ptr<unsigned char[], free_deleter>;
 /// Throws bench_error when the memory cannot be had.
 host_bytes allocate_host(std::size_t bytes);
 
-/// A connected TCP pair over 127.0.0.1 (a listener, connect, accept; not socketpair),
-/// closed on destruction. Throws bench_error when the loopback cannot be set up.
+/// A connected TCP pair over 127.0.0.1 (a listener, connect, accept; not socketpair)
+/// with the socket options Ferry's links use, closed on destruction. Throws bench_error
+/// when the loopback cannot be set up.
 struct loopback_pair {
   int client = -1;  // the connecting end
   int server = -1;  // the accepted end

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
 
       const size_t global = 1;
       const int total = warmup_rounds + repeats;
-      std::vector<double> mb_s;
+      std::vector<double> mb_s, us;
       for (int r = 0; r < total; ++r) {
         // Round r moves the buffer from device r % 2 to the other one.
         cl_command_queue source = t.queues[static_cast<size_t>(r % 2)];
@@ -82,7 +82,10 @@ int main(int argc, char** argv) {
         // Timed until the migration's own event completes: the bytes are on the other device.
         check(clWaitForEvents(1, moved.list()), "clWaitForEvents (migration)");
         const double seconds = seconds_since(start);
-        if (r >= warmup_rounds) mb_s.push_back(static_cast<double>(c.bytes) / seconds / 1e6);
+        if (r >= warmup_rounds) {
+          mb_s.push_back(static_cast<double>(c.bytes) / seconds / 1e6);
+          us.push_back(seconds * 1e6);
+        }
       }
 
       // The buffer arrived intact every time: the last stamp, then the pattern.
@@ -100,7 +103,8 @@ int main(int argc, char** argv) {
       const double med = median(mb_s);
       results::instance().record(t.label, "mb_s_" + c.name, med);
       print_line("migrate_bandwidth", t.label,
-                 "size=" + std::to_string(c.bytes) + " mb_s=" + format(med) + " repeats=" + std::to_string(repeats));
+                 "size=" + std::to_string(c.bytes) + " mb_s=" + format(med) + " median_us=" + format(median(us)) +
+                     " repeats=" + std::to_string(repeats));
     }
   });
 
