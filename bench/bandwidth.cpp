@@ -1,8 +1,6 @@
 // Transfer bandwidth: blocking writes and reads of 4 KiB, 1 MiB and 64 MiB.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
 
 #include "bench_common.hpp"
 
@@ -15,10 +13,6 @@ struct transfer_case {
 };
 constexpr transfer_case cases[] = {{size_t{4} << 10, "4KiB", 50}, {size_t{1} << 20, "1MiB", 20}, {size_t{64} << 20, "64MiB", 5}};
 
-struct free_deleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -30,17 +24,10 @@ int main(int argc, char** argv) {
   return s.run([&](target& t) {
     for (const transfer_case& c : cases) {
       const int repeats = opts.repeats > 0 ? opts.repeats : c.default_repeats;
-      std::unique_ptr<unsigned char[], free_deleter> src(static_cast<unsigned char*>(std::aligned_alloc(4096, c.bytes)));
-      std::unique_ptr<unsigned char[], free_deleter> dst(static_cast<unsigned char*>(std::aligned_alloc(4096, c.bytes)));
-      if (!src || !dst) throw bench_error("out of host memory");
+      host_bytes src = allocate_host(c.bytes), dst = allocate_host(c.bytes);
       for (size_t i = 0; i < c.bytes; ++i) src[i] = static_cast<unsigned char>(i * 7 + (i >> 12));
-      cl_int rc = CL_SUCCESS;
-      cl_mem mem = clCreateBuffer(t.context, CL_MEM_READ_WRITE, c.bytes, nullptr, &rc);
-      check(rc, "clCreateBuffer");
-      struct release_on_exit {
-        cl_mem m;
-        ~release_on_exit() { clReleaseMemObject(m); }
-      } guard{mem};
+      const mem_object buffer(t.context, CL_MEM_READ_WRITE, c.bytes);
+      const cl_mem mem = buffer.get();
       // Warm-up, and proof that the bytes arrive intact.
       check(clEnqueueWriteBuffer(t.queue, mem, CL_TRUE, 0, c.bytes, src.get(), 0, nullptr, nullptr), "clEnqueueWriteBuffer");
       check(clEnqueueReadBuffer(t.queue, mem, CL_TRUE, 0, c.bytes, dst.get(), 0, nullptr, nullptr), "clEnqueueReadBuffer");
@@ -53,10 +40,10 @@ int main(int argc, char** argv) {
         // (Ferry returns when it is on the wire); the figure counts until the
         // bytes are in the buffer, for native and Ferry alike.
         check(clFinish(t.queue), "clFinish");
-        write_mb_s.push_back(static_cast<double>(c.bytes) / std::chrono::duration<double>(clock::now() - start).count() / 1e6);
+        write_mb_s.push_back(static_cast<double>(c.bytes) / seconds_since(start) / 1e6);
         start = clock::now();
         check(clEnqueueReadBuffer(t.queue, mem, CL_TRUE, 0, c.bytes, dst.get(), 0, nullptr, nullptr), "clEnqueueReadBuffer");
-        read_mb_s.push_back(static_cast<double>(c.bytes) / std::chrono::duration<double>(clock::now() - start).count() / 1e6);
+        read_mb_s.push_back(static_cast<double>(c.bytes) / seconds_since(start) / 1e6);
       }
       for (auto [direction, values] : {std::pair{"write", &write_mb_s}, std::pair{"read", &read_mb_s}}) {
         const double med = median(*values);

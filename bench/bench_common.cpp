@@ -1,32 +1,58 @@
 #include "bench_common.hpp"
 
+#include <CL/cl_ext_ferry.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <numeric>
-#include <sstream>
+#include <thread>
 
+#include "common/socket.hpp"  // tune_stream_socket
 #include "process.hpp"  // tests/integration: ferryd and the loader environment, no gtest
 
 namespace ferry::bench {
 namespace {
 
-constexpr const char* ferry_platform_name = "Ferry";
+constexpr const char* ferry_platform_name = CL_FERRY_PLATFORM_NAME;
+
+// What POCL_DEVICES must say for PoCL to show `count` CPU devices in one platform.
+std::string repeated_pthread(std::size_t count) {
+  std::string text;
+  for (std::size_t i = 0; i < count; ++i) text += i ? " pthread" : "pthread";
+  return text;
+}
 
 [[noreturn]] void usage(const bench_info& info, int status) {
   std::FILE* out = status == 0 ? stdout : stderr;
   std::fprintf(out,
                "usage: ferry_bench_%s [options]\n"
                "%s\n"
-               "Runs on the native platform and on Ferry in one process and prints both.\n\n"
-               "options:\n"
+               "Runs on the native platform and on Ferry in one process and prints both.\n",
+               info.name, info.summary);
+  if (info.devices > 1)
+    std::fprintf(out,
+                 "Uses %zu devices: on Ferry the first device of each of %zu servers, natively\n"
+                 "the first %zu devices of the platform, each set in one context.\n",
+                 info.devices, info.devices, info.devices);
+  std::fprintf(out,
+               "\noptions:\n"
                "  --repeats N              %s (default: %s)\n",
-               info.name, info.summary, info.repeats_meaning,
+               info.repeats_meaning,
                info.default_repeats > 0 ? std::to_string(info.default_repeats).c_str() : "per case");
   if (info.takes_commands)
     std::fprintf(out, "  --commands N             kernels per run (default: %zu)\n", info.default_commands);
+  if (info.takes_size && info.default_size > 0)
+    std::fprintf(out, "  --size N                 %s (default: %zu)\n", info.size_meaning, info.default_size);
+  else if (info.takes_size)
+    std::fprintf(out, "  --size N                 %s\n", info.size_meaning);
   std::fprintf(out,
+               "  --only native|ferry      run one half only (native needs no ferryd)\n"
                "  --native-platform TEXT   native platform whose name contains TEXT (default:\n"
                "                           \"Portable Computing Language\" if present, else the\n"
                "                           first platform that is not Ferry)\n"
@@ -35,6 +61,11 @@ constexpr const char* ferry_platform_name = "Ferry";
                "  --help                   this text\n\n"
                "environment: FERRY_SERVERS set means \"use these servers\" (no ferryd is started).\n",
                FERRY_BINARY_DIR);
+  if (info.devices > 1)
+    std::fprintf(out,
+                 "POCL_DEVICES unset: it is set to \"%s\" for this process (not for the\n"
+                 "daemons), so that PoCL shows %zu CPU devices in one platform.\n",
+                 repeated_pthread(info.devices).c_str(), info.devices);
   std::exit(status);
 }
 
@@ -48,23 +79,21 @@ long parse_count(const bench_info& info, const char* flag, const char* text) {
   return value;
 }
 
-std::string info_string(cl_platform_id p, cl_platform_info param) {
+template <class Handle, class Param, class Getter>
+std::string info_string(Getter getter, Handle handle, Param param) {
   size_t size = 0;
-  if (clGetPlatformInfo(p, param, 0, nullptr, &size) != CL_SUCCESS) return {};
+  if (getter(handle, param, 0, nullptr, &size) != CL_SUCCESS) return {};
   std::string s(size, '\0');
-  clGetPlatformInfo(p, param, size, s.data(), nullptr);
+  if (getter(handle, param, size, s.data(), nullptr) != CL_SUCCESS) return {};
   while (!s.empty() && s.back() == '\0') s.pop_back();
   return s;
 }
 
-std::string device_name(cl_device_id d) {
-  size_t size = 0;
-  if (clGetDeviceInfo(d, CL_DEVICE_NAME, 0, nullptr, &size) != CL_SUCCESS) return {};
-  std::string s(size, '\0');
-  clGetDeviceInfo(d, CL_DEVICE_NAME, size, s.data(), nullptr);
-  while (!s.empty() && s.back() == '\0') s.pop_back();
-  return s;
+std::string platform_string(cl_platform_id p, cl_platform_info param) {
+  return info_string(clGetPlatformInfo, p, param);
 }
+
+std::string device_string(cl_device_id d, cl_device_info param) { return info_string(clGetDeviceInfo, d, param); }
 
 std::vector<cl_platform_id> platforms() {
   cl_uint count = 0;
@@ -74,11 +103,21 @@ std::vector<cl_platform_id> platforms() {
   return out;
 }
 
+std::vector<cl_device_id> all_devices(cl_platform_id platform) {
+  cl_uint count = 0;
+  check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &count), "clGetDeviceIDs");
+  std::vector<cl_device_id> out(count);
+  check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, count, out.data(), &count), "clGetDeviceIDs");
+  out.resize(count);
+  return out;
+}
+
 }  // namespace
 
 options parse_options(int argc, char** argv, const bench_info& info) {
   options opts;
   opts.commands = info.default_commands;
+  opts.size = info.default_size;
   const char* env_bin = std::getenv("FERRY_BINARY_DIR");
   opts.bin_dir = env_bin && *env_bin ? env_bin : FERRY_BINARY_DIR;
   for (int i = 1; i < argc; ++i) {
@@ -90,6 +129,19 @@ options parse_options(int argc, char** argv, const bench_info& info) {
       opts.repeats = static_cast<int>(parse_count(info, "--repeats", value()));
     } else if (arg == "--commands" && info.takes_commands) {
       opts.commands = static_cast<std::size_t>(parse_count(info, "--commands", value()));
+    } else if (arg == "--size" && info.takes_size) {
+      opts.size = static_cast<std::size_t>(parse_count(info, "--size", value()));
+    } else if (arg == "--only") {
+      const char* v = value();
+      const std::string half = v ? v : "";
+      if (half == "native") {
+        opts.only = halves::native;
+      } else if (half == "ferry") {
+        opts.only = halves::ferry;
+      } else {
+        std::fprintf(stderr, "ferry_bench_%s: --only needs \"native\" or \"ferry\"\n", info.name);
+        usage(info, 2);
+      }
     } else if (arg == "--native-platform") {
       const char* v = value();
       if (v == nullptr) usage(info, 2);
@@ -110,11 +162,42 @@ void check(cl_int rc, const char* what) {
   if (rc != CL_SUCCESS) throw bench_error(std::string(what) + " failed with " + std::to_string(rc));
 }
 
+target::target(std::string label_, cl_platform_id platform_, std::vector<cl_device_id> devices_,
+               std::vector<std::string> locations_)
+    : label(std::move(label_)), platform(platform_), devices(std::move(devices_)), locations(std::move(locations_)) {
+  if (devices.empty()) throw bench_error("a target needs at least one device");
+  device = devices.front();
+  platform_name = platform_string(platform, CL_PLATFORM_NAME);
+  device_name = device_string(device, CL_DEVICE_NAME);
+  cl_int rc = CL_SUCCESS;
+  context = clCreateContext(nullptr, static_cast<cl_uint>(devices.size()), devices.data(), nullptr, nullptr, &rc);
+  check(rc, "clCreateContext");
+  try {
+    for (cl_device_id d : devices) {
+      queues.push_back(clCreateCommandQueue(context, d, 0, &rc));
+      if (rc != CL_SUCCESS) queues.pop_back();
+      check(rc, "clCreateCommandQueue");
+    }
+  } catch (...) {
+    for (cl_command_queue q : queues) clReleaseCommandQueue(q);
+    clReleaseContext(context);
+    throw;
+  }
+  queue = queues.front();
+}
+
 target::~target() {
   for (cl_kernel k : kernels_) clReleaseKernel(k);
   for (cl_program p : programs_) clReleaseProgram(p);
-  if (queue) clReleaseCommandQueue(queue);
+  for (cl_command_queue q : queues) clReleaseCommandQueue(q);
   if (context) clReleaseContext(context);
+}
+
+std::unique_ptr<target> target::first(std::size_t count) const {
+  if (count == 0 || count > devices.size())
+    throw bench_error("asked for " + std::to_string(count) + " of " + std::to_string(devices.size()) + " devices");
+  return std::make_unique<target>(label, platform, std::vector<cl_device_id>(devices.begin(), devices.begin() + count),
+                                  std::vector<std::string>(locations.begin(), locations.begin() + count));
 }
 
 cl_kernel target::kernel(const char* source, const char* name) {
@@ -122,12 +205,17 @@ cl_kernel target::kernel(const char* source, const char* name) {
   cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &rc);
   check(rc, "clCreateProgramWithSource");
   programs_.push_back(program);
-  if (clBuildProgram(program, 1, &device, "", nullptr, nullptr) != CL_SUCCESS) {
-    size_t size = 0;
-    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
-    std::string log(size, '\0');
-    clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
-    throw bench_error("clBuildProgram failed:\n" + log);
+  if (clBuildProgram(program, static_cast<cl_uint>(devices.size()), devices.data(), "", nullptr, nullptr) !=
+      CL_SUCCESS) {
+    std::string logs;
+    for (cl_device_id d : devices) {
+      size_t size = 0;
+      clGetProgramBuildInfo(program, d, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
+      std::string log(size, '\0');
+      clGetProgramBuildInfo(program, d, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+      logs += log;
+    }
+    throw bench_error("clBuildProgram failed:\n" + logs);
   }
   cl_kernel k = clCreateKernel(program, name, &rc);
   check(rc, "clCreateKernel");
@@ -135,26 +223,37 @@ cl_kernel target::kernel(const char* source, const char* name) {
   return k;
 }
 
-struct session::daemon_holder {
-  std::unique_ptr<test::daemon_process> process;
+struct session::daemons {
+  std::vector<std::unique_ptr<test::daemon_process>> processes;
 };
 
 session::session(const options& opts, const bench_info& info)
-    : opts_(opts), info_(info), daemon_(std::make_unique<daemon_holder>()) {
+    : opts_(opts), info_(info), daemons_(std::make_unique<daemons>()) {
   const test::build_paths paths{opts.bin_dir};
   std::optional<std::string> servers;
   const char* configured = std::getenv("FERRY_SERVERS");
-  if (configured == nullptr || *configured == '\0') {
+  if (opts.only != halves::native && (configured == nullptr || *configured == '\0')) {
     try {
       test::daemon_process::options d;
       d.binary = paths.ferryd();
-      d.extra_args = {"--log-level", "warn"};
-      daemon_->process = test::daemon_process::start(d);
-      servers = daemon_->process->address();
+      d.extra_args = {"--log-level", "warn", "--device-type", "cpu"};
+      std::string list;
+      for (std::size_t i = 0; i < info.devices; ++i) {
+        daemons_->processes.push_back(test::daemon_process::start(d));
+        list += (i ? "," : "") + daemons_->processes.back()->address();
+      }
+      servers = list;
     } catch (const test::process_error& e) {
       setup_error_ = std::string("cannot start ferryd: ") + e.what();
     }
   }
+  // Only now: the daemons keep the environment they were started with, one CPU device
+  // each, while this process's PoCL shows as many devices as the benchmark needs.
+  if (info.devices > 1 && opts.only != halves::ferry && std::getenv("POCL_DEVICES") == nullptr)
+    ::setenv("POCL_DEVICES", repeated_pthread(info.devices).c_str(), 1);
+  // Native alone needs neither libferry nor Ferry's platform: the system's loader setup
+  // offers the native platforms as they are.
+  if (opts.only == halves::native) return;
   try {
     test::apply_env(test::loader_env(paths, test::loader_mode::ferry_and_native, servers));
   } catch (const test::process_error& e) {
@@ -163,9 +262,9 @@ session::session(const options& opts, const bench_info& info)
 }
 
 session::~session() {
-  if (daemon_->process) {
+  for (auto& process : daemons_->processes) {
     try {
-      const int status = daemon_->process->stop();
+      const int status = process->stop();
       if (!test::exited_with(status, 0))
         std::fprintf(stderr, "ferry_bench_%s: ferryd %s\n", info_.name, test::describe_wait_status(status).c_str());
     } catch (const test::process_error& e) {
@@ -174,27 +273,47 @@ session::~session() {
   }
 }
 
-std::unique_ptr<target> session::open(cl_platform_id platform, const char* label) {
-  auto t = std::make_unique<target>();
-  t->label = label;
-  t->platform = platform;
-  t->platform_name = info_string(platform, CL_PLATFORM_NAME);
-  cl_uint count = 0;
-  check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &t->device, &count), "clGetDeviceIDs");
-  t->device_name = device_name(t->device);
-  cl_int rc = CL_SUCCESS;
-  t->context = clCreateContext(nullptr, 1, &t->device, nullptr, nullptr, &rc);
-  check(rc, "clCreateContext");
-  t->queue = clCreateCommandQueue(t->context, t->device, 0, &rc);
-  check(rc, "clCreateCommandQueue");
-  return t;
+std::unique_ptr<target> session::open_native(cl_platform_id platform) const {
+  std::vector<cl_device_id> devices = all_devices(platform);
+  if (devices.size() < info_.devices) {
+    const char* pocl = std::getenv("POCL_DEVICES");
+    throw bench_error("the native platform shows " + std::to_string(devices.size()) + " devices, " +
+                      std::to_string(info_.devices) + " needed" +
+                      (pocl ? " (POCL_DEVICES=\"" + std::string(pocl) + "\")" : std::string()));
+  }
+  devices.resize(info_.devices);
+  std::vector<std::string> locations;
+  for (std::size_t i = 0; i < devices.size(); ++i) locations.push_back("device " + std::to_string(i));
+  return std::make_unique<target>("native", platform, std::move(devices), std::move(locations));
+}
+
+std::unique_ptr<target> session::open_ferry(cl_platform_id platform) const {
+  // The first device of each server, servers in the order the platform lists them.
+  std::vector<cl_device_id> devices;
+  std::vector<std::string> locations;
+  for (cl_device_id d : all_devices(platform)) {
+    if (devices.size() == info_.devices) break;
+    const std::string address = device_string(d, CL_DEVICE_FERRY_SERVER_ADDRESS);
+    if (address.empty() && info_.devices > 1)
+      throw bench_error("CL_DEVICE_FERRY_SERVER_ADDRESS is unavailable, so servers cannot be told apart");
+    if (std::find(locations.begin(), locations.end(), address) != locations.end()) continue;
+    devices.push_back(d);
+    locations.push_back(address);
+  }
+  if (devices.size() < info_.devices) {
+    const char* configured = std::getenv("FERRY_SERVERS");
+    throw bench_error("Ferry shows devices of " + std::to_string(devices.size()) + " servers, " +
+                      std::to_string(info_.devices) + " needed" +
+                      (configured ? " (FERRY_SERVERS=" + std::string(configured) + ")" : std::string()));
+  }
+  return std::make_unique<target>("ferry", platform, std::move(devices), std::move(locations));
 }
 
 int session::run(const std::function<void(target&)>& measure) {
   cl_platform_id native = nullptr, ferry = nullptr;
   std::vector<std::pair<cl_platform_id, std::string>> candidates;
   for (cl_platform_id p : platforms()) {
-    std::string name = info_string(p, CL_PLATFORM_NAME);
+    std::string name = platform_string(p, CL_PLATFORM_NAME);
     if (name == ferry_platform_name)
       ferry = p;
     else
@@ -212,16 +331,13 @@ int session::run(const std::function<void(target&)>& measure) {
     if (native == nullptr) native = pick([](const std::string&) { return true; });
   }
   int status = 0;
-  if (native == nullptr) {
-    std::fprintf(stderr, "ferry_bench_%s: no native platform%s\n", info_.name,
-                 opts_.native_platform.empty() ? "" : (" matching \"" + opts_.native_platform + "\"").c_str());
-    status = 1;
-  }
   auto measure_on = [&](cl_platform_id p, const char* label) {
     try {
-      auto t = open(p, label);
-      std::fprintf(stderr, "ferry_bench_%s: %s: %s / %s\n", info_.name, label, t->platform_name.c_str(),
-                   t->device_name.c_str());
+      auto t = std::string(label) == "native" ? open_native(p) : open_ferry(p);
+      std::string where;
+      for (std::size_t i = 0; i < t->devices.size(); ++i)
+        where += (i ? ", " : "") + device_string(t->devices[i], CL_DEVICE_NAME) + " @ " + t->locations[i];
+      std::fprintf(stderr, "ferry_bench_%s: %s: %s / %s\n", info_.name, label, t->platform_name.c_str(), where.c_str());
       measure(*t);
       return true;
     } catch (const bench_error& e) {
@@ -229,7 +345,16 @@ int session::run(const std::function<void(target&)>& measure) {
       return false;
     }
   };
-  if (native != nullptr && !measure_on(native, "native")) status = 1;
+  if (opts_.only != halves::ferry) {
+    if (native == nullptr) {
+      std::fprintf(stderr, "ferry_bench_%s: no native platform%s\n", info_.name,
+                   opts_.native_platform.empty() ? "" : (" matching \"" + opts_.native_platform + "\"").c_str());
+      status = 1;
+    } else if (!measure_on(native, "native")) {
+      status = 1;
+    }
+  }
+  if (opts_.only == halves::native) return status;
   if (ferry == nullptr) {
     std::printf("Ferry platform not found\n");
     if (!setup_error_.empty()) std::fprintf(stderr, "ferry_bench_%s: %s\n", info_.name, setup_error_.c_str());
@@ -248,6 +373,148 @@ int session::run(const std::function<void(target&)>& measure) {
   return status;
 }
 
+// ---------------------------------------------------------------------------------------
+
+std::vector<double> empty_kernel_round_trips_us(cl_command_queue queue, cl_kernel kernel, int warmup, int rounds) {
+  const size_t global = 1;
+  auto round = [&] {
+    check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
+    check(clFinish(queue), "clFinish");
+  };
+  for (int i = 0; i < warmup; ++i) round();
+  std::vector<double> us;
+  us.reserve(static_cast<size_t>(rounds));
+  for (int i = 0; i < rounds; ++i) {
+    const auto start = clock::now();
+    round();
+    us.push_back(microseconds_since(start));
+  }
+  return us;
+}
+
+mem_object::mem_object(cl_context context, cl_mem_flags flags, std::size_t bytes, void* host) {
+  cl_int rc = CL_SUCCESS;
+  mem_ = clCreateBuffer(context, flags, bytes, host, &rc);
+  check(rc, "clCreateBuffer");
+}
+
+mem_object::~mem_object() {
+  if (mem_) clReleaseMemObject(mem_);
+}
+
+host_bytes allocate_host(std::size_t bytes) {
+  constexpr std::size_t page = 4096;
+  host_bytes p(static_cast<unsigned char*>(std::aligned_alloc(page, (bytes + page - 1) / page * page)));
+  if (!p) throw bench_error("out of host memory (" + std::to_string(bytes) + " bytes)");
+  return p;
+}
+
+loopback_pair::loopback_pair() {
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(listener, 1) != 0 || ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const int error = errno;
+    if (listener >= 0) ::close(listener);
+    throw bench_error(std::string("loopback listener: ") + std::strerror(error));
+  }
+  // connect() completes against the backlog, so one thread can make both ends.
+  client = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (client < 0 || ::connect(client, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      (server = ::accept(listener, nullptr, nullptr)) < 0) {
+    const int error = errno;
+    ::close(listener);
+    if (client >= 0) ::close(client);
+    throw bench_error(std::string("loopback connection: ") + std::strerror(error));
+  }
+  ::close(listener);
+  // Ferry's own options (no Nagle, large buffers), so that the figures are the floor
+  // and the ceiling of Ferry's links, not of TCP's defaults.
+  for (int fd : {client, server}) tune_stream_socket(fd);
+}
+
+loopback_pair::~loopback_pair() {
+  ::close(client);
+  ::close(server);
+}
+
+double tcp_ping_pong_median_us(int rounds) {
+  constexpr int warmup = 100;
+  std::vector<double> us;
+  try {
+    loopback_pair pair;
+    std::thread echo([&pair] {
+      char buffer[16];
+      while (::recv(pair.server, buffer, sizeof buffer, MSG_WAITALL) == sizeof buffer)
+        if (::send(pair.server, buffer, sizeof buffer, MSG_NOSIGNAL) != sizeof buffer) break;
+    });
+    char buffer[16] = {};
+    for (int i = 0; i < rounds + warmup; ++i) {
+      const auto start = clock::now();
+      if (::send(pair.client, buffer, sizeof buffer, MSG_NOSIGNAL) != sizeof buffer ||
+          ::recv(pair.client, buffer, sizeof buffer, MSG_WAITALL) != sizeof buffer)
+        break;
+      if (i >= warmup) us.push_back(microseconds_since(start));
+    }
+    ::shutdown(pair.client, SHUT_RDWR);  // ends the echo thread's recv
+    echo.join();
+  } catch (const bench_error&) {
+    return -1;
+  }
+  return us.empty() ? -1 : median(us);
+}
+
+// Ferry's bulk stream moves buffer contents in chunks of this size.
+constexpr std::size_t chunk = std::size_t{8} << 20;
+
+std::vector<double> tcp_stream_mb_s(std::size_t bytes, int repeats) {
+  std::vector<double> mb_s;
+  try {
+    std::vector<unsigned char> sink(chunk);
+    loopback_pair pair;
+    // The writer waits for a one-byte "go" before each repeat, so that no byte of a
+    // repeat is on its way before the reader starts the clock.
+    std::thread writer([&pair, bytes, repeats] {
+      std::vector<unsigned char> data(chunk, 0x5a);
+      for (int r = 0; r < repeats; ++r) {
+        char go = 0;
+        if (::recv(pair.server, &go, 1, MSG_WAITALL) != 1) return;
+        for (std::size_t left = bytes; left > 0;) {
+          const ssize_t sent = ::send(pair.server, data.data(), std::min(left, chunk), MSG_NOSIGNAL);
+          if (sent < 0 && errno == EINTR) continue;
+          if (sent <= 0) return;
+          left -= static_cast<std::size_t>(sent);
+        }
+      }
+    });
+    for (int r = 0; r < repeats; ++r) {
+      const auto start = clock::now();
+      const char go = 1;
+      if (::send(pair.client, &go, 1, MSG_NOSIGNAL) != 1) break;
+      std::size_t left = bytes;
+      while (left > 0) {
+        const ssize_t got = ::recv(pair.client, sink.data(), std::min(left, chunk), 0);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        left -= static_cast<std::size_t>(got);
+      }
+      if (left > 0) break;
+      mb_s.push_back(static_cast<double>(bytes) / seconds_since(start) / 1e6);
+    }
+    ::shutdown(pair.client, SHUT_RDWR);  // ends the writer wherever it is
+    writer.join();
+  } catch (const bench_error&) {
+    return {};
+  }
+  return mb_s;
+}
+
+// ---------------------------------------------------------------------------------------
+
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -259,6 +526,12 @@ double mean(const std::vector<double>& values) {
   if (values.empty()) return 0;
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
+
+double microseconds_since(clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(clock::now() - start).count();
+}
+
+double seconds_since(clock::time_point start) { return std::chrono::duration<double>(clock::now() - start).count(); }
 
 results& results::instance() {
   static results r;

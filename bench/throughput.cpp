@@ -18,19 +18,13 @@ int main(int argc, char** argv) {
   const int runs = opts.repeats > 0 ? opts.repeats : info.default_repeats;
   return s.run([&](target& t) {
     cl_kernel kernel = t.kernel(source, "add_one");
-    cl_int rc = CL_SUCCESS;
-    cl_mem counter = clCreateBuffer(t.context, CL_MEM_READ_WRITE, sizeof(cl_int), nullptr, &rc);
-    check(rc, "clCreateBuffer");
-    struct release_on_exit {
-      cl_mem m;
-      ~release_on_exit() { clReleaseMemObject(m); }
-    } guard{counter};
-    check(clSetKernelArg(kernel, 0, sizeof counter, &counter), "clSetKernelArg");
+    const mem_object counter(t.context, CL_MEM_READ_WRITE, sizeof(cl_int));
+    check(clSetKernelArg(kernel, 0, sizeof(cl_mem), counter.address()), "clSetKernelArg");
     const size_t global = 1;
     std::vector<double> per_second;
     for (int run = 0; run < runs; ++run) {
       const cl_int zero = 0;
-      check(clEnqueueWriteBuffer(t.queue, counter, CL_TRUE, 0, sizeof zero, &zero, 0, nullptr, nullptr),
+      check(clEnqueueWriteBuffer(t.queue, counter.get(), CL_TRUE, 0, sizeof zero, &zero, 0, nullptr, nullptr),
             "clEnqueueWriteBuffer");
       const auto start = clock::now();
       for (size_t i = 0; i < opts.commands; ++i)
@@ -41,7 +35,7 @@ int main(int argc, char** argv) {
       per_second.push_back(static_cast<double>(opts.commands) / seconds);
       // Every kernel ran, in order: the counter says so.
       cl_int value = -1;
-      check(clEnqueueReadBuffer(t.queue, counter, CL_TRUE, 0, sizeof value, &value, 0, nullptr, nullptr),
+      check(clEnqueueReadBuffer(t.queue, counter.get(), CL_TRUE, 0, sizeof value, &value, 0, nullptr, nullptr),
             "clEnqueueReadBuffer");
       if (value != static_cast<cl_int>(opts.commands))
         throw bench_error("counter is " + std::to_string(value) + " after " + std::to_string(opts.commands) +

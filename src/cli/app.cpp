@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "cli/args.hpp"
+#include "cli/counters_command.hpp"
 #include "cli/devices_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/version.hpp"
@@ -25,8 +26,10 @@ std::string help_usage() {
   return "Usage: ferry help [COMMAND]\n\nShows the help of ferry or of COMMAND.\n";
 }
 
-constexpr std::array<subcommand, 3> subcommands = {{
+constexpr std::array<subcommand, 4> subcommands = {{
     {"devices", "List servers, their devices and round-trip times", devices_command, devices_usage},
+    {"counters", "Show each server's link counters (messages and bytes per link)", counters_command,
+     counters_usage},
     {"run", "Run a program with Ferry set up (a local ferryd when none is configured)", run_command,
      run_usage},
     {"help", "Show the help of ferry or of a command", help_command, help_usage},

@@ -26,6 +26,7 @@ TEST(app, help_and_version_exit_zero_on_stdout) {
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.out.find("Usage: ferry"), std::string::npos);
   EXPECT_NE(help.out.find("devices"), std::string::npos);
+  EXPECT_NE(help.out.find("counters"), std::string::npos);
 
   auto version = run({"--version"});
   EXPECT_EQ(version.status, 0);
@@ -33,7 +34,7 @@ TEST(app, help_and_version_exit_zero_on_stdout) {
 }
 
 TEST(app, every_subcommand_has_help) {
-  for (std::string command : {"devices", "run", "help"}) {
+  for (std::string command : {"devices", "counters", "run", "help"}) {
     auto r = run({command, "--help"});
     EXPECT_EQ(r.status, 0) << command;
     EXPECT_NE(r.out.find("Usage: ferry " + command), std::string::npos) << command;
@@ -64,6 +65,11 @@ TEST(app, unknown_command_or_flag_exits_2_with_a_message) {
   EXPECT_EQ(run_flag.status, 2);
 
   EXPECT_EQ(run({"devices", "extra"}).status, 2);
+  EXPECT_EQ(run({"counters", "extra"}).status, 2);
+
+  auto counters = run({"counters", "--servers="});
+  EXPECT_EQ(counters.status, 2);
+  EXPECT_NE(counters.err.find("ferry counters: --servers needs a non-empty list"), std::string::npos);
   EXPECT_EQ(run({"help", "frobnicate"}).status, 2);
 }
 

@@ -2,17 +2,13 @@
 
 #include <CL/cl_ext_ferry.h>
 
-#include <algorithm>
-#include <cstdlib>
-#include <filesystem>
 #include <ostream>
 
 #include "cli/args.hpp"
 #include "cli/cl_query.hpp"
 #include "cli/device_report.hpp"
+#include "cli/ferry_servers.hpp"
 #include "cli/format.hpp"
-#include "cli/icd_loader_env.hpp"
-#include "cli/install_layout.hpp"
 #include "cli/round_trip.hpp"
 
 namespace ferry::cli {
@@ -22,20 +18,9 @@ namespace {
 constexpr int ping_count = 20;
 
 constexpr option_spec devices_options[] = {
-    {"servers", 0, option_kind::value, "LIST",
-     "Servers to ask (host[:port],...; sets FERRY_SERVERS for this run)"},
+    servers_option,
     {"help", 'h', option_kind::flag, "", "Show this help"},
 };
-
-std::optional<cl_platform_id> find_ferry_platform() {
-  auto platforms = platform_ids();
-  if (!platforms) return std::nullopt;
-  for (cl_platform_id p : platforms.value()) {
-    auto name = platform_string(p, CL_PLATFORM_NAME);
-    if (name && name.value() == CL_FERRY_PLATFORM_NAME) return p;
-  }
-  return std::nullopt;
-}
 
 device_entry describe(cl_device_id device, cl_uint fallback_index) {
   device_entry d;
@@ -93,64 +78,19 @@ int devices_command(command_args args, const command_io& io) {
     io.out << devices_usage();
     return 0;
   }
-  if (auto servers = parsed.value().value("servers")) {
-    if (servers->empty()) return usage_error(io, "devices", "--servers needs a non-empty list");
-    ::setenv("FERRY_SERVERS", servers->c_str(), 1);
-  }
-
-  // The loader reads these on the first OpenCL call, so they go in before it.
-  auto layout = install_layout::of_running_executable();
-  if (!layout) {
-    io.err << "ferry devices: " << layout.error() << "\n";
-    return 1;
-  }
-  set_in_process(icd_loader_variables(environment::current(), layout.value()));
-
-  auto platform = find_ferry_platform();
-  if (!platform) {
-    const char* vendors = std::getenv("OCL_ICD_VENDORS");
-    io.err << "ferry devices: the OpenCL loader offers no \"" << CL_FERRY_PLATFORM_NAME
-           << "\" platform.\n";
-    if (vendors == nullptr) {
-      io.err
-          << "OCL_ICD_VENDORS is unset (FERRY_KEEP_ICD_ENV=1?); point it at Ferry's ferry.icd.\n";
-    } else if (std::error_code ec; !std::filesystem::exists(vendors, ec)) {
-      io.err << vendors << " does not exist: is libferry built?\n";
-    } else {
-      io.err << "The loader was pointed at " << vendors << "; is libferry built and loadable?\n";
-    }
-    return 1;
-  }
-  auto devices = device_ids(*platform);
-  if (!devices) {
-    io.err << "ferry devices: clGetDeviceIDs failed: " << cl_error_name(devices.error()) << "\n";
-    return 1;
-  }
-  if (devices.value().empty()) {
-    io.err << no_server_message(find_server_configuration(environment::current()));
-    return 1;
-  }
+  auto ferry = open_ferry_servers("devices", parsed.value(), io);
+  if (!ferry) return ferry.error();
 
   auto ping = reinterpret_cast<clFerryPingServer_fn>(
-      clGetExtensionFunctionAddressForPlatform(*platform, "clFerryPingServer"));
+      clGetExtensionFunctionAddressForPlatform(ferry.value().platform, "clFerryPingServer"));
 
-  // Group devices by server, in the order the platform lists them.
   std::vector<server_entry> servers;
-  std::vector<cl_device_id> first_device;
-  for (cl_device_id device : devices.value()) {
-    auto address = device_string(device, CL_DEVICE_FERRY_SERVER_ADDRESS);
-    std::string key = address ? address.value() : "(unknown server)";
-    auto it = std::find_if(servers.begin(), servers.end(),
-                           [&](const server_entry& s) { return s.address == key; });
-    if (it == servers.end()) {
-      servers.push_back(server_entry{key, std::nullopt, "", 0, {}});
-      first_device.push_back(device);
-      it = servers.end() - 1;
+  for (const server_devices& server : ferry.value().servers) {
+    server_entry& entry = servers.emplace_back(server_entry{server.address, std::nullopt, "", 0, {}});
+    for (cl_device_id device : server.devices) {
+      entry.devices.push_back(describe(device, static_cast<cl_uint>(entry.devices.size())));
     }
-    it->devices.push_back(describe(device, static_cast<cl_uint>(it->devices.size())));
-  }
-  for (std::size_t i = 0; i < servers.size(); ++i) {
-    measure_round_trip(ping, first_device[i], servers[i]);
+    measure_round_trip(ping, server.devices.front(), entry);
   }
 
   io.out << render_device_report(servers);
