@@ -52,7 +52,7 @@ std::vector<std::string> served_only(std::vector<std::string> names) {
                                          "cl_khr_il_program", "cl_khr_terminate_context",
                                          "cl_khr_suggested_local_work_size", "cl_khr_create_command_queue",
                                          "cl_khr_priority_hints", "cl_khr_throttle_hints", "cl_ext_device_fission",
-                                         "cl_ext_migrate_memobject", "cl_pocl_content_size",
+                                         "cl_ext_migrate_memobject",
                                          "cl_intel_unified_shared_memory", "cl_intel_accelerator",
                                          "cl_intel_motion_estimation", "cl_intel_va_api_media_sharing",
                                          "cl_intel_dx9_media_sharing", "cl_intel_command_queue_families",

@@ -111,7 +111,7 @@ UNSERVED_EXTENSIONS = (
     "cl_khr_command_buffer", "cl_khr_external_memory", "cl_khr_external_semaphore", "cl_khr_semaphore",
     "cl_khr_gl_", "cl_khr_egl_", "cl_khr_d3d", "cl_khr_dx9_", "cl_khr_il_program", "cl_khr_terminate_context",
     "cl_khr_suggested_local_work_size", "cl_khr_create_command_queue", "cl_khr_priority_hints",
-    "cl_khr_throttle_hints", "cl_ext_device_fission", "cl_ext_migrate_memobject", "cl_pocl_content_size",
+    "cl_khr_throttle_hints", "cl_ext_device_fission", "cl_ext_migrate_memobject",
     "cl_intel_unified_shared_memory", "cl_intel_accelerator", "cl_intel_motion_estimation",
     "cl_intel_va_api_media_sharing", "cl_intel_dx9_media_sharing", "cl_intel_command_queue_families",
     "cl_intel_create_buffer_with_properties", "cl_nv_create_buffer",

@@ -31,7 +31,6 @@ constexpr std::array<std::string_view, 25> unserved_extensions = {
     "cl_khr_throttle_hints",          //
     "cl_ext_device_fission",          // sub-devices are not served
     "cl_ext_migrate_memobject",       // clEnqueueMigrateMemObjectEXT
-    "cl_pocl_content_size",           // clSetContentSizeBufferPoCL
     "cl_intel_unified_shared_memory", // USM allocations live in the host's address space
     "cl_intel_accelerator",           //
     "cl_intel_motion_estimation",     //
