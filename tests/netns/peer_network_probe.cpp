@@ -17,7 +17,7 @@
 
 namespace {
 
-constexpr const char* source = R"CLC(
+const char* source = R"CLC(
 __kernel void increment(__global uint* data) { data[get_global_id(0)] += 1u; }
 )CLC";
 
