@@ -14,7 +14,7 @@ namespace {
 // Extensions whose host API Ferry does not forward (prefixes match families
 // such as cl_khr_command_buffer_mutable_dispatch). Kernel-language
 // extensions are not listed: the server's compiler implements them.
-constexpr std::array<std::string_view, 25> unserved_extensions = {
+constexpr std::string_view unserved_extensions[] = {
     "cl_khr_command_buffer",          // clCreateCommandBufferKHR and family
     "cl_khr_external_memory",         // import of external memory
     "cl_khr_external_semaphore",      //
