@@ -53,22 +53,35 @@ bool bulk_reader::validate(const uint8_t* head, uint64_t& transfer, uint64_t& of
   return true;
 }
 
+bool bulk_reader::receive_chunk(const uint8_t* head, end& how, std::string& why) {
+  uint64_t transfer, offset, chunk, total;
+  how = end::violation;
+  if (!validate(head, transfer, offset, chunk, total, why)) return false;
+  uint8_t* destination = nullptr;
+  if (!transfers_.begin_chunk(transfer, offset, chunk, total, destination, why)) return false;
+  if (chunk && !read_exact(fd_, destination, chunk)) {
+    why = "connection closed inside a chunk";
+    how = end::closed;
+    return false;
+  }
+  count_in(counter_, 1, head_size + chunk);
+  transfers_.end_chunk(transfer, chunk);
+  return true;
+}
+
 bulk_reader::end bulk_reader::run(std::string& why) {
-  uint8_t head[p::frame_header_size + p::bulk_prefix_size];
+  static_assert(head_size == p::frame_header_size + p::bulk_prefix_size);
+  uint8_t head[head_size];
   for (;;) {
     if (!read_exact(fd_, head, sizeof head)) {
       why = "bulk connection closed";
       return end::closed;
     }
-    uint64_t transfer, offset, chunk, total;
-    if (!validate(head, transfer, offset, chunk, total, why)) return end::violation;
-    uint8_t* destination = nullptr;
-    if (!transfers_.begin_chunk(transfer, offset, chunk, total, destination, why)) return end::violation;
-    if (chunk && !read_exact(fd_, destination, chunk)) {
-      why = "bulk connection closed inside a chunk";
-      return end::closed;
+    end how;
+    if (!receive_chunk(head, how, why)) {
+      if (how == end::closed) why = "bulk " + why;
+      return how;
     }
-    transfers_.end_chunk(transfer, chunk);
   }
 }
 

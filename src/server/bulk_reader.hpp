@@ -1,21 +1,32 @@
 // The bulk stream's incoming side: bulk_data frames whose chunks are read
 // straight from the socket into the transfer's staging (no intermediate copy).
+// Incoming peer links carry the same frames among others and hand each
+// bulk_data frame to receive_chunk.
 #pragma once
 
 #include <string>
 
+#include "server/link_stats.hpp"
 #include "server/transfer_table.hpp"
 
 namespace ferry::server {
 
 class bulk_reader {
  public:
-  bulk_reader(int fd, transfer_table& transfers) : fd_(fd), transfers_(transfers) {}
+  bulk_reader(int fd, transfer_table& transfers, link_counter* counter = nullptr)
+      : fd_(fd), transfers_(transfers), counter_(counter) {}
 
   enum class end { closed, violation };
   /// The bulk reader thread's body. Returns when the connection closes
   /// (`closed`) or sends something malformed (`violation`, `why` says what).
   end run(std::string& why);
+
+  /// Size of what precedes a chunk's bytes: frame header and bulk prefix.
+  static constexpr size_t head_size = 8 + 24;
+  /// Takes one bulk_data frame whose header and prefix (`head`, head_size
+  /// bytes) were read: validates them, reads the chunk into its transfer's
+  /// staging and counts the frame. False with `end` and a reason otherwise.
+  bool receive_chunk(const uint8_t* head, end& how, std::string& why);
 
   /// Checks one frame header + bulk prefix (exposed for tests). False with a
   /// reason when the frame is not a well-formed bulk_data chunk.
@@ -25,6 +36,7 @@ class bulk_reader {
  private:
   int fd_;
   transfer_table& transfers_;
+  link_counter* counter_;
 };
 
 }  // namespace ferry::server

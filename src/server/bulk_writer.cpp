@@ -45,26 +45,32 @@ void bulk_outbox::close() {
   ready_.notify_all();
 }
 
-bool bulk_writer::send(const bulk_job& job) {
+bool write_bulk_chunk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, uint64_t& offset,
+                      link_counter* counter) {
   // Header and prefix go out in the same writev as the chunk they announce.
   uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];
+  uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
+  protocol::frame_header h;
+  h.payload_size = static_cast<uint32_t>(protocol::bulk_prefix_size + chunk);
+  h.message_id = static_cast<uint16_t>(protocol::message_id::bulk_data);
+  protocol::store_header(head, h);
   std::vector<uint8_t> prefix;
   prefix.reserve(protocol::bulk_prefix_size);
+  protocol::writer w(prefix);
+  protocol::encode_value(w, protocol::bulk_data{transfer, offset, size});
+  std::memcpy(head + protocol::frame_header_size, prefix.data(), protocol::bulk_prefix_size);
+  iovec pieces[2] = {{head, sizeof head}, {const_cast<uint8_t*>(data) + offset, static_cast<size_t>(chunk)}};
+  if (!writev_all(fd, pieces, chunk ? 2 : 1)) return false;
+  count_out(counter, 1, sizeof head + chunk);
+  offset += chunk;
+  return true;
+}
+
+bool write_bulk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, link_counter* counter) {
   uint64_t offset = 0;
   do {
-    uint64_t chunk = std::min<uint64_t>(job.size - offset, protocol::max_bulk_chunk);
-    protocol::frame_header h;
-    h.payload_size = static_cast<uint32_t>(protocol::bulk_prefix_size + chunk);
-    h.message_id = static_cast<uint16_t>(protocol::message_id::bulk_data);
-    protocol::store_header(head, h);
-    prefix.clear();
-    protocol::writer w(prefix);
-    protocol::encode_value(w, protocol::bulk_data{job.command, offset, job.size});
-    std::memcpy(head + protocol::frame_header_size, prefix.data(), protocol::bulk_prefix_size);
-    iovec pieces[2] = {{head, sizeof head}, {job.data.get() + offset, static_cast<size_t>(chunk)}};
-    if (!writev_all(fd_, pieces, chunk ? 2 : 1)) return false;
-    offset += chunk;
-  } while (offset < job.size);
+    if (!write_bulk_chunk(fd, transfer, data, size, offset, counter)) return false;
+  } while (offset < size);
   return true;
 }
 
@@ -72,7 +78,7 @@ void bulk_writer::run() {
   bulk_job job;
   while (jobs_.pop(job)) {
     job.status = true_status(api_, job.event, job.status, job.verify);
-    bool sent = job.status != CL_COMPLETE || send(job);
+    bool sent = job.status != CL_COMPLETE || write_bulk(fd_, job.command, job.data.get(), job.size, counter_);
     job.data.reset();
     command_record r;
     r.command = job.command;

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "protocol/messages.hpp"
+#include "server/link_stats.hpp"
 #include "server/native/api.hpp"
 #include "server/staging.hpp"
 
@@ -69,23 +70,32 @@ class bulk_outbox {
   bool closed_ = false;
 };
 
+/// Writes `size` bytes of `data` as bulk transfer `transfer`, in bulk_data
+/// frames of at most max_bulk_chunk bytes (one empty frame when `size` is 0),
+/// each header and prefix in the same system call as its chunk. Counts the
+/// frames. False when the socket fails.
+bool write_bulk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, link_counter* counter);
+/// One frame of write_bulk: the chunk at `offset` (peer links interleave
+/// other frames between chunks). Advances `offset`.
+bool write_bulk_chunk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, uint64_t& offset,
+                      link_counter* counter);
+
 class bulk_writer {
  public:
   bulk_writer(int fd, bulk_outbox& jobs, control_outbox& control, const native::api& api,
-              std::function<void(const std::string&)> broken)
-      : fd_(fd), jobs_(jobs), control_(control), api_(api), broken_(std::move(broken)) {}
+              std::function<void(const std::string&)> broken, link_counter* counter = nullptr)
+      : fd_(fd), jobs_(jobs), control_(control), api_(api), broken_(std::move(broken)), counter_(counter) {}
 
   /// The bulk writer thread's body; returns when the outbox closes or the socket fails.
   void run();
 
  private:
-  bool send(const bulk_job& job);
-
   int fd_;
   bulk_outbox& jobs_;
   control_outbox& control_;
   const native::api& api_;
   std::function<void(const std::string&)> broken_;
+  link_counter* counter_;
 };
 
 }  // namespace ferry::server

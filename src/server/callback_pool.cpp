@@ -36,6 +36,11 @@ callback_slot* callback_pool::acquire() {
   slot->event = nullptr;
   slot->staging = nullptr;
   slot->size = 0;
+  slot->transfer = 0;
+  slot->offset = 0;
+  slot->peer = 0;
+  slot->content_sized = false;
+  slot->gate = nullptr;
   slot->kind = callback_kind::completion;
   slot->notify = slot->profiling = slot->printf = slot->sweepable = slot->verify_status = false;
   slot->missed_status = 0;
@@ -67,7 +72,29 @@ void callback_pool::deliver(callback_slot* slot, cl_int status) {
   // `core` keeps the session's shared state alive until the slot is back.
   std::shared_ptr<session_core> core = std::move(slot->core);
   cl_event event = std::exchange(slot->event, nullptr);
-  if (slot->kind == callback_kind::read) {
+  bool verify = slot->verify_status || slot->sweepable;
+  if (slot->kind == callback_kind::migrate) {
+    peer_migration item;
+    item.command = slot->command;
+    item.transfer = slot->transfer;
+    item.data.reset(std::exchange(slot->staging, nullptr));
+    item.size = slot->size;
+    item.offset = slot->offset;
+    item.content_sized = slot->content_sized;
+    item.status = status;
+    item.event = event;
+    item.verify = verify;
+    item.notify = slot->notify;
+    core->peers.post(slot->peer, std::move(item));
+  } else if (slot->kind == callback_kind::exported) {
+    peer_status item;
+    item.event = slot->transfer;
+    item.command = slot->command;
+    item.status = status;
+    item.native = event;
+    item.verify = verify;
+    core->peers.post(slot->peer, std::move(item));
+  } else if (slot->kind == callback_kind::read) {
     bulk_job job;
     job.command = slot->command;
     job.data.reset(std::exchange(slot->staging, nullptr));
@@ -87,6 +114,8 @@ void callback_pool::deliver(callback_slot* slot, cl_int status) {
     r.drain_printf = slot->printf;
     r.verify = slot->verify_status || slot->sweepable;
     r.write = slot->kind == callback_kind::write;
+    r.transfer = slot->transfer;
+    r.gate = std::exchange(slot->gate, nullptr);
     core->outbox.push(r);
   }
   core->callbacks.release(slot);

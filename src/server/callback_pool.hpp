@@ -39,6 +39,9 @@ enum class callback_kind : uint8_t {
   completion,  ///< report the command's completion
   write,       ///< free the write's staging; report completion if asked or failed
   read,        ///< hand the data to the bulk writer, which then reports completion
+  migrate,     ///< migrate_out's read: hand the data to the peer link, which then reports completion
+  exported,    ///< export_event: send the event's status on the peer link
+  gate,        ///< a deferred migrate_in write: the control writer sets `gate` to its status
 };
 
 struct callback_slot {
@@ -46,7 +49,12 @@ struct callback_slot {
   protocol::object_id command = 0;
   cl_event event = nullptr;     // one reference, owned by the slot until delivery
   uint8_t* staging = nullptr;   // read: the data (new[]), owned until delivery
-  uint64_t size = 0;            // read: bytes
+  uint64_t size = 0;            // read, migrate: bytes
+  uint64_t transfer = 0;        // write, migrate: the transfer id; exported: the event's id
+  uint64_t offset = 0;          // migrate: the buffer offset the bytes start at
+  uint32_t peer = 0;            // migrate, exported: the peer link
+  bool content_sized = false;   // migrate: the staging starts with the 8-byte content size
+  cl_event gate = nullptr;      // gate: the user event to set (one reference, owned)
   callback_kind kind = callback_kind::completion;
   bool notify = false;          // report success too (failures are always reported)
   bool profiling = false;       // the queue records profiling counters

@@ -1,6 +1,7 @@
 #include "server/completion_writer.hpp"
 
 #include "common/socket.hpp"
+#include "server/callback_pool.hpp"
 #include "server/printf_capture.hpp"
 #include "server/transfer_table.hpp"
 
@@ -84,8 +85,14 @@ void control_writer::flush_completions(std::vector<uint8_t>& out) {
 void control_writer::process(const command_record& r, std::vector<uint8_t>& out) {
   const native::api& api = outbox_.api_;
   cl_int status = true_status(api, r.event, r.status, r.verify);
-  if (r.write) transfers_.write_finished(r.command);
-  if (r.notify || status != CL_COMPLETE) {
+  if (r.write) transfers_.write_finished(r.transfer);
+  if (r.gate) {
+    // Here, not in the native callback: setting a user event may run callbacks.
+    api.clSetUserEventStatus(r.gate, status < 0 ? status : CL_COMPLETE);
+    api.clReleaseEvent(r.gate);
+    // Commands behind the gate fail; some platforms call back for none of them.
+    if (status < 0 && sweeper_) sweeper_->sweep_failures(api);
+  } else if (r.notify || status != CL_COMPLETE) {
     if (r.drain_printf && printf_) {
       // The kernel's output must reach the client before its completion.
       flush_completions(out);
@@ -141,9 +148,13 @@ void control_writer::run() {
     flush_completions(out);
     work.records.clear();
     work.frames.clear();
-    if (!discarding && !out.empty() && !write_all(fd_, out.data(), out.size())) {
-      discarding = true;
-      broken_("control stream write failed");
+    if (!discarding && !out.empty()) {
+      if (!write_all(fd_, out.data(), out.size())) {
+        discarding = true;
+        broken_("control stream write failed");
+      } else if (counter_) {
+        counter_->count_out(count_frames(out.data(), out.size()), out.size());
+      }
     }
   }
 }

@@ -23,10 +23,12 @@
 
 #include "protocol/dispatch.hpp"
 #include "protocol/messages.hpp"
+#include "server/link_stats.hpp"
 #include "server/native/api.hpp"
 
 namespace ferry::server {
 
+class callback_pool;
 class printf_capture;
 class transfer_table;
 
@@ -40,7 +42,11 @@ struct command_record {
   bool profiling = false;    ///< ask `event` for its profiling counters
   bool drain_printf = false; ///< a kernel that may print: send pending printf text first
   bool verify = false;       ///< the callback may have said CL_COMPLETE for a failure
-  bool write = false;        ///< a bulk write: free its staging (transfer = command)
+  bool write = false;        ///< a bulk write: free the staging of `transfer`
+  uint64_t transfer = 0;
+  /// A deferred migrate_in write finished: set this user event to its
+  /// status (owned reference, released by the writer). Reports nothing itself.
+  cl_event gate = nullptr;
 };
 
 class control_outbox {
@@ -117,9 +123,18 @@ class control_outbox {
 class control_writer {
  public:
   /// `broken` is called (once) when the socket fails.
+  /// `sweeper` finds the commands a platform does not call back for after a
+  /// gate fails (see callback_pool); `counter` counts what is sent.
   control_writer(int fd, control_outbox& outbox, transfer_table& transfers, printf_capture* printf,
-                 std::function<void(const std::string&)> broken)
-      : fd_(fd), outbox_(outbox), transfers_(transfers), printf_(printf), broken_(std::move(broken)) {}
+                 std::function<void(const std::string&)> broken, callback_pool* sweeper = nullptr,
+                 link_counter* counter = nullptr)
+      : fd_(fd),
+        outbox_(outbox),
+        transfers_(transfers),
+        printf_(printf),
+        broken_(std::move(broken)),
+        sweeper_(sweeper),
+        counter_(counter) {}
 
   /// The writer thread's body; returns when the outbox closes. After a socket
   /// failure it keeps processing records (native cleanup) without sending.
@@ -134,6 +149,8 @@ class control_writer {
   transfer_table& transfers_;
   printf_capture* printf_;
   std::function<void(const std::string&)> broken_;
+  callback_pool* sweeper_;
+  link_counter* counter_;
   protocol::completions message_;
 };
 

@@ -7,7 +7,8 @@
 
 namespace ferry::server {
 
-pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler, std::string& why) {
+pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler, std::string& why,
+                        link_counter* counter) {
   protocol::frame_view frame;
   for (;;) {
     switch (assembler.next(frame, why)) {
@@ -16,6 +17,7 @@ pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler,
         return pump_result::need_more;
       case protocol::frame_assembler::result::error: return pump_result::violation;
       case protocol::frame_assembler::result::frame:
+        count_in(counter, 1, protocol::frame_header_size + frame.header.payload_size);
         if (!protocol::dispatch_frame(frame, protocol::receiver::server, handler, why)) {
           if (handler.stop_requested()) {
             why = handler.violation();
@@ -34,7 +36,8 @@ pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler,
   }
 }
 
-pump_result run_control_reader(int fd, protocol::frame_assembler& assembler, executor& handler, std::string& why) {
+pump_result run_control_reader(int fd, protocol::frame_assembler& assembler, executor& handler, std::string& why,
+                               link_counter* counter) {
   for (;;) {
     size_t available = 0;
     uint8_t* area = assembler.write_area(64 * 1024, available);
@@ -49,7 +52,7 @@ pump_result run_control_reader(int fd, protocol::frame_assembler& assembler, exe
       return pump_result::stop;
     }
     assembler.commit(static_cast<size_t>(n));
-    pump_result r = pump_frames(assembler, handler, why);
+    pump_result r = pump_frames(assembler, handler, why, counter);
     if (r != pump_result::need_more) return r;
   }
 }

@@ -8,6 +8,7 @@
 #include "protocol/dispatch.hpp"
 #include "protocol/frame.hpp"
 #include "server/executor.hpp"
+#include "server/link_stats.hpp"
 
 namespace ferry::server {
 
@@ -19,10 +20,13 @@ enum class pump_result {
 
 /// Handles every whole frame in `assembler`. When no whole frame is left it
 /// flushes the queues that got work (before the caller blocks in recv).
-pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler, std::string& why);
+/// Counts each frame on `counter` (may be null).
+pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler, std::string& why,
+                        link_counter* counter = nullptr);
 
 /// The control reader thread's body: receives from `fd` until the peer
 /// closes, a violation, or goodbye. `why` describes how it ended.
-pump_result run_control_reader(int fd, protocol::frame_assembler& assembler, executor& handler, std::string& why);
+pump_result run_control_reader(int fd, protocol::frame_assembler& assembler, executor& handler, std::string& why,
+                               link_counter* counter = nullptr);
 
 }  // namespace ferry::server

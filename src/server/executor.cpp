@@ -121,6 +121,21 @@ executor::step executor::prepare(const p::command_header& h, const object_entry*
     fail(h, error);
     return step::failed;
   }
+  return map_wait_list(h);
+}
+
+executor::step executor::prepare_wait_list(const p::command_header& h) {
+  if ((h.flags & p::keep_event) && duplicate(h.command)) return step::violation;
+  if (h.wait_list.size() > p::max_wait_list) {
+    violation_ = "wait list of " + std::to_string(h.wait_list.size()) + " events exceeds the limit of " +
+                 std::to_string(p::max_wait_list);
+    return step::violation;
+  }
+  return map_wait_list(h);
+}
+
+executor::step executor::map_wait_list(const p::command_header& h) {
+  cl_int error;
   wait_list_.clear();
   for (p::object_id id : h.wait_list) {
     const object_entry* event = objects_.find(id, object_kind::event, CL_INVALID_EVENT_WAIT_LIST, error);
@@ -160,7 +175,7 @@ bool executor::fail(const p::command_header& h, cl_int error) {
 }
 
 bool executor::finish(const p::command_header& h, const object_entry& queue, cl_int rc, cl_event event,
-                      callback_kind kind, bool printf, uint8_t* staging, uint64_t size) {
+                      callback_kind kind, bool printf, uint8_t* staging, uint64_t size, uint64_t transfer) {
   if (rc != CL_SUCCESS) {
     release_staging(staging);
     return fail(h, rc);
@@ -182,6 +197,7 @@ bool executor::finish(const p::command_header& h, const object_entry& queue, cl_
   slot->event = event;
   slot->staging = staging;
   slot->size = size;
+  slot->transfer = transfer ? transfer : h.command;
   slot->kind = kind;
   slot->notify = notify;
   slot->profiling = queue.profiling;
@@ -293,6 +309,7 @@ bool executor::on(const p::ping& m) {
 bool executor::on(const p::get_server_info& m) {
   p::server_info reply = catalog_.server_info();
   reply.request = m.request;
+  reply.peer_address = core_->peer_address;
   core_->outbox.push_message(reply);
   return true;
 }
@@ -340,6 +357,7 @@ bool executor::on(const p::create_context& m) {
   entry.kind = object_kind::context;
   entry.handle = context;
   entry.platform = first->platform;
+  entry.device = first->id;
   entry.callbacks = callbacks;
   objects_.insert(m.id, entry);
   return true;
@@ -476,6 +494,8 @@ bool executor::on(const p::release_object& m) {
     retire_svm(taken);
     return true;
   }
+  if (entry && entry->kind == object_kind::context && entry->handle) release_own_queue(entry->as_context());
+  if (entry && entry->kind == object_kind::event && entry->user_event) core_->imports.forget(m.id);
   if (entry && entry->kind == object_kind::queue && entry->handle) {
     fence_released_queue(*entry);
     // A queue about to go must not stay in the flush list (its release flushes it).
@@ -1193,6 +1213,7 @@ void executor::shutdown() {
   objects_.for_each([&](p::object_id, object_entry& entry) {
     if (entry.kind == object_kind::queue && entry.handle) api_.clFinish(entry.as_queue());
   });
+  finish_own_queues();
   // Queues the client released may still run commands on SVM memory.
   for (const queue_fence& fence : queue_fences_) api_.clWaitForEvents(1, &fence.marker);
   if (sweep) core_->callbacks.sweep_failures(api_);

@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "protocol/messages.hpp"
@@ -83,6 +84,14 @@ class executor {
   bool on(const protocol::enqueue_svm_copy& m);
   bool on(const protocol::enqueue_svm_fill& m);
   bool on(const protocol::set_kernel_exec_info& m);
+  // Several servers (executor_peers.cpp).
+  bool on(const protocol::add_peer& m);
+  bool on(const protocol::export_event& m);
+  bool on(const protocol::import_event& m);
+  bool on(const protocol::migrate_out& m);
+  bool on(const protocol::migrate_in& m);
+  bool on(const protocol::abort_transfer& m);
+  bool on(const protocol::get_link_counters& m);
 
   /// clFlush on every queue that got commands since the last call. The
   /// control reader calls it when no whole frame is left, before it blocks in
@@ -107,9 +116,14 @@ class executor {
 
   // Enqueue plumbing.
   step prepare(const protocol::command_header& h, const object_entry*& queue);
+  /// prepare() for a command without a queue of the client's (migrate_out):
+  /// the id and wait list checks, wait_list_ filled.
+  step prepare_wait_list(const protocol::command_header& h);
+  step map_wait_list(const protocol::command_header& h);
   bool fail(const protocol::command_header& h, cl_int error);
   bool finish(const protocol::command_header& h, const object_entry& queue, cl_int rc, cl_event event,
-              callback_kind kind, bool printf = false, uint8_t* staging = nullptr, uint64_t size = 0);
+              callback_kind kind, bool printf = false, uint8_t* staging = nullptr, uint64_t size = 0,
+              uint64_t transfer = 0);
   cl_uint wait_count() const { return static_cast<cl_uint>(wait_list_.size()); }
   const cl_event* wait_events() const { return wait_list_.empty() ? nullptr : wait_list_.data(); }
   void touch(cl_command_queue queue);
@@ -163,6 +177,28 @@ class executor {
   void reclaim_svm();
   /// At shutdown, once every queue is finished: frees what is left.
   void release_retired_svm();
+  // Several servers (executor_peers.cpp).
+  /// The daemon's own in-order queue of `context` (migrate_out reads,
+  /// deferred migrate_in writes), made on the context's first device when
+  /// first needed; released with the context. nullptr and `error` on failure.
+  struct own_queue {
+    cl_command_queue queue = nullptr;
+    native::callback_behaviour callbacks;
+  };
+  const own_queue* own_queue_of(cl_context context, cl_int& error);
+  void release_own_queue(cl_context context);
+  void finish_own_queues();
+  /// migrate_in whose bytes are all here: the native write of `total` bytes
+  /// (a marker for none) on the command's queue.
+  bool write_landed(const protocol::command_header& h, const object_entry& queue, const object_entry& buffer,
+                    uint64_t offset, uint64_t transfer, const uint8_t* data, uint64_t total);
+  /// migrate_in whose bytes are still to come: see executor_peers.cpp.
+  bool defer_write(const protocol::command_header& h, const object_entry& queue, const object_entry& buffer,
+                   uint64_t offset, uint64_t transfer);
+  /// A platform that runs no callback for commands that a failed event ends
+  /// needs a sweep after one fails (see callback_pool).
+  void sweep_after_failure();
+
   bool duplicate(protocol::object_id id);
   bool violate(std::string why);
 
@@ -179,6 +215,7 @@ class executor {
     cl_event marker;  // retained
   };
   std::vector<queue_fence> queue_fences_;       // markers of released queues (see fence_released_queue)
+  std::unordered_map<cl_context, own_queue> own_queues_;
   std::string violation_;
   bool stop_requested_ = false;
   bool may_print_ = false;  // a printf-capable kernel was enqueued

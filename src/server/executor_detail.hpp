@@ -43,6 +43,7 @@ bool executor::write_from_bulk(const protocol::command_header& h, const object_e
   cl_event gate = nullptr;
   switch (core_->transfers.claim(transfer, total, data, why)) {
     case transfer_table::claim_result::conflict: return violate(why);
+    case transfer_table::claim_result::aborted:  // claim_at_most only
     case transfer_table::claim_result::no_memory:
       core_->transfers.abandon(transfer);
       return fail(h, CL_OUT_OF_HOST_MEMORY);

@@ -123,7 +123,8 @@ hello_verdict check_hello(const p::hello& hello) {
       if (is_zero(hello.session)) return refuse(refusal::unknown_session, "a bulk stream must name its session");
       break;
     case p::stream_kind::peer:
-      return refuse(refusal::unsupported_stream, "peer links arrive in a later version");
+      if (is_zero(hello.session)) return refuse(refusal::unknown_session, "a peer link must name its session");
+      break;
     default:
       return refuse(refusal::unsupported_stream,
                     "unknown stream kind " + std::to_string(static_cast<int>(hello.stream)));

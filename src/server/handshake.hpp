@@ -20,12 +20,12 @@ namespace ferry::server {
 enum class refusal : int32_t {
   bad_magic = 1,             ///< not a Ferry client
   no_common_version = 2,     ///< protocol version ranges do not overlap
-  unknown_session = 3,       ///< bulk: no such session, or the secret is wrong
-  unsupported_stream = 4,    ///< peer links (later), unknown stream kinds
+  unknown_session = 3,       ///< bulk, peer: no such session, or the secret (peer key) is wrong
+  unsupported_stream = 4,    ///< unknown stream kinds
   bulk_already_attached = 5, ///< bulk: the session has its bulk stream already
   resume_unsupported = 6,    ///< control with a session id: resumption arrives later
   shutting_down = 7,         ///< the daemon is stopping
-  session_closing = 8,       ///< bulk: the session is ending
+  session_closing = 8,       ///< bulk, peer: the session is ending
 };
 
 /// Reads the hello frame from a non-blocking socket, exactly (never past its
@@ -62,8 +62,7 @@ struct hello_verdict {
 };
 
 /// Checks magic, version overlap and the stream kind's shape: control
-/// streams must name no session; bulk streams must name one; peer links are
-/// refused for now.
+/// streams must name no session; bulk streams and peer links must name one.
 hello_verdict check_hello(const protocol::hello& hello);
 
 /// Constant-time comparison (secrets).

@@ -73,7 +73,10 @@ TEST(check_hello, refuses_bad_magic_versions_and_streams) {
   bad = make_hello(p::stream_kind::bulk);
   EXPECT_EQ(check_hello(bad).refusal.code, static_cast<int32_t>(refusal::unknown_session));
   bad = make_hello(p::stream_kind::peer);
-  EXPECT_EQ(check_hello(bad).refusal.reason, "peer links arrive in a later version");
+  EXPECT_EQ(check_hello(bad).refusal.code, static_cast<int32_t>(refusal::unknown_session)) << "a peer link names no session";
+  p::session_token some{};
+  some[0] = 1;
+  EXPECT_TRUE(check_hello(make_hello(p::stream_kind::peer, some, some)).accepted);
   bad.stream = static_cast<p::stream_kind>(9);
   EXPECT_EQ(check_hello(bad).refusal.code, static_cast<int32_t>(refusal::unsupported_stream));
 }
@@ -121,7 +124,7 @@ class handshake_test : public ::testing::Test {
     server_config config;
     config.port = 0;
     config.handshake_timeout_s = 0.3;
-    server_ = std::make_unique<server>(config, session_services{catalog_, native::dry_api(), nullptr});
+    server_ = std::make_unique<server>(config, session_services{catalog_, native::dry_api(), nullptr, nullptr, {}});
     std::string error;
     ASSERT_TRUE(server_->start(error)) << error;
   }
@@ -176,7 +179,8 @@ TEST_F(handshake_test, refusals_carry_a_code_and_reason_then_close) {
   const refusal_case cases[] = {
       {bad_magic, refusal::bad_magic},
       {bad_version, refusal::no_common_version},
-      {make_hello(p::stream_kind::peer), refusal::unsupported_stream},
+      {make_hello(p::stream_kind::peer), refusal::unknown_session},
+      {make_hello(p::stream_kind::peer, nonzero, nonzero), refusal::unknown_session},
       {make_hello(p::stream_kind::control, nonzero), refusal::resume_unsupported},
       {make_hello(p::stream_kind::bulk, nonzero, nonzero), refusal::unknown_session},
   };
@@ -220,6 +224,46 @@ TEST_F(handshake_test, a_bulk_stream_needs_its_sessions_secret_and_attaches_once
   // Closing the control stream ends the session and its bulk stream.
   control.reset();
   EXPECT_TRUE(bulk.closed_by_peer());
+}
+
+TEST_F(handshake_test, a_peer_link_needs_the_sessions_peer_key_and_several_may_attach) {
+  connection control = dial();
+  ASSERT_TRUE(control.send(make_hello(p::stream_kind::control)));
+  auto welcome = control.expect<p::welcome>();
+  ASSERT_TRUE(welcome);
+  EXPECT_FALSE(is_zero(welcome->peer_key));
+  EXPECT_NE(welcome->peer_key, welcome->secret);
+
+  // The client's secret is no peer key, nor is a key with one bit changed.
+  p::session_token wrong_key = welcome->peer_key;
+  wrong_key[0] ^= 0x80;
+  for (const p::session_token& key : {welcome->secret, wrong_key}) {
+    connection refused_link = dial();
+    ASSERT_TRUE(refused_link.send(make_hello(p::stream_kind::peer, welcome->session, key)));
+    auto refused = refused_link.expect<p::refused>();
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->code, static_cast<int32_t>(refusal::unknown_session));
+    EXPECT_TRUE(refused_link.closed_by_peer());
+  }
+
+  connection first = dial(), second = dial();
+  for (connection* link : {&first, &second}) {
+    ASSERT_TRUE(link->send(make_hello(p::stream_kind::peer, welcome->session, welcome->peer_key)));
+    auto attached = link->expect<p::welcome>();
+    ASSERT_TRUE(attached);
+    EXPECT_EQ(attached->session, welcome->session);
+    EXPECT_TRUE(is_zero(attached->secret)) << "a peer learns no secret";
+    EXPECT_TRUE(is_zero(attached->peer_key));
+  }
+  // A peer key opens no client stream.
+  connection bulk = dial();
+  ASSERT_TRUE(bulk.send(make_hello(p::stream_kind::bulk, welcome->session, welcome->peer_key)));
+  EXPECT_TRUE(bulk.expect<p::refused>());
+
+  // Peer links end with their session.
+  control.reset();
+  EXPECT_TRUE(first.closed_by_peer());
+  EXPECT_TRUE(second.closed_by_peer());
 }
 
 TEST_F(handshake_test, connections_without_a_hello_are_closed_after_the_timeout) {

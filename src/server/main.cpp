@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
   config.port = opts.port;
   config.unix_path = opts.unix_path;
   config.handshake_timeout_s = opts.handshake_timeout_s;
-  server::server ferryd(config, session_services{catalog, native::real_api(), &capture});
+  config.peer_address = opts.peer_address;
+  server::server ferryd(config, session_services{catalog, native::real_api(), &capture, nullptr, {}});
   if (!ferryd.start(message)) {
     std::fprintf(stderr, "ferryd: %s\n", message.c_str());
     capture.stop();

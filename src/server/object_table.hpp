@@ -65,8 +65,9 @@ struct object_entry {
   void* handle = nullptr;
   /// queue, mem, event: the native context (not retained; the object keeps it alive).
   cl_context context = nullptr;
-  /// context: the platform of its devices.
+  /// context: the platform of its devices, and the first of them.
   cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
   /// mem: size in bytes.
   uint64_t size = 0;
   /// mem: bytes per pixel of an image (0 for buffers).

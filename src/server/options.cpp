@@ -4,6 +4,8 @@
 #include <cmath>
 #include <optional>
 
+#include "common/socket.hpp"
+
 namespace ferry::server {
 namespace {
 
@@ -47,6 +49,8 @@ std::string usage_text() {
          "  --device-type TYPE       cpu, gpu, accelerator or all (default all)\n"
          "  --log-level LEVEL        error, warn, info, debug or trace (default info, or FERRY_LOG)\n"
          "  --handshake-timeout SEC  close connections that send no hello within SEC seconds (default 5)\n"
+         "  --peer-address HOST[:PORT]  where other servers reach this one for peer links, told to\n"
+         "                           clients (unix:/PATH too; the port defaults to the one listened on)\n"
          "  --help                   show this text\n"
          "\n"
          "Prints \"READY <port>\" on stdout once it listens. Logs go to stderr.\n";
@@ -74,7 +78,7 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
     }
     static constexpr const char* valued[] = {"--port",     "--listen",    "--unix",
                                              "--platform", "--device-type", "--log-level",
-                                             "--handshake-timeout"};
+                                             "--handshake-timeout", "--peer-address"};
     bool known = false;
     for (const char* name : valued) known = known || flag == name;
     if (!known) {
@@ -110,6 +114,15 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       out.level_given = true;
     } else if (flag == "--handshake-timeout") {
       if (!parse_seconds(v, out.handshake_timeout_s)) return bad("seconds, more than 0 and at most 3600");
+    } else if (flag == "--peer-address") {
+      endpoint where;
+      std::string why;
+      // Any port will do for the check; the real default is known once listening.
+      if (!parse_endpoint(v, 1, where, why)) {
+        message = "bad value '" + v + "' for --peer-address: " + why + " (expected HOST[:PORT] or unix:/PATH)";
+        return parse_outcome::error;
+      }
+      out.peer_address = v;
     }
   }
   return parse_outcome::run;

@@ -11,10 +11,21 @@ namespace ferry::server {
 namespace p = protocol;
 
 server::server(server_config config, const session_services& services)
-    : config_(std::move(config)), services_(services) {}
+    : config_(std::move(config)), services_(services) {
+  services_.links = &links_;
+}
 
 bool server::start(std::string& error) {
   if (!listener_.open(config_.listen, config_.port, config_.unix_path, error)) return false;
+  if (!config_.peer_address.empty()) {
+    endpoint announced;
+    if (!parse_endpoint(config_.peer_address, listener_.port(), announced, error)) {
+      error = "bad peer address: " + error;
+      listener_.stop();
+      return false;
+    }
+    services_.peer_address = announced.to_string();
+  }
   auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config_.handshake_timeout_s * 1000));
   listener_.start(
       timeout, [this](unique_fd fd, const std::string& peer, const p::hello& hello) { on_hello(std::move(fd), peer, hello); },
@@ -35,8 +46,8 @@ void server::on_hello(unique_fd fd, const std::string& peer, const p::hello& hel
   hello_verdict verdict = check_hello(hello);
   if (!verdict.accepted) return refuse(fd.get(), peer, verdict.refusal);
   if (hello.stream == p::stream_kind::control) {
-    p::welcome welcome{verdict.version, {}, {}};
-    if (!random_token(welcome.session) || !random_token(welcome.secret)) {
+    p::welcome welcome{verdict.version, {}, {}, {}};
+    if (!random_token(welcome.session) || !random_token(welcome.secret) || !random_token(welcome.peer_key)) {
       return refuse(fd.get(), peer, {static_cast<int32_t>(refusal::shutting_down), "no randomness for a session id"});
     }
     std::shared_ptr<session> s;
@@ -49,13 +60,25 @@ void server::on_hello(unique_fd fd, const std::string& peer, const p::hello& hel
         FERRY_INFO("server", "%s left before its welcome", peer.c_str());
         return;
       }
-      s = std::make_shared<session>(welcome.session, welcome.secret, std::move(fd), peer, services_,
+      s = std::make_shared<session>(welcome.session, welcome.secret, welcome.peer_key, std::move(fd), peer, services_,
                                     [this](session& done) { on_session_finished(done); });
       by_id_[welcome.session] = s.get();
       all_.push_back(s);
       s->start();
     }
     FERRY_DEBUG("server", "%zu sessions", session_count());
+    return;
+  }
+  if (hello.stream == p::stream_kind::peer) {
+    // Another server's link into one of our sessions, proven by its peer key.
+    std::lock_guard lock(mutex_);
+    auto it = by_id_.find(hello.session);
+    if (it == by_id_.end() || !tokens_equal(it->second->peer_key(), hello.secret))
+      return refuse(fd.get(), peer, {static_cast<int32_t>(refusal::unknown_session), "unknown session or wrong peer key"});
+    // The client's secret and peer key stay out of a peer's welcome.
+    p::refused why;
+    p::welcome welcome{verdict.version, hello.session, {}, {}};
+    if (!it->second->attach_peer_in(fd, peer, welcome, why)) refuse(fd.get(), peer, why);
     return;
   }
   // A bulk stream joins its session.
@@ -65,7 +88,7 @@ void server::on_hello(unique_fd fd, const std::string& peer, const p::hello& hel
   if (it == by_id_.end() || !tokens_equal(it->second->secret(), hello.secret))
     return refuse(fd.get(), peer, {static_cast<int32_t>(refusal::unknown_session), "unknown session or wrong secret"});
   p::refused why;
-  p::welcome welcome{verdict.version, hello.session, hello.secret};
+  p::welcome welcome{verdict.version, hello.session, hello.secret, {}};
   if (!it->second->attach_bulk(fd, peer, welcome, why)) refuse(fd.get(), peer, why);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "server/link_stats.hpp"
 #include "server/listener.hpp"
 #include "server/session.hpp"
 
@@ -18,6 +19,9 @@ struct server_config {
   uint16_t port = 0;
   std::string unix_path;
   double handshake_timeout_s = 5.0;
+  /// --peer-address: "host[:port]" or "unix:/path" (a missing port is the
+  /// one listened on); empty: none announced.
+  std::string peer_address;
 };
 
 class server {
@@ -36,6 +40,10 @@ class server {
 
   /// Sessions not yet reaped (tests).
   size_t session_count() const;
+  /// What server_info announces as peer_address (after start).
+  const std::string& peer_address() const { return services_.peer_address; }
+  /// The daemon's traffic counters.
+  link_stats& links() { return links_; }
 
  private:
   void on_hello(unique_fd fd, const std::string& peer, const protocol::hello& hello);
@@ -44,7 +52,8 @@ class server {
   void refuse(int fd, const std::string& peer, const protocol::refused& why);
 
   const server_config config_;
-  const session_services services_;
+  link_stats links_;
+  session_services services_;  // peer_address is completed by start()
   listener listener_;
 
   mutable std::mutex mutex_;  // guards by_id_, all_, finished_, stopping_

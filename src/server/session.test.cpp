@@ -100,7 +100,7 @@ class daemon_test : public ::testing::Test {
     server_config config;
     config.port = 0;
     config.handshake_timeout_s = 2;
-    server_ = std::make_unique<server>(config, session_services{*catalog_, native::real_api(), capture});
+    server_ = std::make_unique<server>(config, session_services{*catalog_, native::real_api(), capture, nullptr, {}});
     std::string error;
     ASSERT_TRUE(server_->start(error)) << error;
   }
@@ -695,7 +695,7 @@ class dry_session_test : public ::testing::Test {
     server_config config;
     config.port = 0;
     config.handshake_timeout_s = 2;
-    server_ = std::make_unique<server>(config, session_services{catalog_, native::dry_api(), nullptr});
+    server_ = std::make_unique<server>(config, session_services{catalog_, native::dry_api(), nullptr, nullptr, {}});
     std::string error;
     ASSERT_TRUE(server_->start(error)) << error;
   }

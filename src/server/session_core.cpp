@@ -23,14 +23,18 @@ uint64_t key_of(const protocol::session_token& id) {
 }  // namespace
 
 session_core::session_core(const protocol::session_token& session, const native::api& native,
-                           printf_capture* capture)
+                           printf_capture* capture, link_stats* link_counters, std::string address)
     : id(session),
       label(session_label(session)),
       key(key_of(session)),
       api(native),
       printf(capture),
+      links(link_counters),
+      peer_address(std::move(address)),
       outbox(native),
       bulk(native),
-      transfers(native) {}
+      transfers(native),
+      imports(native),
+      peers(native, outbox, link_counters, label) {}
 
 }  // namespace ferry::server

@@ -10,7 +10,10 @@
 #include "server/bulk_writer.hpp"
 #include "server/callback_pool.hpp"
 #include "server/completion_writer.hpp"
+#include "server/event_imports.hpp"
+#include "server/link_stats.hpp"
 #include "server/native/api.hpp"
+#include "server/peer_directory.hpp"
 #include "server/transfer_table.hpp"
 
 namespace ferry::server {
@@ -21,7 +24,10 @@ class printf_capture;
 std::string session_label(const protocol::session_token& id);
 
 struct session_core {
-  session_core(const protocol::session_token& session, const native::api& native, printf_capture* capture);
+  /// `links` (may be null: nothing is counted) and `peer_address` (for
+  /// server_info) are the daemon's.
+  session_core(const protocol::session_token& session, const native::api& native, printf_capture* capture,
+               link_stats* links = nullptr, std::string peer_address = {});
 
   const protocol::session_token id;
   const std::string label;
@@ -29,11 +35,15 @@ struct session_core {
   const uint64_t key;
   const native::api& api;
   printf_capture* const printf;  // null: no printf forwarding (tests)
+  link_stats* const links;
+  const std::string peer_address;
 
   control_outbox outbox;
   bulk_outbox bulk;
   transfer_table transfers;
   callback_pool callbacks;
+  event_imports imports;
+  peer_directory peers;  // after outbox: its links report there
 };
 
 }  // namespace ferry::server

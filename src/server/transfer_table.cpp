@@ -18,15 +18,50 @@ void transfer_table::destroy(entry& e) {
 
 bool transfer_table::begin_chunk(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total,
                                  uint8_t*& destination, std::string& why) {
-  std::lock_guard lock(mutex_);
+  cl_event to_fail = nullptr;
+  landing_hook dropped;
+  {
+    std::lock_guard lock(mutex_);
+    if (begin_chunk_locked(transfer, offset, size, total, destination, why, to_fail, dropped)) return true;
+  }
+  if (to_fail) {
+    // The migrate_in that waits for these bytes cannot take them all.
+    api_.clSetUserEventStatus(to_fail, CL_INVALID_VALUE);
+    api_.clReleaseEvent(to_fail);
+  }
+  return false;
+}
+
+bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total,
+                                        uint8_t*& destination, std::string& why, cl_event& to_fail,
+                                        landing_hook& dropped) {
   auto [it, created] = entries_.try_emplace(transfer);
   entry& e = it->second;
   if (created || !e.sized) {
+    auto give_up = [&] {
+      // A claim at most waits for these bytes: it fails instead of waiting forever.
+      if (!e.abandoned && e.user_event) {
+        to_fail = e.user_event;
+        api_.clRetainEvent(to_fail);
+      }
+      e.abandoned = true;
+      dropped = std::move(e.landing);
+      return false;
+    };
+    if (e.at_most && total > e.limit) {
+      why = "transfer " + std::to_string(transfer) + " announced " + std::to_string(total) +
+            " bytes, more than the " + std::to_string(e.limit) + " its command takes";
+      return give_up();
+    }
     e.total = total;
     e.sized = true;
     if (!allocate(e)) {
-      entries_.erase(it);
       why = "cannot allocate " + std::to_string(total) + " bytes of staging for transfer " + std::to_string(transfer);
+      if (e.at_most) {
+        e.sized = false;
+        return give_up();
+      }
+      entries_.erase(it);
       return false;
     }
   } else if (e.total != total) {
@@ -48,6 +83,9 @@ void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
   cl_event to_complete = nullptr;
   entry finished;
   bool drop = false;
+  landing_hook landing;
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
   {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(transfer);
@@ -55,16 +93,24 @@ void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
     entry& e = it->second;
     e.received += size;
     if (!e.complete()) return;
-    to_complete = e.user_event;
-    // Our own reference: a concurrent abandon() may release the entry's.
-    if (to_complete) api_.clRetainEvent(to_complete);
     if (e.abandoned || e.write_done) {
       finished = std::move(e);
       entries_.erase(it);
       drop = true;
+    } else if (e.landing) {
+      // The claimant enqueues its write now that the size is known; the
+      // entry (and its staging) stays until write_finished.
+      landing = std::move(e.landing);
+      data = e.staging.get();
+      total = e.total;
+    } else {
+      to_complete = e.user_event;
+      // Our own reference: a concurrent abandon() may release the entry's.
+      if (to_complete) api_.clRetainEvent(to_complete);
     }
     completed_.notify_all();
   }
+  if (landing) landing(data, total);
   if (to_complete) {
     api_.clSetUserEventStatus(to_complete, CL_COMPLETE);
     api_.clReleaseEvent(to_complete);
@@ -94,6 +140,100 @@ transfer_table::claim_result transfer_table::claim(uint64_t transfer, uint64_t t
   e.claimed = true;
   data = e.staging.get();
   return e.complete() ? claim_result::complete : claim_result::pending;
+}
+
+transfer_table::claim_result transfer_table::claim_at_most(uint64_t transfer, uint64_t limit, uint8_t*& data,
+                                                           uint64_t& total, cl_int& status, std::string& why) {
+  entry finished;
+  claim_result result;
+  {
+    std::lock_guard lock(mutex_);
+    auto [it, created] = entries_.try_emplace(transfer);
+    entry& e = it->second;
+    if (created) {
+      // The bytes have not started: their number is learnt from the first chunk.
+      e.sized = false;
+      e.at_most = true;
+      e.limit = limit;
+      e.claimed = true;
+      return claim_result::pending;
+    }
+    if (e.aborted != CL_SUCCESS && !e.claimed) {
+      status = e.aborted;
+      result = claim_result::aborted;
+    } else if (e.claimed || !e.sized) {
+      why = "transfer " + std::to_string(transfer) + " is consumed twice";
+      return claim_result::conflict;
+    } else if (e.total > limit) {
+      why = "transfer " + std::to_string(transfer) + " announced " + std::to_string(e.total) +
+            " bytes, more than the " + std::to_string(limit) + " its command takes";
+      result = claim_result::conflict;
+    } else {
+      e.claimed = true;
+      e.at_most = true;
+      e.limit = limit;
+      data = e.staging.get();
+      total = e.total;
+      return e.complete() ? claim_result::complete : claim_result::pending;
+    }
+    // Refused: drop the bytes, now or once the rest has arrived.
+    e.claimed = true;
+    if (!e.complete()) {
+      e.abandoned = true;
+      return result;
+    }
+    finished = std::move(e);
+    entries_.erase(it);
+  }
+  destroy(finished);
+  return result;
+}
+
+bool transfer_table::attach_landing(uint64_t transfer, cl_event gate, landing_hook hook, uint8_t*& data,
+                                    uint64_t& total) {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(transfer);
+  if (it == entries_.end()) return false;  // not claimed: a bug of ours (assert-worthy), caller copes
+  entry& e = it->second;
+  if (e.complete()) {
+    data = e.staging.get();
+    total = e.total;
+    return false;
+  }
+  api_.clRetainEvent(gate);
+  e.user_event = gate;
+  e.landing = std::move(hook);
+  return true;
+}
+
+bool transfer_table::fail(uint64_t transfer, cl_int status) {
+  cl_event to_fail = nullptr;
+  landing_hook dropped;
+  {
+    std::lock_guard lock(mutex_);
+    auto [it, created] = entries_.try_emplace(transfer);
+    entry& e = it->second;
+    if (created) {
+      // Its claim is still to come (it fails then); so may be its bytes.
+      e.sized = false;
+      e.aborted = status;
+      return false;
+    }
+    if (!e.claimed) {
+      e.aborted = status;
+      return false;
+    }
+    if (e.complete() || e.abandoned) return false;  // too late, or failed already
+    e.aborted = status;
+    e.abandoned = true;
+    dropped = std::move(e.landing);
+    to_fail = e.user_event;
+    if (to_fail) api_.clRetainEvent(to_fail);
+  }
+  if (!to_fail) return false;
+  api_.clSetUserEventStatus(to_fail, status);
+  api_.clReleaseEvent(to_fail);
+  return true;
 }
 
 bool transfer_table::attach_user_event(uint64_t transfer, cl_event event) {

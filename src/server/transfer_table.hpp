@@ -12,6 +12,14 @@
 //    enqueues the native write behind a user event and moves on; the bulk
 //    reader completes that event when the last byte lands.
 //
+// A migration's destination (migrate_in) claims its transfer "at most": the
+// bytes come from another server, and a content-size source may send fewer
+// than the command names. When the bytes come after the command, the native
+// write cannot be enqueued before their number is known, so the entry keeps a
+// landing hook instead of completing the user event itself; the hook runs on
+// the thread that received the last byte. abort_transfer fails such a claim
+// (or one still to come) with the source's status.
+//
 // Staging lives until the native write has finished with it (write_finished,
 // called from the write's completion callback). Guarded by mutex_; the native
 // user event is completed outside it because that can run callbacks that come
@@ -22,6 +30,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <memory_resource>
 #include <mutex>
@@ -60,10 +69,31 @@ class transfer_table {
     pending,   ///< bytes still to come: gate the write on attach_user_event()
     conflict,  ///< claimed twice, or `total` differs from the bulk prefix (why says)
     no_memory, ///< staging could not be allocated
+    aborted,   ///< abort_transfer named it first (claim_at_most only)
   };
   /// The command that consumes `transfer` arrived, expecting `total` bytes.
   /// `data` points at the staging the native write reads from.
   claim_result claim(uint64_t transfer, uint64_t total, uint8_t*& data, std::string& why);
+  /// A claim for a transfer of at most `limit` bytes (migrate_in). `complete`:
+  /// `data` and `total` are the bytes; `pending`: attach_landing next;
+  /// `aborted`: `status` is the abort's; `conflict`: claimed twice, or more
+  /// than `limit` bytes announced (the bytes are dropped).
+  claim_result claim_at_most(uint64_t transfer, uint64_t limit, uint8_t*& data, uint64_t& total, cl_int& status,
+                             std::string& why);
+  /// Called with the staging and the number of bytes once all have landed.
+  using landing_hook = std::function<void(uint8_t* data, uint64_t total)>;
+  /// For a `pending` claim_at_most: `gate` (the entry takes one reference of
+  /// it) is what abort_transfer and teardown fail; `hook` runs when the last
+  /// byte lands, instead of completing `gate`. Returns false when the bytes
+  /// completed meanwhile: then `data` and `total` are set, and the caller
+  /// runs the hook itself.
+  bool attach_landing(uint64_t transfer, cl_event gate, landing_hook hook, uint8_t*& data, uint64_t& total);
+  /// abort_transfer: a claim waiting for `transfer` fails with `status`
+  /// (its gate is set to it; returns true then, so that the caller can sweep
+  /// for commands a platform does not call back for); a claim still to come
+  /// fails at once; bytes of the transfer are dropped.
+  bool fail(uint64_t transfer, cl_int status);
+
   /// Hands over a native user event for a `pending` claim; the entry owns it
   /// from now on. Returns false when the last byte landed meanwhile: then the
   /// caller keeps (and releases) the event and writes without waiting.
@@ -101,11 +131,17 @@ class transfer_table {
     bool claimed = false;
     bool write_done = false;
     bool abandoned = false;
-    bool sized = true;  // false: abandoned before its bytes announced their size
+    bool sized = true;  // false: abandoned, or claimed at most, before its bytes announced their size
+    bool at_most = false;  // claim_at_most: `total` may be anything up to `limit`
+    uint64_t limit = 0;
+    cl_int aborted = CL_SUCCESS;  // negative: abort_transfer's status
     cl_event user_event = nullptr;  // owned
-    bool complete() const { return received == total; }
+    landing_hook landing;  // claim_at_most with the bytes still to come
+    bool complete() const { return sized && received == total; }
   };
   static bool allocate(entry& e);
+  bool begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
+                          std::string& why, cl_event& to_fail, landing_hook& dropped);
   void destroy(entry& e);  // releases the user event; staging goes with the entry
 
   const native::api& api_;

@@ -271,6 +271,8 @@ const api& dry_api() {
     // Any IL makes a program; the dry device takes every specialization constant.
     t.clCreateProgramWithIL = &dry::create<cl_program>;
     t.clSetProgramSpecializationConstant = &dry::succeed;
+    t.clRetainCommandQueue = &dry::retain<cl_command_queue>;
+    t.clRetainMemObject = &dry::retain<cl_mem>;
     return t;
   }();
   return table;

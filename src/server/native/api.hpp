@@ -36,7 +36,7 @@ struct api {
   X(clRetainContext) X(clSetMemObjectDestructorCallback) X(clSVMAlloc) X(clSVMFree)           \
   X(clEnqueueSVMMemcpy) X(clEnqueueSVMMemFill) X(clSetKernelArgSVMPointer)                    \
   X(clSetKernelExecInfo) X(clWaitForEvents) X(clCreateProgramWithIL)                          \
-  X(clSetProgramSpecializationConstant)
+  X(clSetProgramSpecializationConstant) X(clRetainCommandQueue) X(clRetainMemObject)
 #define FERRY_NATIVE_MEMBER(name) decltype(&::name) name;
   FERRY_NATIVE_FUNCTIONS(FERRY_NATIVE_MEMBER)
 #undef FERRY_NATIVE_MEMBER

@@ -1,0 +1,397 @@
+// Several servers: peers, cross-server events, buffer migration, link
+// counters (docs/protocol.md, "Peer links").
+//
+// The source of a migration reads on a queue of the daemon's own (one
+// in-order queue per context) and hands the staging to the peer link from
+// the read's callback; the destination writes what arrives on the peer link
+// into the buffer in the order of the client's queue. Every native event
+// these commands export or wait for is reported through callback slots, so
+// the sweeps that repair platforms without failure callbacks cover them too.
+#include "server/executor.hpp"
+#include "server/executor_detail.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/log.hpp"
+#include "server/staging.hpp"
+
+namespace ferry::server {
+
+namespace p = protocol;
+
+namespace {
+
+/// Content-size value: the first 8 bytes of the content-size buffer.
+constexpr uint64_t content_size_bytes = sizeof(cl_ulong);
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// The daemon's own queues
+
+const executor::own_queue* executor::own_queue_of(cl_context context, cl_int& error) {
+  auto it = own_queues_.find(context);
+  if (it != own_queues_.end()) return &it->second;
+  // The context's entry tells its first device and its platform's callback behaviour.
+  const object_entry* entry = nullptr;
+  objects_.for_each([&](p::object_id, object_entry& e) {
+    if (e.kind == object_kind::context && e.handle == context) entry = &e;
+  });
+  if (entry == nullptr || entry->device == nullptr) {
+    error = CL_INVALID_CONTEXT;  // the client released the context: no new work in it
+    return nullptr;
+  }
+  own_queue q;
+  q.callbacks = entry->callbacks;
+  q.queue = api_.clCreateCommandQueueWithProperties(context, entry->device, nullptr, &error);
+  if (q.queue == nullptr) return nullptr;
+  return &own_queues_.emplace(context, q).first->second;
+}
+
+void executor::release_own_queue(cl_context context) {
+  auto it = own_queues_.find(context);
+  if (it == own_queues_.end()) return;
+  // A released queue still runs what it holds.
+  auto touched = std::find(touched_.begin(), touched_.end(), it->second.queue);
+  if (touched != touched_.end()) touched_.erase(touched);
+  api_.clReleaseCommandQueue(it->second.queue);
+  own_queues_.erase(it);
+}
+
+void executor::finish_own_queues() {
+  for (auto& [context, q] : own_queues_) api_.clFinish(q.queue);
+  for (auto& [context, q] : own_queues_) api_.clReleaseCommandQueue(q.queue);
+  own_queues_.clear();
+}
+
+void executor::sweep_after_failure() {
+  // Harmless where callbacks do run on failure: no slot is sweepable there.
+  flush_touched();
+  core_->callbacks.sweep_failures(api_);
+}
+
+// ---------------------------------------------------------------------------
+// Peers and events
+
+bool executor::on(const p::add_peer& m) {
+  switch (core_->peers.add(m.peer, peer_target{m.address, m.session, m.key})) {
+    case peer_directory::add_result::added:
+      FERRY_DEBUG("peer", "session %s: peer %u is %s", core_->label.c_str(), m.peer, m.address.c_str());
+      return true;
+    case peer_directory::add_result::same: return true;
+    case peer_directory::add_result::conflict: break;
+  }
+  return violate("add_peer names peer " + std::to_string(m.peer) + " again with other values");
+}
+
+bool executor::on(const p::export_event& m) {
+  // An unknown peer index: the client's mistake, reported like any failure.
+  if (!core_->peers.known(m.peer)) {
+    core_->outbox.push_failure(m.command, CL_INVALID_VALUE);
+    return true;
+  }
+  cl_int error;
+  const object_entry* event = objects_.find(m.event, object_kind::event, CL_INVALID_EVENT, error);
+  if (event == nullptr) {
+    if (error == CL_INVALID_EVENT) {
+      core_->outbox.push_failure(m.command, CL_INVALID_EVENT);
+      return true;
+    }
+    // A command that failed to enqueue: the importer fails with its error.
+    core_->peers.start(m.peer);
+    peer_status item;
+    item.event = m.event;
+    item.command = m.command;
+    item.status = error;
+    core_->peers.post(m.peer, std::move(item));
+    return true;
+  }
+  cl_event native = event->as_event();
+  api_.clRetainEvent(native);
+  callback_slot* slot = core_->callbacks.acquire();
+  slot->core = core_;
+  slot->command = m.command;
+  slot->event = native;
+  slot->kind = callback_kind::exported;
+  slot->transfer = m.event;
+  slot->peer = m.peer;
+  slot->sweepable = !event->callbacks.runs_on_failure;
+  slot->verify_status = !event->callbacks.reports_failure;
+  core_->peers.start(m.peer);
+  callback_pool::arm(api_, slot);
+  return true;
+}
+
+bool executor::on(const p::import_event& m) {
+  if (duplicate(m.event)) return false;
+  cl_int error;
+  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
+  if (context == nullptr) return record_failed(m.event, object_kind::event, error);
+  cl_event event = api_.clCreateUserEvent(context->as_context(), &error);
+  if (event == nullptr) return record_failed(m.event, object_kind::event, error);
+  auto entry = object_entry::native(object_kind::event, event, context->as_context());
+  entry.callbacks = context->callbacks;
+  entry.user_event = true;  // set_user_event_status may fail it (an undeliverable export)
+  cl_int early = CL_COMPLETE;
+  // The peer's status may have come first; it is set now then.
+  entry.status_set = core_->imports.add(m.event, event, early);
+  objects_.insert(m.event, entry);
+  if (entry.status_set && early < 0 && !entry.callbacks.runs_on_failure) sweep_after_failure();
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Migration, source side
+
+bool executor::on(const p::migrate_out& m) {
+  const p::command_header& h = m.header;
+  if (step s = prepare_wait_list(h); s != step::go) return s == step::failed;
+  cl_int error;
+  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  if (buffer == nullptr) return fail(h, error);
+  if (!core_->peers.known(m.peer)) return fail(h, CL_INVALID_VALUE);
+  // CL_INVALID_VALUE if the region being read is out of bounds.
+  if (m.offset > buffer->size || m.size > buffer->size - m.offset) return fail(h, CL_INVALID_VALUE);
+  const object_entry* content = nullptr;
+  if (m.content_size) {
+    content = objects_.find(m.content_size, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+    if (content == nullptr) return fail(h, error);
+    if (content->size < content_size_bytes || content->element_size != 0) return fail(h, CL_INVALID_VALUE);
+    if (content->context != buffer->context) return fail(h, CL_INVALID_CONTEXT);
+  }
+  const own_queue* own = own_queue_of(buffer->context, error);
+  if (own == nullptr) return fail(h, error);
+  uint64_t prefix = content ? content_size_bytes : 0;
+  uint8_t* staging = acquire_staging(prefix + m.size);
+  if (staging == nullptr) return fail(h, CL_OUT_OF_HOST_MEMORY);
+  // The content size first, then the range behind it on the same in-order
+  // queue (so the wait list gates both). Only the bytes below the content
+  // size are sent; the whole range is read locally.
+  cl_event event = nullptr;
+  cl_int rc = CL_SUCCESS;
+  bool first = true;
+  if (content) {
+    rc = api_.clEnqueueReadBuffer(own->queue, content->as_mem(), CL_FALSE, 0, content_size_bytes, staging,
+                                  wait_count(), wait_events(), m.size ? nullptr : &event);
+    first = false;
+  }
+  if (rc == CL_SUCCESS && m.size) {
+    rc = api_.clEnqueueReadBuffer(own->queue, buffer->as_mem(), CL_FALSE, static_cast<size_t>(m.offset),
+                                  static_cast<size_t>(m.size), staging + prefix, first ? wait_count() : 0,
+                                  first ? wait_events() : nullptr, &event);
+  } else if (rc == CL_SUCCESS && first) {
+    rc = api_.clEnqueueMarkerWithWaitList(own->queue, wait_count(), wait_events(), &event);
+  }
+  if (rc != CL_SUCCESS) {
+    // The content-size read may hold the staging already.
+    if (!first) api_.clFinish(own->queue);
+    release_staging(staging);
+    return fail(h, rc);
+  }
+  touch(own->queue);
+  bool keep = (h.flags & p::keep_event) != 0;
+  if (keep) {
+    auto entry = object_entry::native(object_kind::event, event, buffer->context);
+    entry.callbacks = own->callbacks;
+    objects_.insert(h.command, entry);
+    api_.clRetainEvent(event);  // the slot's
+  }
+  callback_slot* slot = core_->callbacks.acquire();
+  slot->core = core_;
+  slot->command = h.command;
+  slot->event = event;
+  slot->staging = staging;
+  slot->size = m.size;
+  slot->offset = m.offset;
+  slot->content_sized = content != nullptr;
+  slot->transfer = m.transfer;
+  slot->peer = m.peer;
+  slot->kind = callback_kind::migrate;
+  slot->notify = (h.flags & p::notify) != 0;
+  slot->sweepable = !own->callbacks.runs_on_failure;
+  slot->verify_status = !own->callbacks.reports_failure;
+  core_->peers.start(m.peer);
+  callback_pool::arm(api_, slot);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Migration, destination side
+
+bool executor::on(const p::migrate_in& m) {
+  const p::command_header& h = m.header;
+  const object_entry* queue;
+  if (step s = prepare(h, queue); s != step::go) {
+    if (s == step::failed) core_->transfers.abandon(m.transfer);
+    return s == step::failed;
+  }
+  cl_int error;
+  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  // CL_INVALID_VALUE if the region being written is out of bounds.
+  if (buffer == nullptr || buffer->element_size != 0 || m.offset > buffer->size || m.size > buffer->size - m.offset) {
+    core_->transfers.abandon(m.transfer);
+    return fail(h, buffer == nullptr ? error : CL_INVALID_VALUE);
+  }
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
+  cl_int status = CL_SUCCESS;
+  std::string why;
+  switch (core_->transfers.claim_at_most(m.transfer, m.size, data, total, status, why)) {
+    case transfer_table::claim_result::complete:
+      return write_landed(h, *queue, *buffer, m.offset, m.transfer, data, total);
+    case transfer_table::claim_result::pending: return defer_write(h, *queue, *buffer, m.offset, m.transfer);
+    case transfer_table::claim_result::aborted: return fail(h, status);
+    case transfer_table::claim_result::conflict:
+      // The bytes come from another server: not this client stream's fault.
+      FERRY_WARN("peer", "session %s: migrate_in %llu: %s", core_->label.c_str(),
+                 static_cast<unsigned long long>(h.command), why.c_str());
+      return fail(h, CL_INVALID_VALUE);
+    case transfer_table::claim_result::no_memory: break;
+  }
+  core_->transfers.abandon(m.transfer);
+  return fail(h, CL_OUT_OF_HOST_MEMORY);
+}
+
+bool executor::write_landed(const p::command_header& h, const object_entry& queue, const object_entry& buffer,
+                            uint64_t offset, uint64_t transfer, const uint8_t* data, uint64_t total) {
+  cl_event event = nullptr;
+  cl_int rc = total == 0 ? api_.clEnqueueMarkerWithWaitList(queue.as_queue(), wait_count(), wait_events(), &event)
+                         : api_.clEnqueueWriteBuffer(queue.as_queue(), buffer.as_mem(), CL_FALSE,
+                                                     static_cast<size_t>(offset), static_cast<size_t>(total), data,
+                                                     wait_count(), wait_events(), &event);
+  if (rc != CL_SUCCESS) {
+    core_->transfers.abandon(transfer);
+    return fail(h, rc);
+  }
+  // The write's callback frees the staging.
+  return finish(h, queue, rc, event, callback_kind::write, false, nullptr, 0, transfer);
+}
+
+namespace {
+
+// A migrate_in whose bytes were not here when it was enqueued: how many will
+// come is unknown, so no native write can be enqueued yet. The command's
+// queue gets a marker `before` (behind everything the write must follow) and
+// then the command's own marker behind the user event `gate`; once the bytes
+// have landed, the write goes on the daemon's own queue behind `before`, and
+// its completion sets `gate` (on the control writer thread), which lets the
+// command and everything after it go on.
+struct deferred_write {
+  const native::api& api;
+  std::weak_ptr<session_core> core;  // the transfer table holds this: no cycle
+  cl_command_queue own;              // retained
+  native::callback_behaviour callbacks;
+  cl_mem buffer;                     // retained
+  uint64_t offset;
+  cl_event before;                   // retained
+  cl_event gate;                     // retained
+
+  ~deferred_write() {
+    api.clReleaseEvent(gate);
+    api.clReleaseEvent(before);
+    api.clReleaseMemObject(buffer);
+    api.clReleaseCommandQueue(own);
+  }
+
+  void fail_gate(session_core* live, cl_int status) {
+    api.clSetUserEventStatus(gate, status);
+    if (live) live->callbacks.sweep_failures(api);
+  }
+
+  /// Runs on the thread that received the last byte (a peer link's reader),
+  /// or on the control reader when they came in the meantime.
+  void land(uint8_t* data, uint64_t total) {
+    std::shared_ptr<session_core> live = core.lock();
+    if (!live) return fail_gate(nullptr, CL_DEVICE_NOT_AVAILABLE);
+    if (total == 0) {
+      api.clSetUserEventStatus(gate, CL_COMPLETE);
+      return;
+    }
+    // A platform may never finish a command behind an event that failed already.
+    cl_int status = CL_COMPLETE;
+    if (api.clGetEventInfo(before, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) ==
+            CL_SUCCESS &&
+        status < 0)
+      return fail_gate(live.get(), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    cl_event written = nullptr;
+    cl_int rc = api.clEnqueueWriteBuffer(own, buffer, CL_FALSE, static_cast<size_t>(offset),
+                                         static_cast<size_t>(total), data, 1, &before, &written);
+    if (rc != CL_SUCCESS) return fail_gate(live.get(), rc);
+    api.clFlush(own);
+    callback_slot* slot = live->callbacks.acquire();
+    slot->core = live;
+    slot->event = written;
+    slot->kind = callback_kind::gate;
+    api.clRetainEvent(gate);
+    slot->gate = gate;
+    slot->sweepable = !callbacks.runs_on_failure;
+    slot->verify_status = !callbacks.reports_failure;
+    callback_pool::arm(api, slot);
+  }
+};
+
+}  // namespace
+
+bool executor::defer_write(const p::command_header& h, const object_entry& queue, const object_entry& buffer,
+                           uint64_t offset, uint64_t transfer) {
+  cl_int error = CL_SUCCESS;
+  const own_queue* own = own_queue_of(queue.context, error);
+  if (own == nullptr) {
+    core_->transfers.abandon(transfer);
+    return fail(h, error);
+  }
+  cl_event gate = api_.clCreateUserEvent(queue.context, &error);
+  if (gate == nullptr) {
+    core_->transfers.abandon(transfer);
+    return fail(h, error);
+  }
+  cl_event before = nullptr, event = nullptr;
+  cl_int rc = api_.clEnqueueMarkerWithWaitList(queue.as_queue(), wait_count(), wait_events(), &before);
+  if (rc == CL_SUCCESS) {
+    rc = api_.clEnqueueMarkerWithWaitList(queue.as_queue(), 1, &gate, &event);
+    if (rc != CL_SUCCESS) api_.clReleaseEvent(before);
+  }
+  if (rc != CL_SUCCESS) {
+    api_.clSetUserEventStatus(gate, rc);
+    api_.clReleaseEvent(gate);
+    core_->transfers.abandon(transfer);
+    return fail(h, rc);
+  }
+  api_.clRetainCommandQueue(own->queue);
+  api_.clRetainMemObject(buffer.as_mem());
+  auto deferred = std::make_shared<deferred_write>(
+      deferred_write{api_, core_, own->queue, own->callbacks, buffer.as_mem(), offset, before, gate});
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
+  if (!core_->transfers.attach_landing(
+          transfer, gate, [deferred](uint8_t* bytes, uint64_t size) { deferred->land(bytes, size); }, data, total)) {
+    // Every byte came in the meantime.
+    deferred->land(data, total);
+  }
+  deferred.reset();
+  // The command's marker frees the staging once the write behind `gate` is done.
+  return finish(h, queue, CL_SUCCESS, event, callback_kind::write, false, nullptr, 0, transfer);
+}
+
+bool executor::on(const p::abort_transfer& m) {
+  cl_int status = m.status;
+  if (status >= 0) {
+    FERRY_WARN("peer", "session %s: abort_transfer %llu with status %d, which is no error; failing with %d",
+               core_->label.c_str(), static_cast<unsigned long long>(m.transfer), status,
+               CL_DEVICE_NOT_AVAILABLE);
+    status = CL_DEVICE_NOT_AVAILABLE;
+  }
+  if (core_->transfers.fail(m.transfer, status)) sweep_after_failure();
+  return true;
+}
+
+bool executor::on(const p::get_link_counters& m) {
+  p::link_counters reply;
+  reply.request = m.request;
+  if (core_->links) reply.links = core_->links->snapshot();
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+}  // namespace ferry::server
