@@ -25,7 +25,9 @@ cl_int true_status(const native::api& api, cl_event event, cl_int status, bool v
 control_outbox::~control_outbox() {
   std::lock_guard lock(mutex_);
   for (record& r : pending_.records) {
-    if (r.kind == record_kind::command && r.command.event) api_.clReleaseEvent(r.command.event);
+    if (r.kind != record_kind::command) continue;
+    if (r.command.event) api_.clReleaseEvent(r.command.event);
+    if (r.command.gate) api_.clReleaseEvent(r.command.gate);
   }
 }
 

@@ -360,8 +360,9 @@ bool executor::defer_write(const p::command_header& h, const object_entry& queue
   }
   api_.clRetainCommandQueue(own->queue);
   api_.clRetainMemObject(buffer.as_mem());
-  auto deferred = std::make_shared<deferred_write>(
-      deferred_write{api_, core_, own->queue, own->callbacks, buffer.as_mem(), offset, before, gate});
+  // Made in place: a copy would release the handles twice.
+  std::shared_ptr<deferred_write> deferred(
+      new deferred_write{api_, core_, own->queue, own->callbacks, buffer.as_mem(), offset, before, gate});
   uint8_t* data = nullptr;
   uint64_t total = 0;
   if (!core_->transfers.attach_landing(

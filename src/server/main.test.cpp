@@ -145,6 +145,25 @@ TEST_F(ferryd_binary, bad_flags_exit_2_with_a_message) {
   EXPECT_NE(d.stderr_text().find("--port"), std::string::npos);
 }
 
+TEST_F(ferryd_binary, a_bad_peer_address_exits_2_and_a_good_one_is_announced_with_the_real_port) {
+  {
+    daemon_process d({"--port", "0", "--peer-address", "node7:notaport"});
+    int status = d.wait();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 2);
+    EXPECT_NE(d.stderr_text().find("--peer-address"), std::string::npos) << d.stderr_text();
+  }
+  daemon_process d({"--port", "0", "--peer-address", "127.0.0.1", "--log-level", "warn"});
+  auto port = d.ready_port();
+  ASSERT_TRUE(port) << d.stderr_text();
+  client c;
+  ASSERT_TRUE(c.open(*port, false));
+  ASSERT_TRUE(c.send(p::get_server_info{1}));
+  auto info = c.wait_reply<p::server_info>();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->peer_address, "127.0.0.1:" + std::to_string(*port));
+}
+
 TEST_F(ferryd_binary, help_exits_0) {
   daemon_process d({"--help"});
   auto first = d.read_line();

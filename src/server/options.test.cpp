@@ -85,5 +85,21 @@ TEST(options, bad_flags_and_values_are_errors_that_name_them) {
   }
 }
 
+TEST(options, peer_address_is_checked_and_kept_as_given) {
+  options o;
+  std::string message;
+  EXPECT_EQ(o.peer_address, "");
+  ASSERT_EQ(parse({"--peer-address", "node7.cluster"}, o, message), parse_outcome::run) << message;
+  EXPECT_EQ(o.peer_address, "node7.cluster");
+  ASSERT_EQ(parse({"--peer-address=[fd00::1]:7781"}, o, message), parse_outcome::run) << message;
+  EXPECT_EQ(o.peer_address, "[fd00::1]:7781");
+  ASSERT_EQ(parse({"--peer-address", "unix:/run/ferry.sock"}, o, message), parse_outcome::run) << message;
+  for (const char* bad : {"", ":7781", "host:0", "host:99999", "host:port", "[fd00::1"}) {
+    EXPECT_EQ(parse({"--peer-address", bad}, o, message), parse_outcome::error) << bad;
+    EXPECT_NE(message.find("--peer-address"), std::string::npos) << message;
+  }
+  EXPECT_NE(usage_text().find("--peer-address"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ferry::server

@@ -677,6 +677,282 @@ TEST_F(daemon_test, svm_memory_outlives_its_id_while_a_buffer_stands_on_it) {
 }
 
 // ---------------------------------------------------------------------------
+// Several servers: two daemons in this process, one client session on each,
+// joined by peer links (docs/protocol.md, "Peer links").
+
+class peers_test : public daemon_test {
+ protected:
+  void SetUp() override {
+    daemon_test::SetUp();
+    if (catalog_ == nullptr) return;
+    server_config config;
+    config.port = 0;
+    config.handshake_timeout_s = 2;
+    other_ = std::make_unique<server>(config, session_services{*catalog_, native::real_api(), nullptr, nullptr, {}});
+    std::string error;
+    ASSERT_TRUE(other_->start(error)) << error;
+    ASSERT_TRUE(a_.open(server_->port()));
+    ASSERT_TRUE(b_.open(other_->port()));
+    make_context_and_queue(a_);
+    make_context_and_queue(b_);
+    // Peer 1 of each session is the other one.
+    ASSERT_TRUE(a_.send(p::add_peer{1, address_of(*other_), b_.welcome.session, b_.welcome.peer_key}));
+    ASSERT_TRUE(b_.send(p::add_peer{1, address_of(*server_), a_.welcome.session, a_.welcome.peer_key}));
+  }
+  void TearDown() override {
+    if (other_) other_->stop();
+    daemon_test::TearDown();
+  }
+
+  static std::string address_of(server& s) { return "127.0.0.1:" + std::to_string(s.port()); }
+
+  /// Round trip: everything sent to `c` before has been handled.
+  static void sync(client& c, uint64_t request) {
+    ASSERT_TRUE(c.send(p::ping{request}));
+    auto pong = c.wait_reply<p::pong>();
+    ASSERT_TRUE(pong);
+    ASSERT_EQ(pong->request, request);
+  }
+
+  /// The counter of `kind` in the daemon that `c` talks to.
+  static p::link_counter counter_of(client& c, p::link_kind kind, uint64_t request) {
+    p::link_counter sum;
+    sum.kind = kind;
+    if (!c.send(p::get_link_counters{request})) return sum;
+    auto reply = c.wait_reply<p::link_counters>();
+    EXPECT_TRUE(reply);
+    if (!reply) return sum;
+    EXPECT_EQ(reply->request, request);
+    for (const auto& l : reply->links) {
+      if (l.kind != kind) continue;
+      sum.bytes_in += l.bytes_in;
+      sum.bytes_out += l.bytes_out;
+      sum.messages_in += l.messages_in;
+      sum.messages_out += l.messages_out;
+    }
+    return sum;
+  }
+
+  /// Waits (polling the counters) until `c`'s daemon has taken `messages`
+  /// frames in on peer links.
+  static bool wait_peer_in(client& c, uint64_t messages) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (uint64_t request = 5000; std::chrono::steady_clock::now() < deadline; ++request) {
+      if (counter_of(c, p::link_kind::peer_in, request).messages_in >= messages) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+  std::vector<uint8_t> read_back(client& c, p::object_id command, p::object_id buffer, uint64_t size) {
+    EXPECT_TRUE(c.send(p::enqueue_read_buffer{header(command, 2), buffer, 0, size}));
+    auto data = c.wait_bulk(command);
+    EXPECT_TRUE(data);
+    EXPECT_EQ(c.wait_completion(command)->status, CL_COMPLETE);
+    return data ? *data : std::vector<uint8_t>{};
+  }
+
+  std::unique_ptr<server> other_;
+  client a_, b_;
+};
+
+// The client's objects exist under the same ids on every server of a
+// context: the importer names the exported event by its own id.
+TEST_F(peers_test, an_exported_event_completes_the_imported_one_whatever_comes_first) {
+  // Import first, then the status.
+  ASSERT_TRUE(a_.send(p::create_user_event{7, 1}));
+  ASSERT_TRUE(b_.send(p::import_event{7, 1}));
+  ASSERT_TRUE(b_.send(p::enqueue_marker{header(80, 2, p::notify, {7})}));
+  ASSERT_TRUE(a_.send(p::export_event{7, 1, 90}));
+  EXPECT_FALSE(b_.wait_completion(80, 200)) << "the imported event completed before the exported one";
+  ASSERT_TRUE(a_.send(p::set_user_event_status{7, CL_COMPLETE}));
+  auto done = b_.wait_completion(80);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status, CL_COMPLETE);
+
+  // The status first (a finished kept command), then the import.
+  ASSERT_TRUE(a_.send(p::enqueue_marker{header(30, 2, p::keep_event)}));
+  ASSERT_TRUE(a_.send(p::export_event{30, 1, 91}));
+  ASSERT_TRUE(wait_peer_in(b_, 2)) << "the second status never reached the importer's daemon";
+  ASSERT_TRUE(b_.send(p::import_event{30, 1}));
+  ASSERT_TRUE(b_.send(p::enqueue_marker{header(81, 2, p::notify, {30})}));
+  done = b_.wait_completion(81);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status, CL_COMPLETE);
+
+  // A failure travels too, and fails what waits on the import.
+  ASSERT_TRUE(a_.send(p::create_user_event{8, 1}));
+  ASSERT_TRUE(b_.send(p::import_event{8, 1}));
+  ASSERT_TRUE(b_.send(p::enqueue_marker{header(82, 2, p::notify, {8})}));
+  ASSERT_TRUE(a_.send(p::export_event{8, 1, 92}));
+  sync(b_, 1);
+  ASSERT_TRUE(a_.send(p::set_user_event_status{8, -42}));
+  auto failed = b_.wait_completion(82);
+  ASSERT_TRUE(failed) << "a command behind a failed import was never reported";
+  EXPECT_LT(failed->status, 0);
+
+  // Unknown events and peers are the client's mistakes, reported as such;
+  // exports that were delivered report nothing.
+  ASSERT_TRUE(a_.send(p::export_event{999, 1, 93}));
+  ASSERT_TRUE(a_.send(p::export_event{7, 9, 94}));
+  EXPECT_EQ(a_.wait_completion(93)->status, CL_INVALID_EVENT);
+  EXPECT_EQ(a_.wait_completion(94)->status, CL_INVALID_VALUE);
+  EXPECT_EQ(a_.completions.count(90) + a_.completions.count(91) + a_.completions.count(92), 0u);
+
+  for (p::object_id id : {7, 30, 8}) ASSERT_TRUE(b_.send(p::release_object{id}));
+  EXPECT_EQ(object_count(b_), 2u);
+}
+
+TEST_F(peers_test, migration_moves_a_buffer_over_the_peer_link_not_the_client) {
+  constexpr uint64_t size = 3 * (1u << 20) + 123;  // several chunks' worth on any path
+  std::vector<uint8_t> bytes(size);
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * 31 + 7);
+  ASSERT_TRUE(a_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, size, 0}));
+  ASSERT_TRUE(a_.send(p::enqueue_write_buffer{header(20, 2, p::keep_event), 3, 0, size}));
+  ASSERT_TRUE(a_.send_bulk(20, bytes.data(), size));
+  ASSERT_TRUE(b_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, size, 0}));
+  ASSERT_TRUE(b_.send(p::create_buffer{4, 1, CL_MEM_READ_WRITE, size, 0}));
+  p::link_counter bulk_before = counter_of(a_, p::link_kind::client_bulk, 1);
+
+  // The command first on the destination: the write waits for bytes of unknown number.
+  ASSERT_TRUE(b_.send(p::migrate_in{header(50, 2), 3, 0, size, 500}));
+  sync(b_, 2);
+  ASSERT_TRUE(a_.send(p::migrate_out{header(40, 0, p::notify, {20}), 3, 0, size, 1, 500, 0}));
+  EXPECT_EQ(a_.wait_completion(40)->status, CL_COMPLETE);
+  EXPECT_EQ(b_.wait_completion(50)->status, CL_COMPLETE);
+  EXPECT_EQ(read_back(b_, 60, 3, size), bytes);
+
+  // The bytes first: the write finds them all there.
+  ASSERT_TRUE(a_.send(p::migrate_out{header(41, 0, p::notify), 3, 0, size, 1, 501, 0}));
+  EXPECT_EQ(a_.wait_completion(41)->status, CL_COMPLETE);
+  ASSERT_TRUE(b_.send(p::migrate_in{header(51, 2), 4, 0, size, 501}));
+  EXPECT_EQ(b_.wait_completion(51)->status, CL_COMPLETE);
+  EXPECT_EQ(read_back(b_, 61, 4, size), bytes);
+
+  // None of it went through the source's client streams.
+  p::link_counter bulk_after = counter_of(a_, p::link_kind::client_bulk, 3);
+  EXPECT_LT(bulk_after.bytes_out - bulk_before.bytes_out, size);
+  p::link_counter sent = counter_of(a_, p::link_kind::peer_out, 4);
+  EXPECT_GE(sent.bytes_out, 2 * size);
+  EXPECT_GE(counter_of(b_, p::link_kind::peer_in, 5).bytes_in, 2 * size);
+  EXPECT_GT(counter_of(b_, p::link_kind::client_control, 6).messages_in, 0u);
+}
+
+TEST_F(peers_test, a_content_size_limits_the_bytes_moved) {
+  constexpr uint64_t size = 4096;
+  std::vector<uint8_t> bytes(size);
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i + 1);
+  ASSERT_TRUE(a_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, size, 0}));
+  ASSERT_TRUE(a_.send(p::create_buffer{4, 1, CL_MEM_READ_WRITE, 8, 0}));
+  ASSERT_TRUE(a_.send(p::enqueue_write_buffer{header(20, 2, p::keep_event), 3, 0, size}));
+  ASSERT_TRUE(a_.send_bulk(20, bytes.data(), size));
+  auto set_content = [&](p::object_id command, uint64_t value) {
+    uint8_t raw[8];
+    std::memcpy(raw, &value, sizeof raw);  // little endian, like the wire
+    ASSERT_TRUE(a_.send(p::enqueue_write_buffer{header(command, 2, p::notify), 4, 0, 8}));
+    ASSERT_TRUE(a_.send_bulk(command, raw, 8));
+    EXPECT_EQ(a_.wait_completion(command)->status, CL_COMPLETE);
+  };
+  ASSERT_TRUE(b_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, size, 0}));
+  ASSERT_TRUE(b_.send(p::enqueue_fill_buffer{header(21, 2, 0), 3, {0xEE}, 0, size}));
+
+  // 1100 meaningful bytes; [1000, 2000) is asked for: 100 move.
+  set_content(22, 1100);
+  p::link_counter before = counter_of(b_, p::link_kind::peer_in, 1);
+  ASSERT_TRUE(b_.send(p::migrate_in{header(50, 2), 3, 1000, 1000, 500}));
+  sync(b_, 2);
+  ASSERT_TRUE(a_.send(p::migrate_out{header(40, 0, p::notify, {20}), 3, 1000, 1000, 1, 500, 4}));
+  EXPECT_EQ(a_.wait_completion(40)->status, CL_COMPLETE);
+  EXPECT_EQ(b_.wait_completion(50)->status, CL_COMPLETE);
+  p::link_counter after = counter_of(b_, p::link_kind::peer_in, 3);
+  EXPECT_EQ(after.bytes_in - before.bytes_in, 8 + 24 + 100u) << "one frame of 100 bytes";
+  EXPECT_EQ(after.messages_in - before.messages_in, 1u);
+  std::vector<uint8_t> expected(size, 0xEE);
+  std::copy(bytes.begin() + 1000, bytes.begin() + 1100, expected.begin() + 1000);
+  EXPECT_EQ(read_back(b_, 60, 3, size), expected);
+
+  // Nothing meaningful in the range: zero bytes move, and the write still completes.
+  set_content(23, 500);
+  ASSERT_TRUE(b_.send(p::migrate_in{header(51, 2), 3, 1000, 1000, 501}));
+  sync(b_, 4);
+  ASSERT_TRUE(a_.send(p::migrate_out{header(41, 0, p::notify), 3, 1000, 1000, 1, 501, 4}));
+  EXPECT_EQ(a_.wait_completion(41)->status, CL_COMPLETE);
+  EXPECT_EQ(b_.wait_completion(51)->status, CL_COMPLETE);
+  EXPECT_EQ(read_back(b_, 61, 3, size), expected);
+
+  // The same with the bytes first.
+  set_content(24, 3000);
+  ASSERT_TRUE(a_.send(p::migrate_out{header(42, 0, p::notify), 3, 0, size, 1, 502, 4}));
+  EXPECT_EQ(a_.wait_completion(42)->status, CL_COMPLETE);
+  ASSERT_TRUE(b_.send(p::migrate_in{header(52, 2), 3, 0, size, 502}));
+  EXPECT_EQ(b_.wait_completion(52)->status, CL_COMPLETE);
+  std::copy(bytes.begin(), bytes.begin() + 3000, expected.begin());
+  EXPECT_EQ(read_back(b_, 62, 3, size), expected);
+}
+
+TEST_F(peers_test, unreachable_peers_and_aborted_transfers_fail_instead_of_hanging) {
+  // Nothing listens on port 1.
+  ASSERT_TRUE(a_.send(p::add_peer{2, "127.0.0.1:1", b_.welcome.session, b_.welcome.peer_key}));
+  ASSERT_TRUE(a_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, 64, 0}));
+  ASSERT_TRUE(a_.send(p::create_user_event{7, 1}));
+  ASSERT_TRUE(a_.send(p::migrate_out{header(40, 0, 0), 3, 0, 64, 2, 500, 0}));
+  ASSERT_TRUE(a_.send(p::export_event{7, 2, 41}));
+  ASSERT_TRUE(a_.send(p::set_user_event_status{7, CL_COMPLETE}));
+  EXPECT_EQ(a_.wait_completion(40)->status, CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(a_.wait_completion(41)->status, CL_DEVICE_NOT_AVAILABLE);
+  // A wrong key is refused by the peer: the same outcome.
+  p::session_token wrong = b_.welcome.peer_key;
+  wrong[5] ^= 1;
+  ASSERT_TRUE(a_.send(p::add_peer{3, address_of(*other_), b_.welcome.session, wrong}));
+  ASSERT_TRUE(a_.send(p::migrate_out{header(42, 0, 0), 3, 0, 64, 3, 501, 0}));
+  EXPECT_EQ(a_.wait_completion(42)->status, CL_DEVICE_NOT_AVAILABLE);
+  // The same index with other values is a violation; the same values are not.
+  ASSERT_TRUE(a_.send(p::add_peer{2, "127.0.0.1:1", b_.welcome.session, b_.welcome.peer_key}));
+  sync(a_, 1);
+
+  // The source failed: the client aborts the transfer its destination waits for.
+  ASSERT_TRUE(b_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, 64, 0}));
+  ASSERT_TRUE(b_.send(p::migrate_in{header(50, 2, p::keep_event), 3, 0, 64, 600}));
+  ASSERT_TRUE(b_.send(p::enqueue_marker{header(51, 2, p::notify)}));
+  EXPECT_FALSE(b_.wait_completion(51, 200)) << "the queue went on before the migration";
+  ASSERT_TRUE(b_.send(p::abort_transfer{600, CL_DEVICE_NOT_AVAILABLE}));
+  auto failed = b_.wait_completion(50);
+  ASSERT_TRUE(failed) << "an aborted migrate_in was never reported";
+  EXPECT_LT(failed->status, 0);
+  EXPECT_TRUE(b_.wait_completion(51)) << "the queue did not go on after the failed migration";
+  // An abort that comes first fails the migrate_in at once with its status.
+  ASSERT_TRUE(b_.send(p::abort_transfer{601, -1234}));
+  ASSERT_TRUE(b_.send(p::migrate_in{header(52, 2, 0), 3, 0, 64, 601}));
+  EXPECT_EQ(b_.wait_completion(52)->status, -1234);
+
+  ASSERT_TRUE(a_.send(p::add_peer{2, "127.0.0.1:2", b_.welcome.session, b_.welcome.peer_key}));
+  EXPECT_TRUE(a_.control.closed_by_peer());
+}
+
+TEST_F(peers_test, garbage_on_a_peer_link_closes_only_that_link) {
+  connection rogue(testing::connect_loopback(other_->port()));
+  ASSERT_TRUE(rogue.send(testing::make_hello(p::stream_kind::peer, b_.welcome.session, b_.welcome.peer_key)));
+  ASSERT_TRUE(rogue.expect<p::welcome>());
+  ASSERT_TRUE(rogue.send(p::ping{1}));  // no peer message
+  EXPECT_TRUE(rogue.closed_by_peer());
+  connection truncated(testing::connect_loopback(other_->port()));
+  ASSERT_TRUE(truncated.send(testing::make_hello(p::stream_kind::peer, b_.welcome.session, b_.welcome.peer_key)));
+  ASSERT_TRUE(truncated.expect<p::welcome>());
+  uint8_t frame[12] = {4, 0, 0, 0, 96, 0, 0, 0, 1, 2, 3, 4};  // peer_event_status with 4 of its 12 bytes
+  ASSERT_TRUE(truncated.send_raw(frame, sizeof frame));
+  EXPECT_TRUE(truncated.closed_by_peer());
+
+  // The session and its real peer link go on.
+  sync(b_, 1);
+  ASSERT_TRUE(a_.send(p::create_user_event{7, 1}));
+  ASSERT_TRUE(b_.send(p::import_event{7, 1}));
+  ASSERT_TRUE(b_.send(p::enqueue_marker{header(80, 2, p::notify, {7})}));
+  ASSERT_TRUE(a_.send(p::export_event{7, 1, 90}));
+  ASSERT_TRUE(a_.send(p::set_user_event_status{7, CL_COMPLETE}));
+  EXPECT_EQ(b_.wait_completion(80)->status, CL_COMPLETE);
+}
+
+// ---------------------------------------------------------------------------
 // The daemon on the dry native API: handlers whose native side this host
 // cannot run (PoCL 3.1 takes no IL), with fake handles.
 
@@ -789,6 +1065,31 @@ TEST_F(dry_session_test, il_program_in_an_unknown_context_fails_and_leaves_no_en
   // Nothing here was a protocol error: the session still answers.
   ASSERT_TRUE(c.send(p::ping{15}));
   EXPECT_EQ(c.wait_reply<p::pong>()->request, 15u);
+}
+
+TEST_F(dry_session_test, server_info_announces_the_peer_address_with_the_listening_port) {
+  server_config config;
+  config.port = 0;
+  config.peer_address = "node7.example";
+  server announcing(config, session_services{catalog_, native::dry_api(), nullptr, nullptr, {}});
+  std::string error;
+  ASSERT_TRUE(announcing.start(error)) << error;
+  EXPECT_EQ(announcing.peer_address(), "node7.example:" + std::to_string(announcing.port()));
+  client c;
+  ASSERT_TRUE(c.open(announcing.port(), false));
+  ASSERT_TRUE(c.send(p::get_server_info{1}));
+  auto info = c.wait_reply<p::server_info>();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->peer_address, announcing.peer_address());
+  // Without the flag it is empty.
+  ASSERT_TRUE(c.send(p::get_server_info{2}));
+  client plain;
+  ASSERT_TRUE(plain.open(server_->port(), false));
+  ASSERT_TRUE(plain.send(p::get_server_info{3}));
+  info = plain.wait_reply<p::server_info>();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->peer_address, "");
+  announcing.stop();
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ class transfer_table_test : public ::testing::Test {
     uint8_t* destination = nullptr;
     std::string why;
     ASSERT_TRUE(table.begin_chunk(transfer, offset, bytes.size(), total, destination, why)) << why;
-    std::memcpy(destination, bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(destination, bytes.data(), bytes.size());
     table.end_chunk(transfer, bytes.size());
   }
 };
@@ -154,6 +154,117 @@ TEST_F(transfer_table_test, teardown_fails_user_events_of_writes_still_waiting) 
   int64_t live = native::dry_live_handles();
   table.clear();
   EXPECT_EQ(native::dry_live_handles(), live - 1);
+}
+
+}  // namespace
+}  // namespace ferry::server
+
+namespace ferry::server {
+namespace {
+
+TEST_F(transfer_table_test, an_at_most_claim_takes_fewer_bytes_that_came_first) {
+  transfer_table table(recording_api());
+  send(table, 11, 0, {1, 2, 3}, 3);
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
+  cl_int status = CL_SUCCESS;
+  std::string why;
+  ASSERT_EQ(table.claim_at_most(11, 8, data, total, status, why), transfer_table::claim_result::complete);
+  EXPECT_EQ(total, 3u);
+  EXPECT_EQ(std::vector<uint8_t>(data, data + 3), (std::vector<uint8_t>{1, 2, 3}));
+  table.write_finished(11);
+  EXPECT_EQ(table.size(), 0u);
+  // More than the command takes: refused, and the bytes are dropped.
+  send(table, 12, 0, {1, 2, 3}, 3);
+  EXPECT_EQ(table.claim_at_most(12, 2, data, total, status, why), transfer_table::claim_result::conflict);
+  EXPECT_EQ(table.size(), 0u);
+}
+
+TEST_F(transfer_table_test, an_at_most_claim_runs_its_landing_hook_once_the_size_is_known) {
+  transfer_table table(recording_api());
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
+  cl_int status = CL_SUCCESS;
+  std::string why;
+  ASSERT_EQ(table.claim_at_most(13, 100, data, total, status, why), transfer_table::claim_result::pending);
+  std::vector<uint8_t> landed;
+  int calls = 0;
+  cl_event gate = user_event();
+  ASSERT_TRUE(table.attach_landing(
+      13, gate, [&](uint8_t* bytes, uint64_t size) { landed.assign(bytes, bytes + size), ++calls; }, data, total));
+  recording_api().clReleaseEvent(gate);  // the entry holds its own reference
+  send(table, 13, 2, {3, 4}, 4);
+  EXPECT_EQ(calls, 0);
+  send(table, 13, 0, {1, 2}, 4);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(landed, (std::vector<uint8_t>{1, 2, 3, 4}));
+  {
+    std::lock_guard lock(recorded_mutex);
+    EXPECT_TRUE(recorded.empty()) << "the hook, not the table, completes the gate";
+  }
+  table.write_finished(13);
+  EXPECT_EQ(table.size(), 0u);
+
+  // Zero bytes land too.
+  ASSERT_EQ(table.claim_at_most(14, 100, data, total, status, why), transfer_table::claim_result::pending);
+  gate = user_event();
+  ASSERT_TRUE(table.attach_landing(
+      14, gate, [&](uint8_t*, uint64_t size) { calls += 10 + static_cast<int>(size); }, data, total));
+  recording_api().clReleaseEvent(gate);
+  send(table, 14, 0, {}, 0);
+  EXPECT_EQ(calls, 11);
+  table.write_finished(14);
+  EXPECT_EQ(table.size(), 0u);
+}
+
+TEST_F(transfer_table_test, an_at_most_claim_fails_its_gate_on_too_many_bytes_or_an_abort) {
+  transfer_table table(recording_api());
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
+  cl_int status = CL_SUCCESS;
+  std::string why;
+  int calls = 0;
+  auto hook = [&](uint8_t*, uint64_t) { ++calls; };
+  ASSERT_EQ(table.claim_at_most(15, 2, data, total, status, why), transfer_table::claim_result::pending);
+  cl_event too_small = user_event();
+  ASSERT_TRUE(table.attach_landing(15, too_small, hook, data, total));
+  uint8_t* destination = nullptr;
+  EXPECT_FALSE(table.begin_chunk(15, 0, 3, 3, destination, why));
+  EXPECT_NE(why.find("more than"), std::string::npos) << why;
+
+  ASSERT_EQ(table.claim_at_most(16, 10, data, total, status, why), transfer_table::claim_result::pending);
+  cl_event aborted = user_event();
+  ASSERT_TRUE(table.attach_landing(16, aborted, hook, data, total));
+  EXPECT_TRUE(table.fail(16, -5));
+  send(table, 16, 0, {1, 2}, 2);  // dropped
+  EXPECT_EQ(calls, 0);
+  {
+    std::lock_guard lock(recorded_mutex);
+    ASSERT_EQ(recorded.size(), 2u);
+    EXPECT_EQ(recorded[0], std::make_pair(too_small, CL_INVALID_VALUE));
+    EXPECT_EQ(recorded[1], std::make_pair(aborted, -5));
+  }
+  recording_api().clReleaseEvent(too_small);
+  recording_api().clReleaseEvent(aborted);
+}
+
+TEST_F(transfer_table_test, an_abort_before_the_claim_fails_it_at_once_and_drops_the_bytes) {
+  transfer_table table(recording_api());
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
+  cl_int status = CL_SUCCESS;
+  std::string why;
+  EXPECT_FALSE(table.fail(17, -7));  // nothing waits yet
+  ASSERT_EQ(table.claim_at_most(17, 10, data, total, status, why), transfer_table::claim_result::aborted);
+  EXPECT_EQ(status, -7);
+  send(table, 17, 0, {1}, 1);
+  EXPECT_EQ(table.size(), 0u);
+  // Bytes first, then the abort, then the claim.
+  send(table, 18, 0, {1}, 1);
+  EXPECT_FALSE(table.fail(18, -8));
+  ASSERT_EQ(table.claim_at_most(18, 10, data, total, status, why), transfer_table::claim_result::aborted);
+  EXPECT_EQ(status, -8);
+  EXPECT_EQ(table.size(), 0u);
 }
 
 }  // namespace
