@@ -78,7 +78,7 @@ void bulk_writer::run() {
   bulk_job job;
   while (jobs_.pop(job)) {
     job.status = true_status(api_, job.event, job.status, job.verify);
-    bool sent = job.status != CL_COMPLETE || write_bulk(fd_, job.command, job.data.get(), job.size, counter_);
+    bool sent = job.status != CL_COMPLETE || write_bulk(fd_, job.command, job.data.get(), job.sent_size(), counter_);
     job.data.reset();
     command_record r;
     r.command = job.command;

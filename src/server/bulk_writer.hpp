@@ -6,6 +6,7 @@
 
 #include <CL/cl.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -33,6 +34,17 @@ struct bulk_job {
   cl_event event = nullptr;        // owned, may be null
   bool profiling = false;          // the completion carries the event's profiling counters
   bool verify = false;             // the callback may have said CL_COMPLETE for a failure
+  /// cl_pocl_content_size: the size buffer's value, read before the data
+  /// (null: none), and where in the buffer the read began. Only the part of
+  /// the range below the value is sent.
+  std::unique_ptr<uint64_t> content_size;
+  uint64_t offset = 0;
+
+  /// The bytes to send.
+  uint64_t sent_size() const {
+    if (!content_size) return size;
+    return *content_size > offset ? std::min(size, *content_size - offset) : 0;
+  }
 
   bulk_job() = default;
   bulk_job(bulk_job&& other) noexcept { *this = std::move(other); }
@@ -44,6 +56,8 @@ struct bulk_job {
     event = std::exchange(other.event, nullptr);
     profiling = other.profiling;
     verify = other.verify;
+    content_size = std::move(other.content_size);
+    offset = other.offset;
     return *this;
   }
 };

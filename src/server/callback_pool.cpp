@@ -1,5 +1,7 @@
 #include "server/callback_pool.hpp"
 
+#include <utility>
+
 #include "server/session_core.hpp"
 
 namespace ferry::server {
@@ -40,6 +42,7 @@ callback_slot* callback_pool::acquire() {
   slot->offset = 0;
   slot->peer = 0;
   slot->content_sized = false;
+  slot->content_size = nullptr;
   slot->gate = nullptr;
   slot->kind = callback_kind::completion;
   slot->notify = slot->profiling = slot->printf = slot->sweepable = slot->verify_status = false;
@@ -48,6 +51,7 @@ callback_slot* callback_pool::acquire() {
 }
 
 void callback_pool::release(callback_slot* slot) {
+  delete std::exchange(slot->content_size, nullptr);
   std::lock_guard lock(mutex_);
   slot->prev->next = slot->next;
   slot->next->prev = slot->prev;
@@ -103,6 +107,8 @@ void callback_pool::deliver(callback_slot* slot, cl_int status) {
     job.event = event;
     job.profiling = slot->profiling;
     job.verify = slot->verify_status || slot->sweepable;
+    job.content_size.reset(std::exchange(slot->content_size, nullptr));
+    job.offset = slot->offset;
     core->bulk.push(std::move(job));
   } else {
     command_record r;
@@ -149,6 +155,20 @@ cl_int callback_pool::arm(const native::api& api, callback_slot* slot) {
 }
 
 size_t callback_pool::sweep_failures(const native::api& api) {
+  follow_ups_.store(follow_up_rounds, std::memory_order_relaxed);
+  return sweep_now(api);
+}
+
+bool callback_pool::wants_follow_up() const {
+  return follow_ups_.load(std::memory_order_relaxed) > 0 && outstanding() > 0;
+}
+
+void callback_pool::follow_up(const native::api& api) {
+  follow_ups_.fetch_sub(1, std::memory_order_relaxed);
+  sweep_now(api);
+}
+
+size_t callback_pool::sweep_now(const native::api& api) {
   std::vector<std::pair<callback_slot*, uint64_t>> candidates;
   {
     std::lock_guard lock(mutex_);

@@ -23,6 +23,7 @@
 #include <CL/cl.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -54,6 +55,7 @@ struct callback_slot {
   uint64_t offset = 0;          // migrate: the buffer offset the bytes start at
   uint32_t peer = 0;            // migrate, exported: the peer link
   bool content_sized = false;   // migrate: the staging starts with the 8-byte content size
+  uint64_t* content_size = nullptr;  // read: the size buffer's value (new, owned until delivery), or null
   cl_event gate = nullptr;      // gate: the user event to set (one reference, owned)
   callback_kind kind = callback_kind::completion;
   bool notify = false;          // report success too (failures are always reported)
@@ -88,8 +90,18 @@ class callback_pool {
   static void deliver(callback_slot* slot, cl_int status);
 
   /// Reports outstanding commands of sweepable platforms that have failed.
-  /// Returns how many it found.
+  /// Returns how many it found. The platform may fail the commands behind a
+  /// failed one later, on its own threads (PoCL does), so this also asks for
+  /// follow-up sweeps (follow_up) for a while.
   size_t sweep_failures(const native::api& api);
+
+  /// Whether follow-up sweeps are due (a failure was swept recently and
+  /// commands are outstanding); the control writer then sweeps every
+  /// follow_up_interval while it has nothing else to do.
+  bool wants_follow_up() const;
+  /// One follow-up sweep.
+  void follow_up(const native::api& api);
+  static constexpr std::chrono::milliseconds follow_up_interval{10};
 
   size_t outstanding() const;
 
@@ -102,6 +114,11 @@ class callback_pool {
   callback_slot* free_ = nullptr;
   callback_slot head_;  // sentinel of the outstanding list
   size_t count_ = 0;
+  /// Follow-up sweeps still due; each one counts down, each failure sweep
+  /// starts over (about two seconds of them).
+  std::atomic<int> follow_ups_{0};
+  static constexpr int follow_up_rounds = 200;
+  size_t sweep_now(const native::api& api);
 };
 
 }  // namespace ferry::server

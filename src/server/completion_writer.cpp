@@ -129,9 +129,19 @@ void control_writer::run() {
   for (;;) {
     {
       std::unique_lock lock(outbox_.mutex_);
-      outbox_.ready_.wait(lock, [&] {
+      auto has_work = [&] {
         return outbox_.closed_ || !outbox_.pending_.records.empty() || !outbox_.printf_frames_.empty();
-      });
+      };
+      if (sweeper_ && sweeper_->wants_follow_up()) {
+        // Failures the platform propagates late have no callback: look again.
+        if (!outbox_.ready_.wait_for(lock, callback_pool::follow_up_interval, has_work)) {
+          lock.unlock();
+          sweeper_->follow_up(outbox_.api_);
+          continue;
+        }
+      } else {
+        outbox_.ready_.wait(lock, has_work);
+      }
       if (outbox_.closed_) return;
       std::swap(work, outbox_.pending_);
       // Printf text read so far goes first: it was printed before anything here completed.

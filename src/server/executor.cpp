@@ -137,6 +137,7 @@ executor::step executor::prepare_wait_list(const p::command_header& h) {
 executor::step executor::map_wait_list(const p::command_header& h) {
   cl_int error;
   wait_list_.clear();
+  pending_imports_.clear();
   for (p::object_id id : h.wait_list) {
     const object_entry* event = objects_.find(id, object_kind::event, CL_INVALID_EVENT_WAIT_LIST, error);
     if (event == nullptr) {
@@ -154,6 +155,7 @@ executor::step executor::map_wait_list(const p::command_header& h) {
       return step::failed;
     }
     wait_list_.push_back(event->as_event());
+    if (event->user_event && core_->imports.waiting(id)) pending_imports_.push_back(id);
   }
   return step::go;
 }
@@ -178,12 +180,15 @@ bool executor::finish(const p::command_header& h, const object_entry& queue, cl_
                       callback_kind kind, bool printf, uint8_t* staging, uint64_t size, uint64_t transfer) {
   if (rc != CL_SUCCESS) {
     release_staging(staging);
+    delete std::exchange(read_content_size_, nullptr);
     return fail(h, rc);
   }
   touch(queue.as_queue());
   bool keep = (h.flags & p::keep_event) != 0;
   bool notify = (h.flags & p::notify) != 0;
   bool callback = notify || kind != callback_kind::completion;
+  hold_for_imports(event);
+  if (event && !keep && !callback) api_.clReleaseEvent(event);  // requested only for hold_for_imports
   if (keep) {
     auto entry = object_entry::native(object_kind::event, event, queue.context);
     entry.callbacks = queue.callbacks;
@@ -197,6 +202,10 @@ bool executor::finish(const p::command_header& h, const object_entry& queue, cl_
   slot->event = event;
   slot->staging = staging;
   slot->size = size;
+  if (kind == callback_kind::read) {
+    slot->content_size = std::exchange(read_content_size_, nullptr);
+    slot->offset = read_offset_;
+  }
   slot->transfer = transfer ? transfer : h.command;
   slot->kind = kind;
   slot->notify = notify;
@@ -496,6 +505,7 @@ bool executor::on(const p::release_object& m) {
   }
   if (entry && entry->kind == object_kind::context && entry->handle) release_own_queue(entry->as_context());
   if (entry && entry->kind == object_kind::event && entry->user_event) core_->imports.forget(m.id);
+  if (entry && entry->kind == object_kind::mem) content_sizes_.erase(m.id);
   if (entry && entry->kind == object_kind::queue && entry->handle) {
     fence_released_queue(*entry);
     // A queue about to go must not stay in the flush list (its release flushes it).
@@ -1016,7 +1026,7 @@ bool executor::on(const p::enqueue_ndrange& m) {
     may_print_ = true;
   }
   cl_event event = nullptr;
-  bool want_event = (m.header.flags & needs_event_flags) != 0;
+  bool want_event = (m.header.flags & needs_event_flags) != 0 || !pending_imports_.empty();
   cl_int rc = api_.clEnqueueNDRangeKernel(queue->as_queue(), handle, m.work_dim, offset, global,
                                           m.has_local ? local : nullptr, wait_count(), wait_events(),
                                           want_event ? &event : nullptr);
@@ -1081,10 +1091,44 @@ bool executor::on(const p::enqueue_read_buffer& m) {
   if (m.size == 0 || m.offset > buffer->size || m.size > buffer->size - m.offset) return fail(m.header, CL_INVALID_VALUE);
   auto* staging = acquire_staging(m.size);
   if (staging == nullptr) return fail(m.header, CL_OUT_OF_HOST_MEMORY);
+  // A content-sized buffer: its size is read first, behind the wait list, and
+  // the data behind the size (the queue may run out of order); only the part
+  // below the size is sent.
+  std::unique_ptr<uint64_t> content;
+  cl_event size_read = nullptr;
+  if (auto pairing = content_sizes_.find(m.buffer); pairing != content_sizes_.end()) {
+    if (const object_entry* sizes = objects_.find(pairing->second, object_kind::mem, CL_INVALID_MEM_OBJECT, error)) {
+      content = std::make_unique<uint64_t>(0);
+      cl_int rc = api_.clEnqueueReadBuffer(queue->as_queue(), sizes->as_mem(), CL_FALSE, 0, sizeof(uint64_t),
+                                           content.get(), wait_count(), wait_events(), &size_read);
+      if (rc != CL_SUCCESS) {
+        release_staging(staging);
+        return fail(m.header, rc);
+      }
+      hold_for_imports(size_read);
+    }
+  }
   cl_event event = nullptr;
   cl_int rc = api_.clEnqueueReadBuffer(queue->as_queue(), buffer->as_mem(), CL_FALSE, static_cast<size_t>(m.offset),
-                                       static_cast<size_t>(m.size), staging, wait_count(), wait_events(), &event);
+                                       static_cast<size_t>(m.size), staging, size_read ? 1 : wait_count(),
+                                       size_read ? &size_read : wait_events(), &event);
+  if (size_read) api_.clReleaseEvent(size_read);
+  if (rc != CL_SUCCESS && content) {
+    // The size read may still write into `content`.
+    api_.clFinish(queue->as_queue());
+    content.reset();
+  }
+  read_content_size_ = content.release();
+  read_offset_ = m.offset;
   return finish(m.header, *queue, rc, event, callback_kind::read, false, staging, m.size);
+}
+
+bool executor::on(const p::set_content_size& m) {
+  // The client checked both buffers; ids unknown here (released meanwhile)
+  // only make later reads whole.
+  if (m.size_buffer == 0) content_sizes_.erase(m.buffer);
+  else content_sizes_[m.buffer] = m.size_buffer;
+  return true;
 }
 
 bool executor::on(const p::enqueue_read_buffer_rect& m) {

@@ -84,6 +84,7 @@ class executor {
   bool on(const protocol::enqueue_svm_copy& m);
   bool on(const protocol::enqueue_svm_fill& m);
   bool on(const protocol::set_kernel_exec_info& m);
+  bool on(const protocol::set_content_size& m);
   // Several servers (executor_peers.cpp).
   bool on(const protocol::add_peer& m);
   bool on(const protocol::export_event& m);
@@ -178,14 +179,22 @@ class executor {
   /// At shutdown, once every queue is finished: frees what is left.
   void release_retired_svm();
   // Several servers (executor_peers.cpp).
-  /// The daemon's own in-order queue of `context` (migrate_out reads,
-  /// deferred migrate_in writes), made on the context's first device when
-  /// first needed; released with the context. nullptr and `error` on failure.
+  /// The daemon's own queues of `context`, made on the context's first device
+  /// when first needed and released with the context: one for migrate_out
+  /// reads, one for deferred migrate_in writes. Out of order where the device
+  /// allows, so that each transfer waits only for what it names: on one
+  /// in-order queue a landing write could sit behind a read that waits,
+  /// through the client's commands, for that very write. nullptr and `error`
+  /// on failure.
   struct own_queue {
-    cl_command_queue queue = nullptr;
+    cl_command_queue reads = nullptr;
+    cl_command_queue writes = nullptr;
     native::callback_behaviour callbacks;
   };
   const own_queue* own_queue_of(cl_context context, cl_int& error);
+  /// Keeps `event` (a command of the current wait list) alive until the
+  /// imports it waits for are settled (see event_imports::hold).
+  void hold_for_imports(cl_event event);
   void release_own_queue(cl_context context);
   void finish_own_queues();
   /// migrate_in whose bytes are all here: the native write of `total` bytes
@@ -209,6 +218,13 @@ class executor {
   object_table objects_;
   std::vector<cl_event> wait_list_;             // reused by every enqueue
   std::vector<cl_command_queue> touched_;       // queues to flush before blocking
+  std::vector<protocol::object_id> pending_imports_;  // imports of the current wait list still without status
+  /// cl_pocl_content_size pairings: buffer id -> its size buffer's id.
+  std::unordered_map<protocol::object_id, protocol::object_id> content_sizes_;
+  /// Set by a read of a content-sized buffer for finish() to hand to its
+  /// callback slot: the size value (owned) and the read's offset.
+  uint64_t* read_content_size_ = nullptr;
+  uint64_t read_offset_ = 0;
   std::vector<svm_block*> retired_svm_;         // released by the client, memory not yet freed
   struct queue_fence {
     cl_context context;

@@ -77,7 +77,7 @@ bool executor::write_from_bulk(const protocol::command_header& h, const object_e
 template <class Native>
 bool executor::enqueue_native(const protocol::command_header& h, const object_entry& queue, Native&& native) {
   cl_event event = nullptr;
-  bool want_event = (h.flags & needs_event_flags) != 0;
+  bool want_event = (h.flags & needs_event_flags) != 0 || !pending_imports_.empty();
   cl_int rc = native(want_event ? &event : nullptr);
   return finish(h, queue, rc, event, callback_kind::completion);
 }

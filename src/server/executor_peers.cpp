@@ -44,8 +44,20 @@ const executor::own_queue* executor::own_queue_of(cl_context context, cl_int& er
   }
   own_queue q;
   q.callbacks = entry->callbacks;
-  q.queue = api_.clCreateCommandQueueWithProperties(context, entry->device, nullptr, &error);
-  if (q.queue == nullptr) return nullptr;
+  auto make = [&](cl_int& rc) {
+    const cl_queue_properties out_of_order[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+    cl_command_queue made = api_.clCreateCommandQueueWithProperties(context, entry->device, out_of_order, &rc);
+    if (made == nullptr && rc == CL_INVALID_QUEUE_PROPERTIES)
+      made = api_.clCreateCommandQueueWithProperties(context, entry->device, nullptr, &rc);
+    return made;
+  };
+  q.reads = make(error);
+  if (q.reads == nullptr) return nullptr;
+  q.writes = make(error);
+  if (q.writes == nullptr) {
+    api_.clReleaseCommandQueue(q.reads);
+    return nullptr;
+  }
   return &own_queues_.emplace(context, q).first->second;
 }
 
@@ -53,16 +65,29 @@ void executor::release_own_queue(cl_context context) {
   auto it = own_queues_.find(context);
   if (it == own_queues_.end()) return;
   // A released queue still runs what it holds.
-  auto touched = std::find(touched_.begin(), touched_.end(), it->second.queue);
-  if (touched != touched_.end()) touched_.erase(touched);
-  api_.clReleaseCommandQueue(it->second.queue);
+  for (cl_command_queue queue : {it->second.reads, it->second.writes}) {
+    auto touched = std::find(touched_.begin(), touched_.end(), queue);
+    if (touched != touched_.end()) touched_.erase(touched);
+    api_.clReleaseCommandQueue(queue);
+  }
   own_queues_.erase(it);
 }
 
 void executor::finish_own_queues() {
-  for (auto& [context, q] : own_queues_) api_.clFinish(q.queue);
-  for (auto& [context, q] : own_queues_) api_.clReleaseCommandQueue(q.queue);
+  for (auto& [context, q] : own_queues_) {
+    api_.clFinish(q.reads);
+    api_.clFinish(q.writes);
+  }
+  for (auto& [context, q] : own_queues_) {
+    api_.clReleaseCommandQueue(q.reads);
+    api_.clReleaseCommandQueue(q.writes);
+  }
   own_queues_.clear();
+}
+
+void executor::hold_for_imports(cl_event event) {
+  if (event == nullptr) return;
+  for (p::object_id id : pending_imports_) core_->imports.hold(id, event);
 }
 
 void executor::sweep_after_failure() {
@@ -135,7 +160,7 @@ bool executor::on(const p::import_event& m) {
   entry.user_event = true;  // set_user_event_status may fail it (an undeliverable export)
   cl_int early = CL_COMPLETE;
   // The peer's status may have come first; it is set now then.
-  entry.status_set = core_->imports.add(m.event, event, early);
+  entry.status_set = core_->imports.add(m.event, event, context->as_context(), early);
   objects_.insert(m.event, entry);
   if (entry.status_set && early < 0 && !entry.callbacks.runs_on_failure) sweep_after_failure();
   return true;
@@ -169,27 +194,33 @@ bool executor::on(const p::migrate_out& m) {
   // queue (so the wait list gates both). Only the bytes below the content
   // size are sent; the whole range is read locally.
   cl_event event = nullptr;
+  cl_event size_read = nullptr;
   cl_int rc = CL_SUCCESS;
-  bool first = true;
   if (content) {
-    rc = api_.clEnqueueReadBuffer(own->queue, content->as_mem(), CL_FALSE, 0, content_size_bytes, staging,
-                                  wait_count(), wait_events(), m.size ? nullptr : &event);
-    first = false;
+    rc = api_.clEnqueueReadBuffer(own->reads, content->as_mem(), CL_FALSE, 0, content_size_bytes, staging,
+                                  wait_count(), wait_events(), &size_read);
   }
+  // The range waits for the size (the queue may run out of order), which
+  // waited for the wait list.
+  const cl_uint behind_count = size_read ? 1 : wait_count();
+  const cl_event* behind = size_read ? &size_read : wait_events();
   if (rc == CL_SUCCESS && m.size) {
-    rc = api_.clEnqueueReadBuffer(own->queue, buffer->as_mem(), CL_FALSE, static_cast<size_t>(m.offset),
-                                  static_cast<size_t>(m.size), staging + prefix, first ? wait_count() : 0,
-                                  first ? wait_events() : nullptr, &event);
-  } else if (rc == CL_SUCCESS && first) {
-    rc = api_.clEnqueueMarkerWithWaitList(own->queue, wait_count(), wait_events(), &event);
+    rc = api_.clEnqueueReadBuffer(own->reads, buffer->as_mem(), CL_FALSE, static_cast<size_t>(m.offset),
+                                  static_cast<size_t>(m.size), staging + prefix, behind_count, behind, &event);
+  } else if (rc == CL_SUCCESS) {
+    rc = api_.clEnqueueMarkerWithWaitList(own->reads, behind_count, behind, &event);
   }
   if (rc != CL_SUCCESS) {
     // The content-size read may hold the staging already.
-    if (!first) api_.clFinish(own->queue);
+    if (size_read) api_.clWaitForEvents(1, &size_read);
+    if (size_read) api_.clReleaseEvent(size_read);
     release_staging(staging);
     return fail(h, rc);
   }
-  touch(own->queue);
+  hold_for_imports(size_read);
+  hold_for_imports(event);
+  if (size_read) api_.clReleaseEvent(size_read);
+  touch(own->reads);
   bool keep = (h.flags & p::keep_event) != 0;
   if (keep) {
     auto entry = object_entry::native(object_kind::event, event, buffer->context);
@@ -358,11 +389,12 @@ bool executor::defer_write(const p::command_header& h, const object_entry& queue
     core_->transfers.abandon(transfer);
     return fail(h, rc);
   }
-  api_.clRetainCommandQueue(own->queue);
+  hold_for_imports(before);
+  api_.clRetainCommandQueue(own->writes);
   api_.clRetainMemObject(buffer.as_mem());
   // Made in place: a copy would release the handles twice.
   std::shared_ptr<deferred_write> deferred(
-      new deferred_write{api_, core_, own->queue, own->callbacks, buffer.as_mem(), offset, before, gate});
+      new deferred_write{api_, core_, own->writes, own->callbacks, buffer.as_mem(), offset, before, gate});
   uint8_t* data = nullptr;
   uint64_t total = 0;
   if (!core_->transfers.attach_landing(

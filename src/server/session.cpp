@@ -207,6 +207,8 @@ void session::control_main() {
     if (bulk_reader.joinable()) bulk_reader.join();
     if (bulk_writer.joinable()) bulk_writer.join();
     join_peer_readers();
+    // No peer will set the imports still waiting now.
+    core_->imports.fail_pending(CL_DEVICE_NOT_AVAILABLE);
     objects = handler.object_count();
     handler.shutdown();
     // Every queue is finished; wait for the callbacks of its commands to

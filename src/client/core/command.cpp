@@ -122,6 +122,10 @@ cl_int command::complete() {
     bool covers_all = (event_->command_type == CL_COMMAND_MARKER || event_->command_type == CL_COMMAND_BARRIER) &&
                       header.wait_list.empty();
     if ((in_order || covers_all) && event_->status.load() <= CL_COMPLETE) queue_->completed_up_to(sequence_);
+    // The command ran, so everything it waited for has ended; the news from
+    // other servers may still be on its way, and the caller may look.
+    if (waited == CL_SUCCESS && queue_->context->spans_servers() && !waits_.empty())
+      wait_for(waits_.data(), static_cast<cl_uint>(waits_.size()));
     if (waited != CL_SUCCESS) {
       cl_int status = event_->status.load();
       code = status == CL_DEVICE_NOT_AVAILABLE ? CL_DEVICE_NOT_AVAILABLE
