@@ -136,9 +136,12 @@ cl_int bring_contents(memory* m, access how, server& to, queue& q, const std::ve
   // otherwise wait forever) and the command that needed the contents.
   from->link->on_failure(out.header.command,
                          [to = &to, transfer, waiting = hold(dependent), held = hold(root), before](cl_int) {
+                           // First the waiting command's own status, then the
+                           // abort: the destination's report of the failure it
+                           // causes comes later and does not override it.
+                           if (waiting) complete_event(waiting.get(), CL_DEVICE_NOT_AVAILABLE);
                            to->link->post(protocol::abort_transfer{transfer, CL_DEVICE_NOT_AVAILABLE});
                            to->link->flush();
-                           if (waiting) complete_event(waiting.get(), CL_DEVICE_NOT_AVAILABLE);
                            std::lock_guard relock(held->placement_mutex);
                            held->holders = before;
                          });
