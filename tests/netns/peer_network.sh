@@ -75,8 +75,10 @@ run ip -n "$ns_a" link set "fpa$tag" up
 run ip -n "$ns_b" link set "fpb$tag" up
 
 # One daemon per namespace, listening on all of its addresses, advertising the private one.
-start_daemon() {  # namespace peer-address label -> prints the port
-  local ns="$1" peer="$2" label="$3" out="$work/$3.out" line port="" deadline=$((SECONDS + 30))
+# (Started from this shell, not a subshell, so that cleanup knows their pids.)
+start_daemon() {  # namespace peer-address label; sets port
+  local ns="$1" peer="$2" label="$3" out="$work/$3.out" line deadline=$((SECONDS + 30))
+  port=""
   : >"$out"
   ip netns exec "$ns" env -u OCL_ICD_VENDORS -u OCL_ICD_FILENAMES "$build/bin/ferryd" --port 0 \
     --listen 0.0.0.0 --peer-address "$peer" --device-type cpu --log-level warn >"$out" 2>"$work/$label.log" &
@@ -91,10 +93,11 @@ start_daemon() {  # namespace peer-address label -> prints the port
       sleep 0.1
     fi
   done
-  echo "$port"
 }
-port_a="$(start_daemon "$ns_a" 10.202.0.1 a)" || exit 1
-port_b="$(start_daemon "$ns_b" 10.202.0.2 b)" || exit 1
+start_daemon "$ns_a" 10.202.0.1 a
+port_a="$port"
+start_daemon "$ns_b" 10.202.0.2 b
+port_b="$port"
 echo "ferryd A at 10.201.1.2:$port_a (peers: 10.202.0.1), ferryd B at 10.201.2.2:$port_b (peers: 10.202.0.2)"
 
 # The root namespace has no route to the peer network: only the daemons can use it.
