@@ -78,16 +78,18 @@ void event_imports::forget(protocol::object_id id) {
   imports_.erase(it);
 }
 
-void event_imports::clear() {
+std::vector<event_imports::import> event_imports::take_pending() {
   std::vector<import> pending;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [id, i] : imports_)
-      if (i.event) pending.push_back(std::move(i));
-    imports_.clear();
-    early_.clear();
-  }
-  for (const import& i : pending) {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, i] : imports_)
+    if (i.event) pending.push_back(std::move(i));
+  imports_.clear();
+  early_.clear();
+  return pending;
+}
+
+void event_imports::clear() {
+  for (const import& i : take_pending()) {
     api_.clReleaseEvent(i.event);
     for (cl_event e : i.dependents) api_.clReleaseEvent(e);
     api_.clReleaseContext(i.context);
@@ -95,15 +97,7 @@ void event_imports::clear() {
 }
 
 void event_imports::fail_pending(cl_int status) {
-  std::vector<import> pending;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [id, i] : imports_)
-      if (i.event) pending.push_back(std::move(i));
-    imports_.clear();
-    early_.clear();
-  }
-  for (import& i : pending) settle(i, status);
+  for (import& i : take_pending()) settle(i, status);
 }
 
 size_t event_imports::early_count() const {

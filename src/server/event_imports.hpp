@@ -67,6 +67,8 @@ class event_imports {
   };
   /// Sets `i`'s status and lets go of everything it held (outside the lock).
   void settle(import& i, cl_int status);
+  /// Empties the table; returns the imports still waiting for a status.
+  std::vector<import> take_pending();
   const native::api& api_;
   mutable std::mutex mutex_;  // guards imports_ and early_
   std::unordered_map<protocol::object_id, import> imports_;

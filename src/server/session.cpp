@@ -58,6 +58,20 @@ void session::start() {
   });
 }
 
+namespace {
+
+// Sends the welcome that attaches a stream to its session; false, with the
+// refusal to log, when the connection is gone already.
+bool send_welcome(int fd, const protocol::welcome& welcome, protocol::refused& why) {
+  std::vector<uint8_t> frame;
+  protocol::append_frame(frame, welcome);
+  if (write_all(fd, frame.data(), frame.size())) return true;
+  why = {static_cast<int32_t>(refusal::session_closing), "cannot send welcome"};
+  return false;
+}
+
+}  // namespace
+
 bool session::attach_bulk(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
                           protocol::refused& why) {
   std::lock_guard lock(mutex_);
@@ -69,12 +83,7 @@ bool session::attach_bulk(unique_fd& fd, const std::string& peer, const protocol
     why = {static_cast<int32_t>(refusal::bulk_already_attached), "the session has a bulk stream already"};
     return false;
   }
-  std::vector<uint8_t> frame;
-  protocol::append_frame(frame, welcome);
-  if (!write_all(fd.get(), frame.data(), frame.size())) {
-    why = {static_cast<int32_t>(refusal::session_closing), "cannot send welcome"};
-    return false;
-  }
+  if (!send_welcome(fd.get(), welcome, why)) return false;
   bulk_ = std::move(fd);
   bulk_peer_ = peer;
   int bulk_fd = bulk_.get();
@@ -108,12 +117,7 @@ bool session::attach_peer_in(unique_fd& fd, const std::string& peer, const proto
     why = {static_cast<int32_t>(refusal::session_closing), "the session is ending"};
     return false;
   }
-  std::vector<uint8_t> frame;
-  protocol::append_frame(frame, welcome);
-  if (!write_all(fd.get(), frame.data(), frame.size())) {
-    why = {static_cast<int32_t>(refusal::session_closing), "cannot send welcome"};
-    return false;
-  }
+  if (!send_welcome(fd.get(), welcome, why)) return false;
   link_counter* counter = this->counter(protocol::link_kind::peer_in, peer);
   auto link = std::make_unique<peer_in>();
   link->fd = std::move(fd);
