@@ -61,7 +61,7 @@ command::command(queue* q, cl_command_type type, cl_uint wait_count, const cl_ev
   header.command = next_object_id();
   header.queue = q->id;
   header.wait_list.resize(wait_count);
-  waits_.assign(wait_list, wait_list + wait_count);
+  waits_ = std::span<const cl_event>(wait_list, wait_count);
   for (cl_uint i = 0; i < wait_count; ++i) header.wait_list[i] = wait_list[i]->id;
   if (q->context->spans_servers()) import_events(*target_, waits_);
   // Completion is reported only for what somebody can observe.

@@ -2,6 +2,8 @@
 // event the command completes, and blocking.
 #pragma once
 
+#include <span>
+
 #include "client/core/objects.hpp"
 #include "client/core/placement.hpp"
 #include "client/net/connection.hpp"
@@ -61,7 +63,7 @@ class command {
   uint64_t sequence_;  // this command's place in its queue (queue::submitted)
   server* target_;     // the queue's server
   connection* link_;
-  std::vector<event*> waits_;  // the application's wait list
+  std::span<const cl_event> waits_;  // the application's wait list (valid during the call)
   std::vector<protocol::object_id> release_after_send_;
   event* event_ = nullptr;
   cl_event* event_out_;

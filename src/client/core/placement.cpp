@@ -50,7 +50,7 @@ void place_new(memory* root, server* with_data) {
   root->holders = with_data ? with_data->bit() : context_bits(*root->context);
 }
 
-void import_events(server& target, const std::vector<event*>& events) {
+void import_events(server& target, std::span<const cl_event> events) {
   for (event* e : events) {
     server* home = e->home;
     // User events exist on every server of their context; events of the
@@ -75,7 +75,7 @@ void import_events(server& target, const std::vector<event*>& events) {
   }
 }
 
-cl_int bring_contents(memory* m, access how, server& to, queue& q, const std::vector<event*>& waits,
+cl_int bring_contents(memory* m, access how, server& to, queue& q, std::span<const cl_event> waits,
                       event* dependent, protocol::object_id& arrival) {
   arrival = 0;
   memory* root = root_of(m);

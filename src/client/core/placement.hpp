@@ -15,6 +15,7 @@
 // that cannot reach its peer tells the client, which fails the waiting side.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "client/core/objects.hpp"
@@ -50,13 +51,13 @@ void place_new(memory* root, server* with_data);
 /// CL_DEVICE_NOT_AVAILABLE if the migration fails. CL_INVALID_OPERATION for
 /// an image whose contents are elsewhere (images do not migrate yet),
 /// CL_DEVICE_NOT_AVAILABLE when the holder is unreachable.
-cl_int bring_contents(memory* m, access how, server& to, queue& q, const std::vector<event*>& waits,
+cl_int bring_contents(memory* m, access how, server& to, queue& q, std::span<const cl_event> waits,
                       event* dependent, protocol::object_id& arrival);
 
 /// Makes every event of `events` that lives on another server usable in
 /// wait lists of `target` (exported by its home, imported by `target`, once
 /// per event and server). Call before posting the command that waits.
-void import_events(server& target, const std::vector<event*>& events);
+void import_events(server& target, std::span<const cl_event> events);
 
 /// The connections that hold `e` (its home or, for user events, every
 /// server of its context, and every importer), for release_object.
