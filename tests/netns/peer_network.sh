@@ -51,19 +51,19 @@ ip netns add "$ns_b" || skip "cannot create a second network namespace"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 run() { "$@" || fail "command failed: $*"; }
 
-# Client networks: a veth pair from the root namespace into each daemon's namespace.
-run ip link add "fca$tag" type veth peer name "fca$tag-n"
-run ip link set "fca$tag-n" netns "$ns_a"
-run ip addr add 10.201.1.1/24 dev "fca$tag"
-run ip link set "fca$tag" up
-run ip -n "$ns_a" addr add 10.201.1.2/24 dev "fca$tag-n"
-run ip -n "$ns_a" link set "fca$tag-n" up
-run ip link add "fcb$tag" type veth peer name "fcb$tag-n"
-run ip link set "fcb$tag-n" netns "$ns_b"
-run ip addr add 10.201.2.1/24 dev "fcb$tag"
-run ip link set "fcb$tag" up
-run ip -n "$ns_b" addr add 10.201.2.2/24 dev "fcb$tag-n"
-run ip -n "$ns_b" link set "fcb$tag-n" up
+# Client networks: a veth pair from the root namespace into each daemon's namespace,
+# the root side .1 and the daemon side .2 of 10.201.N.0/24.
+client_network() {  # veth-name namespace N
+  local veth="$1" ns="$2" n="$3"
+  run ip link add "$veth" type veth peer name "$veth-n"
+  run ip link set "$veth-n" netns "$ns"
+  run ip addr add "10.201.$n.1/24" dev "$veth"
+  run ip link set "$veth" up
+  run ip -n "$ns" addr add "10.201.$n.2/24" dev "$veth-n"
+  run ip -n "$ns" link set "$veth-n" up
+}
+client_network "fca$tag" "$ns_a" 1
+client_network "fcb$tag" "$ns_b" 2
 # The private peer network joins the two namespaces only.
 run ip -n "$ns_a" link add "fpa$tag" type veth peer name "fpb$tag" netns "$ns_b"
 run ip -n "$ns_a" addr add 10.202.0.1/24 dev "fpa$tag"

@@ -1,6 +1,5 @@
 #include "client/core/placement.hpp"
 
-#include <bit>
 #include <memory>
 
 #include "client/core/event_state.hpp"
