@@ -38,6 +38,9 @@ cl_int CL_API_CALL ferry_get_object_counts(cl_device_id d, cl_ferry_object_count
     // The reply came after every earlier completion was handled; the bulk
     // reader and the callback thread may still hold the last references of
     // objects the application released, for a moment.
+    // Migrations between servers still on their way hold the buffers and
+    // events they serve until their outcome is known.
+    for (const auto& s : connected_servers()) s->link->settle();
     for (const auto& s : connected_servers()) s->link->quiesce_bulk();
     wait_for_callbacks();
     counts->client_objects = live_object_count() + svm_allocation_count();

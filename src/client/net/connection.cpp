@@ -188,6 +188,7 @@ void connection::on_failure(protocol::object_id command, std::function<void(cl_i
     std::lock_guard lock(tracked_mutex_);
     if (alive_) {
       failure_hooks_.emplace(command, std::move(hook));
+      ++hooks_alive_;
       return;
     }
   }
@@ -196,8 +197,38 @@ void connection::on_failure(protocol::object_id command, std::function<void(cl_i
 }
 
 void connection::forget_failure(protocol::object_id command) {
-  std::lock_guard lock(tracked_mutex_);
-  failure_hooks_.erase(command);
+  std::function<void(cl_int)> dropped;
+  {
+    std::lock_guard lock(tracked_mutex_);
+    auto it = failure_hooks_.find(command);
+    if (it == failure_hooks_.end()) return;
+    dropped = std::move(it->second);
+    failure_hooks_.erase(it);
+  }
+  dropped = nullptr;  // outside the lock: what it holds may be freed now
+  retire_hooks(1);
+}
+
+void connection::retire_hooks(size_t count) {
+  {
+    std::lock_guard lock(tracked_mutex_);
+    hooks_alive_ -= count;
+  }
+  hooks_cv_.notify_all();
+}
+
+void connection::settle() {
+  std::unique_lock lock(tracked_mutex_);
+  // Every hook ends with its command's report or the connection's loss, and
+  // so does the tracking of an event the client already completed itself (a
+  // failed migration fails its command before that command's server says
+  // so); the bound only keeps a broken server from hanging a leak check.
+  hooks_cv_.wait_for(lock, std::chrono::seconds(30), [&] {
+    if (hooks_alive_ != 0) return false;
+    for (const auto& [id, e] : tracked_)
+      if (e->status.load() <= CL_COMPLETE) return false;
+    return true;
+  });
 }
 
 void connection::expect_data(protocol::object_id id, void* destination, uint64_t size, event* e) {
@@ -254,7 +285,7 @@ void connection::on_completions(const protocol::completions& batch) {
     {
       std::lock_guard lock(tracked_mutex_);
       if (auto h = failure_hooks_.find(c.command); h != failure_hooks_.end()) {
-        if (c.status < 0) hook = std::move(h->second);
+        hook = std::move(h->second);
         failure_hooks_.erase(h);
       }
       auto it = tracked_.find(c.command);
@@ -270,10 +301,15 @@ void connection::on_completions(const protocol::completions& batch) {
         }
       }
     }
-    if (hook) hook(c.status);  // outside the lock: it posts to other servers
+    const bool hooked = static_cast<bool>(hook);
+    if (hooked) {
+      if (c.status < 0) hook(c.status);  // outside the lock: it posts to other servers
+      hook = nullptr;                    // and lets go of what it held
+      retire_hooks(1);
+    }
     if (e == nullptr) {
       // A failure of a command nobody observes: only the log can tell.
-      if (c.status < 0 && !hook)
+      if (c.status < 0 && !hooked)
         FERRY_WARN("net", "%s: command %llu failed with %d", name_.c_str(),
                    static_cast<unsigned long long>(c.command), c.status);
       continue;
@@ -283,6 +319,7 @@ void connection::on_completions(const protocol::completions& batch) {
     release_internal(e);  // the reference track() took
     if (abandoned_transfer) release_internal(abandoned_transfer);
   }
+  hooks_cv_.notify_all();  // settle() may wait for these reports
 }
 
 bool connection::on_frame(const protocol::frame_view& frame, std::string& why) {
@@ -401,6 +438,9 @@ void connection::control_reader_loop() {
     hooks.swap(failure_hooks_);
   }
   for (auto& [id, hook] : hooks) hook(CL_DEVICE_NOT_AVAILABLE);
+  const size_t ran = hooks.size();
+  hooks.clear();
+  if (ran) retire_hooks(ran);
   for (event* e : orphans) {
     complete_event(e, CL_DEVICE_NOT_AVAILABLE);
     release_internal(e);

@@ -108,6 +108,10 @@ class connection {
   /// another server.
   void on_failure(protocol::object_id command, std::function<void(cl_int)> hook);
   void forget_failure(protocol::object_id command);
+  /// Waits until every failure hook has run or been dropped (letting go of
+  /// what it held) and every event the client completed itself has had its
+  /// server's report: exact object counts.
+  void settle();
 
   /// Marks an application thread as waiting for an answer from this server
   /// while it lives: the reader then polls the socket briefly before it
@@ -142,6 +146,8 @@ class connection {
   bool wait_reply(uint64_t request, uint16_t& id, std::vector<uint8_t>& payload);
   bool on_frame(const protocol::frame_view& frame, std::string& why);
   void on_completions(const protocol::completions& batch);
+  /// Counts `count` hooks as gone and wakes settle().
+  void retire_hooks(size_t count);
   /// Marks the connection dead: wakes everyone, fails events and requests.
   void lost(const std::string& reason);
 
@@ -178,6 +184,8 @@ class connection {
   std::mutex tracked_mutex_;  // guards tracked_, transfers_, failure_hooks_
   std::unordered_map<protocol::object_id, event*> tracked_;
   std::unordered_map<protocol::object_id, std::function<void(cl_int)>> failure_hooks_;
+  size_t hooks_alive_ = 0;  // hooks registered and not yet destroyed (in the map or running)
+  std::condition_variable hooks_cv_;  // with tracked_mutex_: settle() waits on it
   struct transfer {
     uint8_t* destination;
     uint64_t size;
