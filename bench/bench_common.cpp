@@ -236,7 +236,9 @@ session::session(const options& opts, const bench_info& info)
     try {
       test::daemon_process::options d;
       d.binary = paths.ferryd();
-      d.extra_args = {"--log-level", "warn", "--device-type", "cpu"};
+      // FERRY_BENCH_DAEMON_LOG raises the daemons' log level to see where time goes.
+      const char* level = std::getenv("FERRY_BENCH_DAEMON_LOG");
+      d.extra_args = {"--log-level", level && *level ? level : "warn", "--device-type", "cpu"};
       std::string list;
       for (std::size_t i = 0; i < info.devices; ++i) {
         daemons_->processes.push_back(test::daemon_process::start(d));

@@ -1,8 +1,9 @@
 // Migration latency: a 4-byte counter alternates between the devices of two servers
 // (natively two devices of one context) and is incremented on each after it arrives;
 // each clEnqueueMigrateMemObjects is timed from enqueue to completion. Ferry's own noop
-// round trip, measured in the same run, is the yardstick: a migration between servers
-// should cost at most two of them.
+// round trip, measured in the same run (one after each migration, so that both see the
+// same load on a shared machine), is the yardstick: a migration between servers should
+// cost at most two of them.
 #include <algorithm>
 #include <cstdio>
 
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
   const int rounds = opts.repeats > 0 ? opts.repeats : info.default_repeats;
   return s.run([&](target& t) {
     cl_kernel increment = t.kernel(increment_source, "increment");
+    cl_kernel empty = t.kernel(empty_kernel_source, "empty");
+    empty_kernel_round_trips_us(t.queues[0], empty, noop_warmup_rounds, 0);
     const mem_object counter(t.context, CL_MEM_READ_WRITE, sizeof(cl_uint));
     check(clSetKernelArg(increment, 0, sizeof(cl_mem), counter.address()), "clSetKernelArg");
     const cl_uint zero = 0;
@@ -38,8 +41,9 @@ int main(int argc, char** argv) {
     const size_t global = 1;
     const int total = warmup_rounds + rounds;
     event previous;  // the last increment, on the other queue
-    std::vector<double> us;
+    std::vector<double> us, noop_us;
     us.reserve(static_cast<size_t>(rounds));
+    noop_us.reserve(static_cast<size_t>(rounds));
     for (int i = 0; i < total; ++i) {
       cl_command_queue queue = t.queues[static_cast<size_t>(i % 2)];
       event migrated;
@@ -57,6 +61,11 @@ int main(int argc, char** argv) {
             "clEnqueueNDRangeKernel");
       // Outside the clock, so that the next migration's time is its own, not this kernel's.
       check(clWaitForEvents(1, previous.list()), "clWaitForEvents (increment)");
+      // The yardstick: one empty kernel + clFinish on the first device.
+      if (i >= warmup_rounds) {
+        std::vector<double> one = empty_kernel_round_trips_us(t.queues[0], empty, 0, 1);
+        noop_us.insert(noop_us.end(), one.begin(), one.end());
+      }
     }
 
     // Every increment saw the one before it, wherever it ran.
@@ -76,9 +85,7 @@ int main(int argc, char** argv) {
                    " min_us=" + format(*std::min_element(us.begin(), us.end())) +
                    " migrations=" + std::to_string(rounds) + " counter=" + std::to_string(value));
 
-    // The yardstick, in the same run: one empty kernel + clFinish on the first device.
-    const double noop = median(empty_kernel_round_trips_us(t.queues[0], t.kernel(empty_kernel_source, "empty"),
-                                                           noop_warmup_rounds, rounds));
+    const double noop = median(noop_us);
     print_line("migrate", t.label,
                "noop_median_us=" + format(noop) + " migrate/noop=" + format(med / noop, 2) +
                    (t.label == "ferry" ? " (target <= 2)" : ""));

@@ -41,7 +41,7 @@ callback_slot* callback_pool::acquire() {
   slot->transfer = 0;
   slot->offset = 0;
   slot->peer = 0;
-  slot->content_sized = false;
+  slot->mapped = {};
   slot->content_size = nullptr;
   slot->gate = nullptr;
   slot->kind = callback_kind::completion;
@@ -81,10 +81,10 @@ void callback_pool::deliver(callback_slot* slot, cl_int status) {
     peer_migration item;
     item.command = slot->command;
     item.transfer = slot->transfer;
-    item.data.reset(std::exchange(slot->staging, nullptr));
+    item.content_size.reset(std::exchange(slot->staging, nullptr));
+    item.source = std::exchange(slot->mapped, {});
     item.size = slot->size;
     item.offset = slot->offset;
-    item.content_sized = slot->content_sized;
     item.status = status;
     item.event = event;
     item.verify = verify;

@@ -31,6 +31,7 @@
 
 #include "protocol/messages.hpp"
 #include "server/native/api.hpp"
+#include "server/native/mapping.hpp"
 
 namespace ferry::server {
 
@@ -40,7 +41,7 @@ enum class callback_kind : uint8_t {
   completion,  ///< report the command's completion
   write,       ///< free the write's staging; report completion if asked or failed
   read,        ///< hand the data to the bulk writer, which then reports completion
-  migrate,     ///< migrate_out's read: hand the data to the peer link, which then reports completion
+  migrate,     ///< migrate_out's map: hand the bytes to the peer link, which then reports completion
   exported,    ///< export_event: send the event's status on the peer link
   gate,        ///< a deferred migrate_in write: the control writer sets `gate` to its status
 };
@@ -49,12 +50,12 @@ struct callback_slot {
   std::shared_ptr<session_core> core;
   protocol::object_id command = 0;
   cl_event event = nullptr;     // one reference, owned by the slot until delivery
-  uint8_t* staging = nullptr;   // read: the data (new[]), owned until delivery
+  uint8_t* staging = nullptr;   // read: the data; migrate: the 8-byte content size (or null); owned until delivery
+  native::mapping mapped;       // migrate: the mapped range, owned until delivery
   uint64_t size = 0;            // read, migrate: bytes
   uint64_t transfer = 0;        // write, migrate: the transfer id; exported: the event's id
   uint64_t offset = 0;          // migrate: the buffer offset the bytes start at
   uint32_t peer = 0;            // migrate, exported: the peer link
-  bool content_sized = false;   // migrate: the staging starts with the 8-byte content size
   uint64_t* content_size = nullptr;  // read: the size buffer's value (new, owned until delivery), or null
   cl_event gate = nullptr;      // gate: the user event to set (one reference, owned)
   callback_kind kind = callback_kind::completion;

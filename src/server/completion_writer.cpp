@@ -28,6 +28,7 @@ control_outbox::~control_outbox() {
     if (r.kind != record_kind::command) continue;
     if (r.command.event) api_.clReleaseEvent(r.command.event);
     if (r.command.gate) api_.clReleaseEvent(r.command.gate);
+    native::unmap(api_, r.command.unmap, 0, nullptr, nullptr);
   }
 }
 
@@ -88,6 +89,11 @@ void control_writer::process(const command_record& r, std::vector<uint8_t>& out)
   const native::api& api = outbox_.api_;
   cl_int status = true_status(api, r.event, r.status, r.verify);
   if (r.write) transfers_.write_finished(r.transfer);
+  if (r.unmap) {
+    // The map completed before the bytes were sent: nothing to wait for.
+    native::mapping sent = r.unmap;
+    native::unmap(api, sent, 0, nullptr, nullptr);
+  }
   if (r.gate) {
     // Here, not in the native callback: setting a user event may run callbacks.
     api.clSetUserEventStatus(r.gate, status < 0 ? status : CL_COMPLETE);

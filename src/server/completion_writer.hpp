@@ -25,6 +25,7 @@
 #include "protocol/messages.hpp"
 #include "server/link_stats.hpp"
 #include "server/native/api.hpp"
+#include "server/native/mapping.hpp"
 
 namespace ferry::server {
 
@@ -47,6 +48,8 @@ struct command_record {
   /// A deferred migrate_in write finished: set this user event to its
   /// status (owned reference, released by the writer). Reports nothing itself.
   cl_event gate = nullptr;
+  /// A migration's source range, sent: unmap it (the writer does).
+  native::mapping unmap;
 };
 
 class control_outbox {

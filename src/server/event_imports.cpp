@@ -12,7 +12,7 @@ bool event_imports::add(protocol::object_id id, cl_event event, cl_context conte
     if (early == early_.end()) {
       api_.clRetainEvent(event);
       api_.clRetainContext(context);
-      imports_[id] = import{event, context, false};
+      imports_[id] = import{event, context, false, {}};
       return false;
     }
     status = early->second;

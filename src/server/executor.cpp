@@ -28,6 +28,10 @@ bool arg_is(const object_entry& kernel, uint32_t index, uint8_t c) {
 // argument's class to keep raw bytes away from handle arguments (some
 // platforms, PoCL among them, keep none otherwise). The clause is taken off
 // the options reported back (see query_value).
+// Memory flags the daemon drops when it creates a buffer (see create_buffer).
+constexpr cl_mem_flags daemon_ignored_flags = CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR | CL_MEM_HOST_WRITE_ONLY |
+                                              CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+
 constexpr std::string_view arg_info_option = " -cl-kernel-arg-info";
 
 bool asks_arg_info(const std::string& options) { return options.find("-cl-kernel-arg-info") != std::string::npos; }
@@ -399,8 +403,10 @@ bool executor::on(const p::create_buffer& m) {
     return record_failed(m.id, object_kind::mem, error);
   }
   // The client resolved the host-pointer flags; host pointers of another
-  // process mean nothing here.
-  cl_mem_flags flags = m.flags & ~static_cast<cl_mem_flags>(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  // process mean nothing here. The host-access flags restrict the
+  // application, which the client enforces; the daemon itself must read and
+  // write any buffer to migrate it between servers.
+  cl_mem_flags flags = m.flags & ~daemon_ignored_flags;
   cl_context native_context = context->as_context();
   cl_mem mem = nullptr;
   if (m.svm) {
@@ -449,7 +455,8 @@ bool executor::on(const p::create_sub_buffer& m) {
   const object_entry* parent = objects_.find(m.parent, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
   if (parent == nullptr) return record_failed(m.id, object_kind::mem, error);
   cl_buffer_region region{static_cast<size_t>(m.origin), static_cast<size_t>(m.size)};
-  cl_mem mem = api_.clCreateSubBuffer(parent->as_mem(), m.flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &error);
+  cl_mem mem = api_.clCreateSubBuffer(parent->as_mem(), m.flags & ~daemon_ignored_flags, CL_BUFFER_CREATE_TYPE_REGION,
+                                      &region, &error);
   if (mem == nullptr) return record_failed(m.id, object_kind::mem, error);
   auto entry = object_entry::native(object_kind::mem, mem, parent->context);
   entry.size = m.size;
@@ -1244,7 +1251,7 @@ void executor::shutdown() {
   shut_down_ = true;
   // Nothing may wait forever: writes whose bytes never came, user events the
   // client never set. (A negative status ends the commands behind them.)
-  core_->transfers.fail_pending_user_events(CL_DEVICE_NOT_AVAILABLE);
+  core_->transfers.fail_pending(CL_DEVICE_NOT_AVAILABLE);
   bool sweep = false;
   objects_.for_each([&](p::object_id, object_entry& entry) {
     if (entry.kind == object_kind::event && entry.user_event && entry.handle && !entry.status_set) {

@@ -190,20 +190,27 @@ class executor {
     cl_command_queue reads = nullptr;
     cl_command_queue writes = nullptr;
     native::callback_behaviour callbacks;
+    /// The device runs them out of order: a command with no wait list
+    /// starts at once, so a small one may be waited for on the spot.
+    bool out_of_order = false;
   };
   const own_queue* own_queue_of(cl_context context, cl_int& error);
   /// Keeps `event` (a command of the current wait list) alive until the
   /// imports it waits for are settled (see event_imports::hold).
   void hold_for_imports(cl_event event);
   void release_own_queue(cl_context context);
+  /// Whether every event of the current wait list has completed.
+  bool wait_list_complete() const;
+  /// A small migrate_out with nothing to wait for: see executor_peers.cpp.
+  bool migrate_out_now(const protocol::migrate_out& m, const object_entry& buffer, const own_queue& own);
   void finish_own_queues();
   /// migrate_in whose bytes are all here: the native write of `total` bytes
   /// (a marker for none) on the command's queue.
   bool write_landed(const protocol::command_header& h, const object_entry& queue, const object_entry& buffer,
                     uint64_t offset, uint64_t transfer, const uint8_t* data, uint64_t total);
-  /// migrate_in whose bytes are still to come: see executor_peers.cpp.
+  /// migrate_in of at most `size` bytes that are still to come: see executor_peers.cpp.
   bool defer_write(const protocol::command_header& h, const object_entry& queue, const object_entry& buffer,
-                   uint64_t offset, uint64_t transfer);
+                   uint64_t offset, uint64_t size, uint64_t transfer);
   /// A platform that runs no callback for commands that a failed event ends
   /// needs a sweep after one fails (see callback_pool).
   void sweep_after_failure();

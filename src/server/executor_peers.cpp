@@ -1,10 +1,12 @@
 // Several servers: peers, cross-server events, buffer migration, link
 // counters (docs/protocol.md, "Peer links").
 //
-// The source of a migration reads on a queue of the daemon's own (one
-// in-order queue per context) and hands the staging to the peer link from
-// the read's callback; the destination writes what arrives on the peer link
-// into the buffer in the order of the client's queue. Every native event
+// The source of a migration maps the range on a queue of the daemon's own
+// (two per context, out of order where the device allows) and hands the
+// mapped bytes to the peer link from the map's callback; the control writer
+// unmaps them once sent. The destination receives them in the order of the
+// client's queue: straight into the mapped buffer when that map is ready as
+// they arrive, else into staging and written from there. Every native event
 // these commands export or wait for is reported through callback slots, so
 // the sweeps that repair platforms without failure callbacks cover them too.
 #include "server/executor.hpp"
@@ -25,6 +27,14 @@ namespace {
 /// Content-size value: the first 8 bytes of the content-size buffer.
 constexpr uint64_t content_size_bytes = sizeof(cl_ulong);
 
+// Migrations up to this size whose native work can start at once are waited
+// for on the spot (the map at the source, the write at the destination): each
+// saves a trip through a native callback thread and the control writer, which
+// is most of a small migration's latency. They wait for their own event, not
+// with a blocking enqueue: PoCL implements those as clFinish, which would
+// also wait for everything else on the queue.
+constexpr uint64_t small_migration = 64 * 1024;
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -44,11 +54,14 @@ const executor::own_queue* executor::own_queue_of(cl_context context, cl_int& er
   }
   own_queue q;
   q.callbacks = entry->callbacks;
+  q.out_of_order = true;
   auto make = [&](cl_int& rc) {
     const cl_queue_properties out_of_order[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
     cl_command_queue made = api_.clCreateCommandQueueWithProperties(context, entry->device, out_of_order, &rc);
-    if (made == nullptr && rc == CL_INVALID_QUEUE_PROPERTIES)
+    if (made == nullptr && rc == CL_INVALID_QUEUE_PROPERTIES) {
+      q.out_of_order = false;
       made = api_.clCreateCommandQueueWithProperties(context, entry->device, nullptr, &rc);
+    }
     return made;
   };
   q.reads = make(error);
@@ -83,6 +96,17 @@ void executor::finish_own_queues() {
     api_.clReleaseCommandQueue(q.writes);
   }
   own_queues_.clear();
+}
+
+bool executor::wait_list_complete() const {
+  for (cl_event event : wait_list_) {
+    cl_int status = CL_QUEUED;
+    if (api_.clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
+            CL_SUCCESS ||
+        status != CL_COMPLETE)
+      return false;
+  }
+  return true;
 }
 
 void executor::hold_for_imports(cl_event event) {
@@ -187,17 +211,22 @@ bool executor::on(const p::migrate_out& m) {
   }
   const own_queue* own = own_queue_of(buffer->context, error);
   if (own == nullptr) return fail(h, error);
-  uint64_t prefix = content ? content_size_bytes : 0;
-  uint8_t* staging = acquire_staging(prefix + m.size);
-  if (staging == nullptr) return fail(h, CL_OUT_OF_HOST_MEMORY);
-  // The content size first, then the range behind it on the same in-order
-  // queue (so the wait list gates both). Only the bytes below the content
-  // size are sent; the whole range is read locally.
+  if (!content && m.size > 0 && m.size <= small_migration && own->out_of_order && wait_list_complete())
+    return migrate_out_now(m, *buffer, *own);
+  // The content size first (read: 8 bytes), then the range behind it, mapped
+  // so that the peer link sends the buffer's own bytes without a copy. Only
+  // the bytes below the content size are sent.
+  uint8_t* size_staging = nullptr;
+  if (content) {
+    size_staging = acquire_staging(content_size_bytes);
+    if (size_staging == nullptr) return fail(h, CL_OUT_OF_HOST_MEMORY);
+  }
   cl_event event = nullptr;
   cl_event size_read = nullptr;
+  native::mapping mapped;
   cl_int rc = CL_SUCCESS;
   if (content) {
-    rc = api_.clEnqueueReadBuffer(own->reads, content->as_mem(), CL_FALSE, 0, content_size_bytes, staging,
+    rc = api_.clEnqueueReadBuffer(own->reads, content->as_mem(), CL_FALSE, 0, content_size_bytes, size_staging,
                                   wait_count(), wait_events(), &size_read);
   }
   // The range waits for the size (the queue may run out of order), which
@@ -205,16 +234,16 @@ bool executor::on(const p::migrate_out& m) {
   const cl_uint behind_count = size_read ? 1 : wait_count();
   const cl_event* behind = size_read ? &size_read : wait_events();
   if (rc == CL_SUCCESS && m.size) {
-    rc = api_.clEnqueueReadBuffer(own->reads, buffer->as_mem(), CL_FALSE, static_cast<size_t>(m.offset),
-                                  static_cast<size_t>(m.size), staging + prefix, behind_count, behind, &event);
+    rc = native::map(api_, own->reads, buffer->as_mem(), CL_MAP_READ, static_cast<size_t>(m.offset),
+                     static_cast<size_t>(m.size), behind_count, behind, &event, mapped);
   } else if (rc == CL_SUCCESS) {
     rc = api_.clEnqueueMarkerWithWaitList(own->reads, behind_count, behind, &event);
   }
   if (rc != CL_SUCCESS) {
-    // The content-size read may hold the staging already.
+    // The content-size read may hold its staging already.
     if (size_read) api_.clWaitForEvents(1, &size_read);
     if (size_read) api_.clReleaseEvent(size_read);
-    release_staging(staging);
+    release_staging(size_staging);
     return fail(h, rc);
   }
   hold_for_imports(size_read);
@@ -232,10 +261,10 @@ bool executor::on(const p::migrate_out& m) {
   slot->core = core_;
   slot->command = h.command;
   slot->event = event;
-  slot->staging = staging;
+  slot->staging = size_staging;
+  slot->mapped = mapped;
   slot->size = m.size;
   slot->offset = m.offset;
-  slot->content_sized = content != nullptr;
   slot->transfer = m.transfer;
   slot->peer = m.peer;
   slot->kind = callback_kind::migrate;
@@ -244,6 +273,39 @@ bool executor::on(const p::migrate_out& m) {
   slot->verify_status = !own->callbacks.reports_failure;
   core_->peers.start(m.peer);
   callback_pool::arm(api_, slot);
+  return true;
+}
+
+bool executor::migrate_out_now(const p::migrate_out& m, const object_entry& buffer, const own_queue& own) {
+  // Nothing to wait for: the map runs at once, and the bytes go to the peer
+  // link from here instead of from the map's callback.
+  const p::command_header& h = m.header;
+  cl_event event = nullptr;
+  native::mapping mapped;
+  cl_int rc = native::map(api_, own.reads, buffer.as_mem(), CL_MAP_READ, static_cast<size_t>(m.offset),
+                          static_cast<size_t>(m.size), 0, nullptr, &event, mapped);
+  if (rc == CL_SUCCESS) rc = api_.clWaitForEvents(1, &event);
+  if (rc != CL_SUCCESS) {
+    if (event) api_.clReleaseEvent(event);
+    native::unmap(api_, mapped, 0, nullptr, nullptr);
+    return fail(h, rc == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? CL_MAP_FAILURE : rc);
+  }
+  if ((h.flags & p::keep_event) != 0) {
+    auto entry = object_entry::native(object_kind::event, event, buffer.context);
+    entry.callbacks = own.callbacks;
+    objects_.insert(h.command, entry);
+    api_.clRetainEvent(event);  // the item's
+  }
+  peer_migration item;
+  item.command = h.command;
+  item.transfer = m.transfer;
+  item.source = mapped;
+  item.size = m.size;
+  item.offset = m.offset;
+  item.event = event;
+  item.notify = (h.flags & p::notify) != 0;
+  core_->peers.start(m.peer);
+  core_->peers.post(m.peer, std::move(item));
   return true;
 }
 
@@ -271,7 +333,8 @@ bool executor::on(const p::migrate_in& m) {
   switch (core_->transfers.claim_at_most(m.transfer, m.size, data, total, status, why)) {
     case transfer_table::claim_result::complete:
       return write_landed(h, *queue, *buffer, m.offset, m.transfer, data, total);
-    case transfer_table::claim_result::pending: return defer_write(h, *queue, *buffer, m.offset, m.transfer);
+    case transfer_table::claim_result::pending:
+      return defer_write(h, *queue, *buffer, m.offset, m.size, m.transfer);
     case transfer_table::claim_result::aborted: return fail(h, status);
     case transfer_table::claim_result::conflict:
       // The bytes come from another server: not this client stream's fault.
@@ -301,71 +364,156 @@ bool executor::write_landed(const p::command_header& h, const object_entry& queu
 
 namespace {
 
+// Ranges from this size land straight in the mapped destination; smaller ones
+// are written from staging, which costs less than a map and an unmap.
+constexpr uint64_t direct_landing_from = uint64_t{1} << 20;
+
 // A migrate_in whose bytes were not here when it was enqueued: how many will
 // come is unknown, so no native write can be enqueued yet. The command's
 // queue gets a marker `before` (behind everything the write must follow) and
-// then the command's own marker behind the user event `gate`; once the bytes
-// have landed, the write goes on the daemon's own queue behind `before`, and
-// its completion sets `gate` (on the control writer thread), which lets the
+// then the command's own marker behind the user event `gate`. A large range
+// is mapped (write-invalidate) behind `before` on the daemon's own queue, and
+// chunks that arrive once that map is ready go straight into it; the bytes
+// that came earlier wait in staging. Once all have landed, the unmap (and the
+// write of the staged bytes behind it) goes on the daemon's queue, and its
+// completion sets `gate` (on the control writer thread), which lets the
 // command and everything after it go on.
-struct deferred_write {
-  const native::api& api;
-  std::weak_ptr<session_core> core;  // the transfer table holds this: no cycle
-  cl_command_queue own;              // retained
-  native::callback_behaviour callbacks;
-  cl_mem buffer;                     // retained
-  uint64_t offset;
-  cl_event before;                   // retained
-  cl_event gate;                     // retained
+class deferred_write final : public transfer_table::landing {
+ public:
+  deferred_write(const native::api& api, std::weak_ptr<session_core> core, cl_command_queue own,
+                 bool out_of_order, native::callback_behaviour callbacks, cl_mem buffer, uint64_t offset,
+                 cl_event before, cl_event gate)
+      : api_(api), core_(std::move(core)), own_(own), out_of_order_(out_of_order), callbacks_(callbacks),
+        buffer_(buffer), offset_(offset), before_(before), gate_(gate) {
+    api_.clRetainCommandQueue(own_);
+    api_.clRetainMemObject(buffer_);
+    api_.clRetainEvent(before_);
+    api_.clRetainEvent(gate_);
+  }
+  ~deferred_write() override {
+    // Never landed nor failed (teardown): the map still needs its unmap.
+    if (zone_) native::unmap(api_, zone_, 1, &mapped_, nullptr);
+    if (mapped_) api_.clReleaseEvent(mapped_);
+    api_.clReleaseEvent(gate_);
+    api_.clReleaseEvent(before_);
+    api_.clReleaseMemObject(buffer_);
+    api_.clReleaseCommandQueue(own_);
+  }
+  deferred_write(const deferred_write&) = delete;
+  deferred_write& operator=(const deferred_write&) = delete;
 
-  ~deferred_write() {
-    api.clReleaseEvent(gate);
-    api.clReleaseEvent(before);
-    api.clReleaseMemObject(buffer);
-    api.clReleaseCommandQueue(own);
+  /// Maps the `size` bytes the command names for direct landing. Where the
+  /// map cannot be had (host-access flags, a platform that refuses), every
+  /// byte goes through staging instead.
+  void map_destination(uint64_t size) {
+    if (size < direct_landing_from) return;
+    if (native::map(api_, own_, buffer_, CL_MAP_WRITE_INVALIDATE_REGION, static_cast<size_t>(offset_),
+                    static_cast<size_t>(size), 1, &before_, &mapped_, zone_) != CL_SUCCESS)
+      mapped_ = nullptr;
   }
 
-  void fail_gate(session_core* live, cl_int status) {
-    api.clSetUserEventStatus(gate, status);
-    if (live) live->callbacks.sweep_failures(api);
-  }
-
-  /// Runs on the thread that received the last byte (a peer link's reader),
-  /// or on the control reader when they came in the meantime.
-  void land(uint8_t* data, uint64_t total) {
-    std::shared_ptr<session_core> live = core.lock();
-    if (!live) return fail_gate(nullptr, CL_DEVICE_NOT_AVAILABLE);
-    if (total == 0) {
-      api.clSetUserEventStatus(gate, CL_COMPLETE);
-      return;
+  uint8_t* direct(uint64_t at, uint64_t) override {
+    if (!zone_) return nullptr;
+    if (!ready_) {
+      cl_int status = CL_QUEUED;
+      if (api_.clGetEventInfo(mapped_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
+              CL_SUCCESS ||
+          status != CL_COMPLETE)
+        return nullptr;
+      ready_ = true;
     }
+    return zone_.bytes() + at;
+  }
+
+  void landed(uint8_t* staging, uint64_t staged, uint64_t total) override {
+    std::shared_ptr<session_core> live = core_.lock();
+    if (!live) return failed(CL_DEVICE_NOT_AVAILABLE);
+    FERRY_TRACE("peer", "session %s: %llu bytes landed, %llu of them through staging", live->label.c_str(),
+                static_cast<unsigned long long>(total), static_cast<unsigned long long>(staged));
     // A platform may never finish a command behind an event that failed already.
     cl_int status = CL_COMPLETE;
-    if (api.clGetEventInfo(before, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) ==
+    if (api_.clGetEventInfo(before_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) ==
             CL_SUCCESS &&
         status < 0)
-      return fail_gate(live.get(), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-    cl_event written = nullptr;
-    cl_int rc = api.clEnqueueWriteBuffer(own, buffer, CL_FALSE, static_cast<size_t>(offset),
-                                         static_cast<size_t>(total), data, 1, &before, &written);
-    if (rc != CL_SUCCESS) return fail_gate(live.get(), rc);
-    api.clFlush(own);
+      return failed(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    if (status == CL_COMPLETE && out_of_order_ && !zone_ && total > 0 && total <= small_migration) {
+      // Nothing to wait for: the write starts at once, and the gate
+      // opens from here rather than through a callback and the control writer.
+      cl_event written = nullptr;
+      cl_int rc = api_.clEnqueueWriteBuffer(own_, buffer_, CL_FALSE, static_cast<size_t>(offset_),
+                                            static_cast<size_t>(total), staging, 0, nullptr, &written);
+      if (rc == CL_SUCCESS) rc = api_.clWaitForEvents(1, &written);
+      if (written) api_.clReleaseEvent(written);
+      if (rc != CL_SUCCESS) return fail_gate(live.get(), rc);
+      api_.clSetUserEventStatus(gate_, CL_COMPLETE);
+      return;
+    }
+    // The direct bytes reach the buffer with the unmap; the staged ones are
+    // written behind it (a write-invalidate unmap may have overwritten them).
+    cl_event last = nullptr;
+    cl_int rc = CL_SUCCESS;
+    if (zone_) rc = native::unmap(api_, zone_, 1, &mapped_, &last);
+    if (rc == CL_SUCCESS && staged) {
+      cl_event after = last ? last : before_;
+      cl_event written = nullptr;
+      rc = api_.clEnqueueWriteBuffer(own_, buffer_, CL_FALSE, static_cast<size_t>(offset_),
+                                     static_cast<size_t>(staged), staging, 1, &after, &written);
+      if (last) api_.clReleaseEvent(last);
+      last = written;
+    }
+    if (rc == CL_SUCCESS && last == nullptr) {
+      if (total == 0) {
+        api_.clSetUserEventStatus(gate_, CL_COMPLETE);
+        return;
+      }
+      rc = api_.clEnqueueMarkerWithWaitList(own_, 1, &before_, &last);
+    }
+    if (rc != CL_SUCCESS) {
+      if (last) api_.clReleaseEvent(last);
+      return fail_gate(live.get(), rc);
+    }
+    api_.clFlush(own_);
     callback_slot* slot = live->callbacks.acquire();
     slot->core = live;
-    slot->event = written;
+    slot->event = last;
     slot->kind = callback_kind::gate;
-    api.clRetainEvent(gate);
-    slot->gate = gate;
-    slot->sweepable = !callbacks.runs_on_failure;
-    slot->verify_status = !callbacks.reports_failure;
-    callback_pool::arm(api, slot);
+    api_.clRetainEvent(gate_);
+    slot->gate = gate_;
+    slot->sweepable = !callbacks_.runs_on_failure;
+    slot->verify_status = !callbacks_.reports_failure;
+    callback_pool::arm(api_, slot);
   }
+
+  void failed(cl_int status) override {
+    if (zone_) native::unmap(api_, zone_, 1, &mapped_, nullptr);
+    std::shared_ptr<session_core> live = core_.lock();
+    fail_gate(live.get(), status);
+  }
+
+ private:
+  void fail_gate(session_core* live, cl_int status) {
+    api_.clSetUserEventStatus(gate_, status);
+    if (live) live->callbacks.sweep_failures(api_);
+  }
+
+  const native::api& api_;
+  std::weak_ptr<session_core> core_;  // the transfer table holds this: no cycle
+  cl_command_queue own_;
+  bool out_of_order_;
+  native::callback_behaviour callbacks_;
+  cl_mem buffer_;
+  uint64_t offset_;
+  cl_event before_;
+  cl_event gate_;
+  native::mapping zone_;     // the destination range, for direct landing (empty: staging only)
+  cl_event mapped_ = nullptr;  // the map's event
+  bool ready_ = false;       // the map has completed (reader thread only)
 };
 
 }  // namespace
 
 bool executor::defer_write(const p::command_header& h, const object_entry& queue, const object_entry& buffer,
-                           uint64_t offset, uint64_t transfer) {
+                           uint64_t offset, uint64_t size, uint64_t transfer) {
   cl_int error = CL_SUCCESS;
   const own_queue* own = own_queue_of(queue.context, error);
   if (own == nullptr) {
@@ -390,19 +538,16 @@ bool executor::defer_write(const p::command_header& h, const object_entry& queue
     return fail(h, rc);
   }
   hold_for_imports(before);
-  api_.clRetainCommandQueue(own->writes);
-  api_.clRetainMemObject(buffer.as_mem());
-  // Made in place: a copy would release the handles twice.
-  std::shared_ptr<deferred_write> deferred(
-      new deferred_write{api_, core_, own->writes, own->callbacks, buffer.as_mem(), offset, before, gate});
+  auto deferred = std::make_shared<deferred_write>(api_, core_, own->writes, own->out_of_order, own->callbacks,
+                                                   buffer.as_mem(), offset, before, gate);
+  api_.clReleaseEvent(before);
+  api_.clReleaseEvent(gate);
+  deferred->map_destination(size);
+  touch(own->writes);
   uint8_t* data = nullptr;
   uint64_t total = 0;
-  if (!core_->transfers.attach_landing(
-          transfer, gate, [deferred](uint8_t* bytes, uint64_t size) { deferred->land(bytes, size); }, data, total)) {
-    // Every byte came in the meantime.
-    deferred->land(data, total);
-  }
-  deferred.reset();
+  // Every byte may have come in the meantime.
+  if (!core_->transfers.attach_landing(transfer, deferred, data, total)) deferred->landed(data, total, total);
   // The command's marker frees the staging once the write behind `gate` is done.
   return finish(h, queue, CL_SUCCESS, event, callback_kind::write, false, nullptr, 0, transfer);
 }

@@ -17,9 +17,9 @@ namespace ferry::server {
 namespace p = protocol;
 
 uint64_t peer_migration::payload_size() const {
-  if (!content_sized) return size;
+  if (!content_size) return size;
   uint64_t content = 0;  // cl_ulong, little endian like the host (checked in messages.cpp)
-  std::memcpy(&content, data.get(), sizeof content);
+  std::memcpy(&content, content_size.get(), sizeof content);
   // Only [offset, min(offset + size, content)) is meaningful.
   if (content <= offset) return 0;
   return std::min(size, content - offset);
@@ -41,11 +41,12 @@ void peer_link::fail_item(const native::api& api, control_outbox& outbox, peer_s
 }
 
 void peer_link::fail_item(const native::api&, control_outbox& outbox, peer_migration& item, cl_int status) {
-  item.data.reset();
+  item.content_size.reset();
   command_record r;
   r.command = item.command;
   r.event = std::exchange(item.event, nullptr);  // the writer releases it
-  // A read that failed keeps its own error; the writer reads the true status.
+  r.unmap = std::exchange(item.source, {});      // and unmaps the range
+  // A map that failed keeps its own error; the writer reads the true status.
   r.status = item.status != CL_COMPLETE ? item.status : status;
   outbox.push(r);
 }
@@ -222,10 +223,11 @@ bool peer_link::send_statuses(std::deque<peer_status>& statuses, std::string& wh
 }
 
 void peer_link::complete_migration(peer_migration& item) {
-  item.data.reset();
+  item.content_size.reset();
   command_record r;
   r.command = item.command;
   r.event = std::exchange(item.event, nullptr);
+  r.unmap = std::exchange(item.source, {});
   r.status = CL_COMPLETE;
   r.notify = item.notify;
   outbox_.push(r);
@@ -277,7 +279,7 @@ void peer_link::run() {
     if (current && !began) {
       current->status = true_status(api_, current->event, current->status, current->verify);
       if (current->status != CL_COMPLETE) {
-        // The read failed: nothing to send, the client learns the error.
+        // The map failed: nothing to send, the client learns the error.
         fail_item(api_, outbox_, *current, current->status);
         current.reset();
       } else {

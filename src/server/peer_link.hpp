@@ -2,7 +2,7 @@
 // client's session on another server, carrying peer_event_status frames and
 // the bulk_data chunks of migrations (docs/protocol.md, "Peer links").
 //
-// Items are posted by native callbacks (export_event, migrate_out reads) and
+// Items are posted by native callbacks (export_event, migrate_out maps) and
 // sent by the link's own thread, which also connects, lazily, when the first
 // item arrives: the control reader never waits for a peer. Statuses go first:
 // between two chunks of a migration the writer sends every status waiting,
@@ -28,6 +28,7 @@
 #include "protocol/messages.hpp"
 #include "server/link_stats.hpp"
 #include "server/native/api.hpp"
+#include "server/native/mapping.hpp"
 #include "server/staging.hpp"
 
 namespace ferry::server {
@@ -43,21 +44,21 @@ struct peer_status {
   bool verify = false;        // the callback may have said CL_COMPLETE for a failure
 };
 
-/// migrate_out: bytes a native read left in staging, for the peer.
+/// migrate_out: a mapped range of a buffer, for the peer.
 struct peer_migration {
   protocol::object_id command = 0;
   uint64_t transfer = 0;
-  staging_ptr data;
-  uint64_t size = 0;    // bytes read (after the 8-byte content size, when content_sized)
+  staging_ptr content_size;  // the buffer's content size (8 bytes), or null
+  native::mapping source;    // `size` bytes (empty when size is 0); unmapped once sent
+  uint64_t size = 0;    // bytes mapped
   uint64_t offset = 0;  // where they start in the buffer
-  bool content_sized = false;
-  cl_int status = CL_COMPLETE;  // negative: the read failed, send nothing
+  cl_int status = CL_COMPLETE;  // negative: the map failed, send nothing
   cl_event event = nullptr;     // owned, may be null
   bool verify = false;
   bool notify = false;
   /// Bytes to send: with a content size, those below it.
   uint64_t payload_size() const;
-  const uint8_t* payload() const { return data.get() + (content_sized ? 8 : 0); }
+  const uint8_t* payload() const { return source.bytes(); }
 };
 
 /// Where a link goes and what it shows there.
@@ -93,7 +94,8 @@ class peer_link {
   void close();
 
   /// Reports an item that will not be sent: its command fails with `status`
-  /// (a migration whose read failed keeps the read's error). Frees it.
+  /// (a migration whose map failed keeps the map's error). Frees it (the
+  /// control writer unmaps a migration's range).
   static void fail_item(const native::api& api, control_outbox& outbox, peer_status& item, cl_int status);
   static void fail_item(const native::api& api, control_outbox& outbox, peer_migration& item, cl_int status);
 

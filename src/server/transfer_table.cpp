@@ -19,22 +19,23 @@ void transfer_table::destroy(entry& e) {
 bool transfer_table::begin_chunk(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total,
                                  uint8_t*& destination, std::string& why) {
   cl_event to_fail = nullptr;
-  landing_hook dropped;
+  std::shared_ptr<landing> dropped;
   {
     std::lock_guard lock(mutex_);
     if (begin_chunk_locked(transfer, offset, size, total, destination, why, to_fail, dropped)) return true;
   }
+  // The migrate_in that waits for these bytes cannot take them all.
   if (to_fail) {
-    // The migrate_in that waits for these bytes cannot take them all.
     api_.clSetUserEventStatus(to_fail, CL_INVALID_VALUE);
     api_.clReleaseEvent(to_fail);
   }
+  if (dropped) dropped->failed(CL_INVALID_VALUE);
   return false;
 }
 
 bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total,
                                         uint8_t*& destination, std::string& why, cl_event& to_fail,
-                                        landing_hook& dropped) {
+                                        std::shared_ptr<landing>& dropped) {
   auto [it, created] = entries_.try_emplace(transfer);
   entry& e = it->second;
   if (created || !e.sized) {
@@ -45,7 +46,7 @@ bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint
         api_.clRetainEvent(to_fail);
       }
       e.abandoned = true;
-      dropped = std::move(e.landing);
+      dropped = std::move(e.to);
       return false;
     };
     if (e.at_most && total > e.limit) {
@@ -74,6 +75,26 @@ bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint
     return false;
   }
   // offset + size <= total is checked by the caller against the prefix.
+  // A landing takes chunks in order only; once it has, every later one.
+  // (Abandoned bytes go to staging, to be dropped.)
+  if (e.to && !e.abandoned && (e.direct || offset == e.reserved)) {
+    if (offset != e.reserved) {
+      why = "transfer " + std::to_string(transfer) + ": chunk at " + std::to_string(offset) +
+            " arrived out of order (expected " + std::to_string(e.reserved) + ")";
+      return false;
+    }
+    if (uint8_t* there = e.to->direct(offset, size)) {
+      if (!e.direct) e.staged = e.reserved;
+      e.direct = true;
+      e.reserved += size;
+      destination = there;
+      return true;
+    }
+    if (e.direct) {
+      why = "transfer " + std::to_string(transfer) + ": its destination stopped taking chunks";
+      return false;
+    }
+  }
   e.reserved += size;
   destination = e.staging.get() + offset;
   return true;
@@ -83,34 +104,45 @@ void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
   cl_event to_complete = nullptr;
   entry finished;
   bool drop = false;
-  landing_hook landing;
+  std::shared_ptr<landing> landed, failed;
+  cl_int failure = CL_SUCCESS;
   uint8_t* data = nullptr;
-  uint64_t total = 0;
+  uint64_t staged = 0, total = 0;
   {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(transfer);
     if (it == entries_.end()) return;
     entry& e = it->second;
     e.received += size;
-    if (!e.complete()) return;
-    if (e.abandoned || e.write_done) {
+    if (e.fail_after_chunk && !e.direct_chunk_in_flight()) {
+      // The abort that came during this chunk.
+      e.fail_after_chunk = false;
+      failed = std::move(e.to);
+      failure = e.aborted;
+    }
+    const bool complete = e.complete();
+    if (complete) completed_.notify_all();
+    if (!complete) {
+      // Bytes still to come.
+    } else if (e.abandoned || e.write_done) {
       finished = std::move(e);
       entries_.erase(it);
       drop = true;
-    } else if (e.landing) {
+    } else if (e.to) {
       // The claimant enqueues its write now that the size is known; the
       // entry (and its staging) stays until write_finished.
-      landing = std::move(e.landing);
+      landed = std::move(e.to);
       data = e.staging.get();
+      staged = e.direct ? e.staged : e.total;
       total = e.total;
     } else {
       to_complete = e.user_event;
       // Our own reference: a concurrent abandon() may release the entry's.
       if (to_complete) api_.clRetainEvent(to_complete);
     }
-    completed_.notify_all();
   }
-  if (landing) landing(data, total);
+  if (failed) failed->failed(failure);
+  if (landed) landed->landed(data, staged, total);
   if (to_complete) {
     api_.clSetUserEventStatus(to_complete, CL_COMPLETE);
     api_.clReleaseEvent(to_complete);
@@ -189,26 +221,33 @@ transfer_table::claim_result transfer_table::claim_at_most(uint64_t transfer, ui
   return result;
 }
 
-bool transfer_table::attach_landing(uint64_t transfer, cl_event gate, landing_hook hook, uint8_t*& data,
+bool transfer_table::attach_landing(uint64_t transfer, std::shared_ptr<landing> to, uint8_t*& data,
                                     uint64_t& total) {
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(transfer);
-  if (it == entries_.end()) return false;  // not claimed: a bug of ours (assert-worthy), caller copes
-  entry& e = it->second;
-  if (e.complete()) {
-    data = e.staging.get();
-    total = e.total;
-    return false;
+  cl_int refused = CL_SUCCESS;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(transfer);
+    if (it == entries_.end()) return false;  // not claimed: a bug of ours (assert-worthy), caller copes
+    entry& e = it->second;
+    if (e.abandoned) {
+      // Refused by the reader since the claim (more bytes than it takes), or aborted.
+      refused = e.aborted != CL_SUCCESS ? e.aborted : CL_INVALID_VALUE;
+    } else if (e.complete()) {
+      data = e.staging.get();
+      total = e.total;
+      return false;
+    } else {
+      e.to = std::move(to);
+      return true;
+    }
   }
-  api_.clRetainEvent(gate);
-  e.user_event = gate;
-  e.landing = std::move(hook);
+  to->failed(refused);
   return true;
 }
 
 bool transfer_table::fail(uint64_t transfer, cl_int status) {
   cl_event to_fail = nullptr;
-  landing_hook dropped;
+  std::shared_ptr<landing> dropped;
   {
     std::lock_guard lock(mutex_);
     auto [it, created] = entries_.try_emplace(transfer);
@@ -226,9 +265,18 @@ bool transfer_table::fail(uint64_t transfer, cl_int status) {
     if (e.complete() || e.abandoned) return false;  // too late, or failed already
     e.aborted = status;
     e.abandoned = true;
-    dropped = std::move(e.landing);
+    if (e.direct_chunk_in_flight()) {
+      // The reader is writing into the landing's memory: it fails it after the chunk.
+      e.fail_after_chunk = true;
+      return false;
+    }
+    dropped = std::move(e.to);
     to_fail = e.user_event;
     if (to_fail) api_.clRetainEvent(to_fail);
+  }
+  if (dropped) {
+    dropped->failed(status);
+    return true;
   }
   if (!to_fail) return false;
   api_.clSetUserEventStatus(to_fail, status);
@@ -318,15 +366,19 @@ void transfer_table::abort() {
   completed_.notify_all();
 }
 
-void transfer_table::fail_pending_user_events(cl_int status) {
+void transfer_table::fail_pending(cl_int status) {
   std::vector<cl_event> pending;
+  std::vector<std::shared_ptr<landing>> landings;
   {
     std::lock_guard lock(mutex_);
     for (auto& [id, e] : entries_) {
-      if (e.user_event && !e.complete()) pending.push_back(e.user_event);
+      if (e.complete()) continue;
+      if (e.user_event) pending.push_back(e.user_event);
+      if (e.to) landings.push_back(std::move(e.to));
     }
   }
   for (cl_event event : pending) api_.clSetUserEventStatus(event, status);
+  for (auto& to : landings) to->failed(status);
 }
 
 void transfer_table::clear() {

@@ -16,9 +16,10 @@
 // bytes come from another server, and a content-size source may send fewer
 // than the command names. When the bytes come after the command, the native
 // write cannot be enqueued before their number is known, so the entry keeps a
-// landing hook instead of completing the user event itself; the hook runs on
-// the thread that received the last byte. abort_transfer fails such a claim
-// (or one still to come) with the source's status.
+// `landing` instead of a user event: it may take chunks straight into the
+// destination (a mapped buffer) rather than staging, and it finishes the
+// write on the thread that received the last byte. abort_transfer fails such
+// a claim (or one still to come) with the source's status.
 //
 // Staging lives until the native write has finished with it (write_finished,
 // called from the write's completion callback). Guarded by mutex_; the native
@@ -30,7 +31,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <memory_resource>
 #include <mutex>
@@ -80,18 +80,30 @@ class transfer_table {
   /// than `limit` bytes announced (the bytes are dropped).
   claim_result claim_at_most(uint64_t transfer, uint64_t limit, uint8_t*& data, uint64_t& total, cl_int& status,
                              std::string& why);
-  /// Called with the staging and the number of bytes once all have landed.
-  using landing_hook = std::function<void(uint8_t* data, uint64_t total)>;
-  /// For a `pending` claim_at_most: `gate` (the entry takes one reference of
-  /// it) is what abort_transfer and teardown fail; `hook` runs when the last
-  /// byte lands, instead of completing `gate`. Returns false when the bytes
-  /// completed meanwhile: then `data` and `total` are set, and the caller
-  /// runs the hook itself.
-  bool attach_landing(uint64_t transfer, cl_event gate, landing_hook hook, uint8_t*& data, uint64_t& total);
+  /// Where a pending claim at most takes its bytes, and what ends it.
+  class landing {
+   public:
+    virtual ~landing() = default;
+    /// Where the chunk of `size` bytes at `offset` (of the transfer) may be
+    /// received instead of staging, or nullptr. Asked for chunks in order
+    /// only; once it has answered, the rest of the transfer lands there too.
+    /// Reader thread, table lock held: must not call back into the table.
+    virtual uint8_t* direct(uint64_t offset, uint64_t size) = 0;
+    /// Every byte is in: `total` in all, the first `staged` of them in
+    /// `staging`, the rest where direct() said. On the thread of the last byte.
+    virtual void landed(uint8_t* staging, uint64_t staged, uint64_t total) = 0;
+    /// The transfer failed with `status` (negative); no chunk is being
+    /// received into the direct destination any more.
+    virtual void failed(cl_int status) = 0;
+  };
+  /// For a `pending` claim_at_most: `to` takes the bytes from now on.
+  /// Returns false when the bytes completed meanwhile: then `data` and
+  /// `total` are set, and the caller calls landed(data, total, total) itself.
+  bool attach_landing(uint64_t transfer, std::shared_ptr<landing> to, uint8_t*& data, uint64_t& total);
   /// abort_transfer: a claim waiting for `transfer` fails with `status`
-  /// (its gate is set to it; returns true then, so that the caller can sweep
-  /// for commands a platform does not call back for); a claim still to come
-  /// fails at once; bytes of the transfer are dropped.
+  /// (its user event, or landing, fails; returns true then, so that the
+  /// caller can sweep for commands a platform does not call back for); a
+  /// claim still to come fails at once; bytes of the transfer are dropped.
   bool fail(uint64_t transfer, cl_int status);
 
   /// Hands over a native user event for a `pending` claim; the entry owns it
@@ -113,9 +125,10 @@ class transfer_table {
 
   /// The session is ending: wakes waiters and fails later waits.
   void abort();
-  /// Sets the user events of writes still waiting for bytes to `status`
-  /// (negative), so that no native command waits forever. Teardown only.
-  void fail_pending_user_events(cl_int status);
+  /// Fails the user events and landings of writes still waiting for bytes
+  /// with `status` (negative), so that no native command waits forever.
+  /// Teardown only, once no reader runs.
+  void fail_pending(cl_int status);
   /// Frees every entry. Only when neither reader nor native write can touch
   /// staging any more (teardown, after the queues are finished).
   void clear();
@@ -128,6 +141,7 @@ class transfer_table {
     uint64_t total = 0;
     uint64_t reserved = 0;  // bytes of chunks begun
     uint64_t received = 0;  // bytes of chunks ended
+    uint64_t staged = 0;    // with a landing: bytes before the first direct chunk
     bool claimed = false;
     bool write_done = false;
     bool abandoned = false;
@@ -136,12 +150,15 @@ class transfer_table {
     uint64_t limit = 0;
     cl_int aborted = CL_SUCCESS;  // negative: abort_transfer's status
     cl_event user_event = nullptr;  // owned
-    landing_hook landing;  // claim_at_most with the bytes still to come
+    std::shared_ptr<landing> to;    // claim_at_most with the bytes still to come
+    bool direct = false;            // chunks go where `to` said (since `staged` bytes)
+    bool fail_after_chunk = false;  // aborted while a direct chunk was in flight
     bool complete() const { return sized && received == total; }
+    bool direct_chunk_in_flight() const { return direct && reserved != received; }
   };
   static bool allocate(entry& e);
   bool begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
-                          std::string& why, cl_event& to_fail, landing_hook& dropped);
+                          std::string& why, cl_event& to_fail, std::shared_ptr<landing>& dropped);
   void destroy(entry& e);  // releases the user event; staging goes with the entry
 
   const native::api& api_;

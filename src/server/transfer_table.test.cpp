@@ -145,7 +145,7 @@ TEST_F(transfer_table_test, teardown_fails_user_events_of_writes_still_waiting) 
   ASSERT_EQ(table.claim(2, 10, data, why), transfer_table::claim_result::pending);
   cl_event gate = user_event();
   ASSERT_TRUE(table.attach_user_event(2, gate));
-  table.fail_pending_user_events(CL_DEVICE_NOT_AVAILABLE);
+  table.fail_pending(CL_DEVICE_NOT_AVAILABLE);
   {
     std::lock_guard lock(recorded_mutex);
     ASSERT_EQ(recorded.size(), 1u);
@@ -180,72 +180,150 @@ TEST_F(transfer_table_test, an_at_most_claim_takes_fewer_bytes_that_came_first) 
   EXPECT_EQ(table.size(), 0u);
 }
 
-TEST_F(transfer_table_test, an_at_most_claim_runs_its_landing_hook_once_the_size_is_known) {
+// A landing that records what the table tells it; it takes chunks into its
+// own memory once `open` is set.
+struct recording_landing : transfer_table::landing {
+  std::vector<uint8_t> memory = std::vector<uint8_t>(64, 0);
+  bool open = false;
+  int asked = 0;
+  std::vector<uint8_t> staged_bytes;
+  uint64_t staged = 0, total = 0;
+  int landings = 0;
+  std::vector<cl_int> failures;
+
+  uint8_t* direct(uint64_t offset, uint64_t) override {
+    ++asked;
+    return open ? memory.data() + offset : nullptr;
+  }
+  void landed(uint8_t* staging, uint64_t staged_count, uint64_t total_count) override {
+    staged_bytes.assign(staging, staging + staged_count);
+    staged = staged_count;
+    total = total_count;
+    ++landings;
+  }
+  void failed(cl_int status) override { failures.push_back(status); }
+};
+
+TEST_F(transfer_table_test, an_at_most_claim_lands_through_staging_once_the_size_is_known) {
   transfer_table table(recording_api());
   uint8_t* data = nullptr;
   uint64_t total = 0;
   cl_int status = CL_SUCCESS;
   std::string why;
   ASSERT_EQ(table.claim_at_most(13, 100, data, total, status, why), transfer_table::claim_result::pending);
-  std::vector<uint8_t> landed;
-  int calls = 0;
-  cl_event gate = user_event();
-  ASSERT_TRUE(table.attach_landing(
-      13, gate, [&](uint8_t* bytes, uint64_t size) { landed.assign(bytes, bytes + size), ++calls; }, data, total));
-  recording_api().clReleaseEvent(gate);  // the entry holds its own reference
-  send(table, 13, 2, {3, 4}, 4);
-  EXPECT_EQ(calls, 0);
+  auto to = std::make_shared<recording_landing>();
+  ASSERT_TRUE(table.attach_landing(13, to, data, total));
+  send(table, 13, 2, {3, 4}, 4);  // out of order: staging, not asked
+  EXPECT_EQ(to->asked, 0);
   send(table, 13, 0, {1, 2}, 4);
-  EXPECT_EQ(calls, 1);
-  EXPECT_EQ(landed, (std::vector<uint8_t>{1, 2, 3, 4}));
-  {
-    std::lock_guard lock(recorded_mutex);
-    EXPECT_TRUE(recorded.empty()) << "the hook, not the table, completes the gate";
-  }
+  EXPECT_EQ(to->landings, 1);
+  EXPECT_EQ(to->staged, 4u);
+  EXPECT_EQ(to->total, 4u);
+  EXPECT_EQ(to->staged_bytes, (std::vector<uint8_t>{1, 2, 3, 4}));
+  EXPECT_TRUE(to->failures.empty());
   table.write_finished(13);
   EXPECT_EQ(table.size(), 0u);
 
   // Zero bytes land too.
   ASSERT_EQ(table.claim_at_most(14, 100, data, total, status, why), transfer_table::claim_result::pending);
-  gate = user_event();
-  ASSERT_TRUE(table.attach_landing(
-      14, gate, [&](uint8_t*, uint64_t size) { calls += 10 + static_cast<int>(size); }, data, total));
-  recording_api().clReleaseEvent(gate);
+  auto none = std::make_shared<recording_landing>();
+  ASSERT_TRUE(table.attach_landing(14, none, data, total));
   send(table, 14, 0, {}, 0);
-  EXPECT_EQ(calls, 11);
+  EXPECT_EQ(none->landings, 1);
+  EXPECT_EQ(none->total, 0u);
   table.write_finished(14);
   EXPECT_EQ(table.size(), 0u);
 }
 
-TEST_F(transfer_table_test, an_at_most_claim_fails_its_gate_on_too_many_bytes_or_an_abort) {
+TEST_F(transfer_table_test, chunks_land_directly_once_the_landing_takes_them_and_earlier_ones_stay_staged) {
   transfer_table table(recording_api());
   uint8_t* data = nullptr;
   uint64_t total = 0;
   cl_int status = CL_SUCCESS;
   std::string why;
-  int calls = 0;
-  auto hook = [&](uint8_t*, uint64_t) { ++calls; };
+  ASSERT_EQ(table.claim_at_most(20, 64, data, total, status, why), transfer_table::claim_result::pending);
+  auto to = std::make_shared<recording_landing>();
+  ASSERT_TRUE(table.attach_landing(20, to, data, total));
+  send(table, 20, 0, {1, 2}, 6);  // not open yet: staging
+  to->open = true;
+  send(table, 20, 2, {3, 4}, 6);
+  send(table, 20, 4, {5, 6}, 6);
+  EXPECT_EQ(to->landings, 1);
+  EXPECT_EQ(to->staged, 2u) << "only the chunk before the landing opened is staged";
+  EXPECT_EQ(to->staged_bytes, (std::vector<uint8_t>{1, 2}));
+  EXPECT_EQ(std::vector<uint8_t>(to->memory.begin() + 2, to->memory.begin() + 6), (std::vector<uint8_t>{3, 4, 5, 6}));
+  EXPECT_EQ(to->memory[0], 0) << "a staged chunk is not copied into the landing";
+  table.write_finished(20);
+  EXPECT_EQ(table.size(), 0u);
+
+  // Once direct, a chunk out of order is refused.
+  ASSERT_EQ(table.claim_at_most(21, 64, data, total, status, why), transfer_table::claim_result::pending);
+  auto strict = std::make_shared<recording_landing>();
+  strict->open = true;
+  ASSERT_TRUE(table.attach_landing(21, strict, data, total));
+  send(table, 21, 0, {1, 2}, 6);
+  uint8_t* destination = nullptr;
+  EXPECT_FALSE(table.begin_chunk(21, 4, 2, 6, destination, why));
+  EXPECT_NE(why.find("out of order"), std::string::npos) << why;
+}
+
+TEST_F(transfer_table_test, an_abort_during_a_direct_chunk_fails_the_landing_after_that_chunk) {
+  transfer_table table(recording_api());
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
+  cl_int status = CL_SUCCESS;
+  std::string why;
+  ASSERT_EQ(table.claim_at_most(22, 64, data, total, status, why), transfer_table::claim_result::pending);
+  auto to = std::make_shared<recording_landing>();
+  to->open = true;
+  ASSERT_TRUE(table.attach_landing(22, to, data, total));
+  uint8_t* destination = nullptr;
+  ASSERT_TRUE(table.begin_chunk(22, 0, 2, 4, destination, why)) << why;
+  EXPECT_EQ(destination, to->memory.data());
+  EXPECT_FALSE(table.fail(22, -9)) << "the landing fails later, after the chunk";
+  EXPECT_TRUE(to->failures.empty()) << "not while the reader still writes into its memory";
+  destination[0] = 7;
+  table.end_chunk(22, 2);
+  EXPECT_EQ(to->failures, (std::vector<cl_int>{-9}));
+  send(table, 22, 2, {3, 4}, 4);  // dropped: the rest goes to staging and away
+  EXPECT_EQ(to->landings, 0);
+  EXPECT_EQ(to->memory[2], 0);
+  EXPECT_EQ(table.size(), 0u);
+}
+
+TEST_F(transfer_table_test, an_at_most_claim_fails_its_landing_on_too_many_bytes_an_abort_or_teardown) {
+  transfer_table table(recording_api());
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
+  cl_int status = CL_SUCCESS;
+  std::string why;
   ASSERT_EQ(table.claim_at_most(15, 2, data, total, status, why), transfer_table::claim_result::pending);
-  cl_event too_small = user_event();
-  ASSERT_TRUE(table.attach_landing(15, too_small, hook, data, total));
+  auto too_small = std::make_shared<recording_landing>();
+  ASSERT_TRUE(table.attach_landing(15, too_small, data, total));
   uint8_t* destination = nullptr;
   EXPECT_FALSE(table.begin_chunk(15, 0, 3, 3, destination, why));
   EXPECT_NE(why.find("more than"), std::string::npos) << why;
+  EXPECT_EQ(too_small->failures, (std::vector<cl_int>{CL_INVALID_VALUE}));
 
   ASSERT_EQ(table.claim_at_most(16, 10, data, total, status, why), transfer_table::claim_result::pending);
-  cl_event aborted = user_event();
-  ASSERT_TRUE(table.attach_landing(16, aborted, hook, data, total));
+  auto aborted = std::make_shared<recording_landing>();
+  ASSERT_TRUE(table.attach_landing(16, aborted, data, total));
   EXPECT_TRUE(table.fail(16, -5));
   send(table, 16, 0, {1, 2}, 2);  // dropped
-  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(aborted->landings, 0);
+  EXPECT_EQ(aborted->failures, (std::vector<cl_int>{-5}));
+
+  ASSERT_EQ(table.claim_at_most(19, 10, data, total, status, why), transfer_table::claim_result::pending);
+  auto left = std::make_shared<recording_landing>();
+  ASSERT_TRUE(table.attach_landing(19, left, data, total));
+  send(table, 19, 0, {1}, 2);
+  table.fail_pending(CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(left->failures, (std::vector<cl_int>{CL_DEVICE_NOT_AVAILABLE}));
+  EXPECT_EQ(left->landings, 0);
   {
     std::lock_guard lock(recorded_mutex);
-    ASSERT_EQ(recorded.size(), 2u);
-    EXPECT_EQ(recorded[0], std::make_pair(too_small, CL_INVALID_VALUE));
-    EXPECT_EQ(recorded[1], std::make_pair(aborted, -5));
+    EXPECT_TRUE(recorded.empty()) << "landings, not the table, set their gates";
   }
-  recording_api().clReleaseEvent(too_small);
-  recording_api().clReleaseEvent(aborted);
 }
 
 TEST_F(transfer_table_test, an_abort_before_the_claim_fails_it_at_once_and_drops_the_bytes) {

@@ -6,6 +6,8 @@
 #include <array>
 #include <numeric>
 #include <set>
+#include <thread>
+#include <chrono>
 
 #include "cl_helpers.hpp"
 
@@ -303,6 +305,64 @@ TEST_F(mesh, explicit_migration_and_content_undefined) {
   EXPECT_CL(CL_INVALID_VALUE, clEnqueueMigrateMemObjects(queues_[1], 1, data.address(), 0x100, 0, nullptr, nullptr));
   cl_mem bogus = nullptr;
   EXPECT_CL(CL_INVALID_MEM_OBJECT, clEnqueueMigrateMemObjects(queues_[1], 1, &bogus, 0, 0, nullptr, nullptr));
+}
+
+TEST_F(mesh, a_migration_into_a_queue_that_waits_lands_once_the_queue_goes_on) {
+  // The destination's queue is held by a user event, so the bytes arrive before the
+  // destination may write them: they wait in staging, and are written afterwards. The
+  // source's blocking write may still be running when the read asks for the bytes (it
+  // returns once the bytes are sent); the migration waits for it all the same.
+  constexpr size_t bytes = 4u << 20;
+  std::vector<cl_uint> host(bytes / sizeof(cl_uint));
+  std::iota(host.begin(), host.end(), 7u);
+  mem_handle data = create_buffer(context_, CL_MEM_READ_WRITE, bytes);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queues_[0], data, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr));
+  cl_int rc = CL_SUCCESS;
+  event_handle gate(clCreateUserEvent(context_, &rc));
+  ASSERT_CL_OK(rc);
+  ASSERT_CL_OK(clEnqueueMarkerWithWaitList(queues_[1], 1, gate.address(), nullptr));
+  const traffic in1_before = link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN);
+  std::vector<cl_uint> got(host.size(), 0u);
+  event_handle read;
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues_[1], data, CL_FALSE, 0, bytes, got.data(), 0, nullptr, read.out()));
+  ASSERT_CL_OK(clFlush(queues_[1]));
+  // The bytes cross while the queue waits.
+  for (int i = 0; i < 500 && link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN).bytes_in - in1_before.bytes_in < bytes;
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GE(link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN).bytes_in - in1_before.bytes_in, bytes);
+  EXPECT_EQ(info_value<cl_int>(FERRY_IT_INFO_QUERY(clGetEventInfo, read.get(), CL_EVENT_COMMAND_EXECUTION_STATUS)),
+            CL_QUEUED)
+      << "the read waits behind the held queue";
+  ASSERT_CL_OK(clSetUserEventStatus(gate, CL_COMPLETE));
+  ASSERT_CL_OK(clWaitForEvents(1, read.address()));
+  const auto wrong = std::mismatch(got.begin(), got.end(), host.begin());
+  EXPECT_EQ(wrong.first, got.end()) << "word " << (wrong.first - got.begin()) << " differs";
+}
+
+TEST_F(mesh, buffers_without_host_access_migrate_between_servers) {
+  // Host-access flags bind the application, not the daemons that move the bytes.
+  constexpr size_t items = (2u << 20) / sizeof(cl_uint);
+  std::vector<cl_uint> ones(items, 1u);
+  mem_handle hidden = create_buffer(context_, CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS | CL_MEM_COPY_HOST_PTR,
+                                    items * sizeof(cl_uint), ones.data());
+  mem_handle result = create_buffer(context_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, items * sizeof(cl_uint),
+                                    ones.data());
+  kernel_handle bump = kernel("increment");
+  ASSERT_CL_OK(clSetKernelArg(bump, 0, sizeof(cl_mem), hidden.address()));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queues_[0], bump, 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queues_[0]));
+  kernel_handle add = kernel("add_into");
+  ASSERT_CL_OK(clSetKernelArg(add, 0, sizeof(cl_mem), hidden.address()));
+  ASSERT_CL_OK(clSetKernelArg(add, 1, sizeof(cl_mem), result.address()));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queues_[2], add, 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
+  std::vector<cl_uint> got(items, 0u);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues_[2], result, CL_TRUE, 0, items * sizeof(cl_uint), got.data(), 0, nullptr,
+                                   nullptr));
+  EXPECT_EQ(got, std::vector<cl_uint>(items, 3u)) << "1 + (1 + 1), with the hidden buffer moved from server 0 to 2";
+  // The application itself still may not read it.
+  EXPECT_CL(CL_INVALID_OPERATION,
+            clEnqueueReadBuffer(queues_[2], hidden, CL_TRUE, 0, sizeof(cl_uint), got.data(), 0, nullptr, nullptr));
 }
 
 TEST_F(mesh, content_size_limits_migrations_and_reads_to_the_meaningful_prefix) {

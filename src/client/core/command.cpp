@@ -53,6 +53,7 @@ cl_int check_wait_list(const queue* q, cl_uint count, const cl_event* list) {
 command::command(queue* q, cl_command_type type, cl_uint wait_count, const cl_event* wait_list,
                  cl_event* event_out, blocking mode, data_parts parts)
     : queue_(q),
+      type_(type),
       sequence_(q->submitted.fetch_add(1, std::memory_order_acq_rel) + 1),
       target_(q->device->host),
       link_(q->device->host->link.get()),
@@ -104,6 +105,18 @@ cl_int command::uses(memory* m, access how) {
   if (code == CL_SUCCESS && arrival != 0) {
     header.wait_list.push_back(arrival);
     release_after_send_.push_back(arrival);
+  }
+  if (code == CL_SUCCESS && how != access::read) {
+    // A later migration out of this server waits for this command: it needs
+    // an event there, kept and reported like one the application asked for.
+    if (event_ == nullptr) {
+      header.flags |= protocol::notify;
+      event_ = make_event(queue_->context, queue_, type_, header.command);
+      event_->home = target_;
+    }
+    event_->on_server = true;
+    header.flags |= protocol::keep_event;
+    written_.push_back(root_of(m));
   }
   return code;
 }

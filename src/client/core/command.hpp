@@ -53,6 +53,7 @@ class command {
   void send(const Message& message) {
     if (event_) link_->track(event_);
     link_->post(message);
+    for (memory* root : written_) note_writer(root, event_);
     // Events the command waited for that only it needed (migrations).
     for (protocol::object_id id : release_after_send_) link_->post(protocol::release_object{id});
   }
@@ -60,11 +61,13 @@ class command {
 
  private:
   queue* queue_;
+  cl_command_type type_;
   uint64_t sequence_;  // this command's place in its queue (queue::submitted)
   server* target_;     // the queue's server
   connection* link_;
   std::span<const cl_event> waits_;  // the application's wait list (valid during the call)
   std::vector<protocol::object_id> release_after_send_;
+  std::vector<memory*> written_;  // roots this command may write (contexts that span servers)
   event* event_ = nullptr;
   cl_event* event_out_;
   bool blocking_;

@@ -61,6 +61,7 @@ void destroy(object_base* o) {
       for (auto& mapping : m->mappings)
         if (mapping.owned) ::operator delete(mapping.pointer, std::align_val_t{64});
       if (m->content_size) release_internal(m->content_size);
+      if (m->last_writer) release_api(m->last_writer);
       if (m->parent) release_internal(m->parent);
       if (m->image.mem_object) release_internal(m->image.mem_object);
       release_internal(m->context);

@@ -212,9 +212,15 @@ struct _cl_mem : ferry::client::object_base {
   /// core/placement.hpp). Kept on the root object only: a buffer without
   /// parent, image or not; sub-buffers and images over a buffer use their
   /// root's.
-  std::mutex placement_mutex;  // guards holders, content_size
+  std::mutex placement_mutex;  // guards holders, content_size, last_writer
   /// Bit per server slot: the servers whose copy is current.
   uint64_t holders = 0;
+  /// The latest command that may have written the contents (an API
+  /// reference, so that its server keeps it): a migration out of that server waits
+  /// for it, since the application need not have ordered it before the
+  /// command on another server that needs the contents (a blocking write
+  /// returns before the write has run).
+  cl_event last_writer = nullptr;
   /// cl_pocl_content_size: the buffer that holds this one's meaningful
   /// size (an internal reference), or nullptr.
   cl_mem content_size = nullptr;

@@ -74,6 +74,16 @@ void import_events(server& target, std::span<const cl_event> events) {
   }
 }
 
+void note_writer(memory* root, event* writer) {
+  retain_api(writer);
+  event* previous = nullptr;
+  {
+    std::lock_guard lock(root->placement_mutex);
+    previous = std::exchange(root->last_writer, writer);
+  }
+  if (previous) release_api(previous);
+}
+
 cl_int bring_contents(memory* m, access how, server& to, queue& q, std::span<const cl_event> waits,
                       event* dependent, protocol::object_id& arrival) {
   arrival = 0;
@@ -111,8 +121,10 @@ cl_int bring_contents(memory* m, access how, server& to, queue& q, std::span<con
   protocol::migrate_out out;
   out.header.command = next_object_id();
   out.header.queue = 0;  // the source reads on a queue of its own
-  out.header.wait_list.reserve(waits.size());
+  out.header.wait_list.reserve(waits.size() + 1);
   for (event* e : waits) out.header.wait_list.push_back(e->id);
+  // The source's last writer, which the application may not have ordered.
+  if (root->last_writer && root->last_writer->home == from) out.header.wait_list.push_back(root->last_writer->id);
   out.header.flags = protocol::notify;  // the success report retires the failure hook
   out.buffer = root->id;
   out.offset = 0;

@@ -51,6 +51,10 @@ void place_new(memory* root, server* with_data);
 /// CL_DEVICE_NOT_AVAILABLE if the migration fails. CL_INVALID_OPERATION for
 /// an image whose contents are elsewhere (images do not migrate yet),
 /// CL_DEVICE_NOT_AVAILABLE when the holder is unreachable.
+/// `writer` (a command just sent to its server) may have written `root`:
+/// later migrations out of that server wait for it (see _cl_mem::last_writer).
+void note_writer(memory* root, event* writer);
+
 cl_int bring_contents(memory* m, access how, server& to, queue& q, std::span<const cl_event> waits,
                       event* dependent, protocol::object_id& arrival);
 

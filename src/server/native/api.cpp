@@ -1,5 +1,6 @@
 #include "server/native/api.hpp"
 
+#include <cstdlib>
 #include <cstring>
 #include <tuple>
 
@@ -190,6 +191,27 @@ void svm_free(cl_context, void* pointer) {
   if (pointer) live.fetch_sub(1, std::memory_order_relaxed);
 }
 
+// Maps are real zeroed memory: a migration sends from them and receives into them.
+void* map_buffer(cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t size, cl_uint, const cl_event*,
+                 cl_event* event, cl_int* error) {
+  void* memory = size == 0 || size > (size_t{64} << 20) ? nullptr : std::calloc(size, 1);
+  if (memory == nullptr) {
+    if (error) *error = size == 0 ? CL_INVALID_VALUE : CL_MAP_FAILURE;
+    return nullptr;
+  }
+  live.fetch_add(1, std::memory_order_relaxed);
+  if (event) *event = fake<cl_event>();
+  if (error) *error = CL_SUCCESS;
+  return memory;
+}
+
+cl_int unmap(cl_command_queue, cl_mem, void* pointer, cl_uint, const cl_event*, cl_event* event) {
+  std::free(pointer);
+  live.fetch_sub(1, std::memory_order_relaxed);
+  if (event) *event = fake<cl_event>();
+  return CL_SUCCESS;
+}
+
 // No dry buffer is ever destroyed later than its release: report it gone at once.
 cl_int set_destructor(cl_mem mem, void(CL_CALLBACK* notify)(cl_mem, void*), void* user) {
   notify(mem, user);
@@ -273,6 +295,8 @@ const api& dry_api() {
     t.clSetProgramSpecializationConstant = &dry::succeed;
     t.clRetainCommandQueue = &dry::retain<cl_command_queue>;
     t.clRetainMemObject = &dry::retain<cl_mem>;
+    t.clEnqueueMapBuffer = &dry::map_buffer;
+    t.clEnqueueUnmapMemObject = &dry::unmap;
     return t;
   }();
   return table;

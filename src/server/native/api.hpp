@@ -36,7 +36,8 @@ struct api {
   X(clRetainContext) X(clSetMemObjectDestructorCallback) X(clSVMAlloc) X(clSVMFree)           \
   X(clEnqueueSVMMemcpy) X(clEnqueueSVMMemFill) X(clSetKernelArgSVMPointer)                    \
   X(clSetKernelExecInfo) X(clWaitForEvents) X(clCreateProgramWithIL)                          \
-  X(clSetProgramSpecializationConstant) X(clRetainCommandQueue) X(clRetainMemObject)
+  X(clSetProgramSpecializationConstant) X(clRetainCommandQueue) X(clRetainMemObject)            \
+  X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject)
 #define FERRY_NATIVE_MEMBER(name) decltype(&::name) name;
   FERRY_NATIVE_FUNCTIONS(FERRY_NATIVE_MEMBER)
 #undef FERRY_NATIVE_MEMBER
