@@ -181,9 +181,9 @@ class executor {
   // Several servers (executor_peers.cpp).
   /// The daemon's own queues of `context`, made on the context's first device
   /// when first needed and released with the context: one for migrate_out
-  /// reads, one for deferred migrate_in writes. Out of order where the device
-  /// allows, so that each transfer waits only for what it names: on one
-  /// in-order queue a landing write could sit behind a read that waits,
+  /// maps, one for deferred migrate_in maps and writes. Out of order where the
+  /// device allows, so that each transfer waits only for what it names: on one
+  /// in-order queue a landing write could sit behind a map that waits,
   /// through the client's commands, for that very write. nullptr and `error`
   /// on failure.
   struct own_queue {
@@ -201,8 +201,6 @@ class executor {
   void release_own_queue(cl_context context);
   /// Whether every event of the current wait list has completed.
   bool wait_list_complete() const;
-  /// A small migrate_out with nothing to wait for: see executor_peers.cpp.
-  bool migrate_out_now(const protocol::migrate_out& m, const object_entry& buffer, const own_queue& own);
   void finish_own_queues();
   /// migrate_in whose bytes are all here: the native write of `total` bytes
   /// (a marker for none) on the command's queue.

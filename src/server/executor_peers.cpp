@@ -211,8 +211,9 @@ bool executor::on(const p::migrate_out& m) {
   }
   const own_queue* own = own_queue_of(buffer->context, error);
   if (own == nullptr) return fail(h, error);
-  if (!content && m.size > 0 && m.size <= small_migration && own->out_of_order && wait_list_complete())
-    return migrate_out_now(m, *buffer, *own);
+  // Nothing to wait for: the map runs at once, and the bytes go to the peer
+  // link from here instead of from the map's callback.
+  const bool now = !content && m.size > 0 && m.size <= small_migration && own->out_of_order && wait_list_complete();
   // The content size first (read: 8 bytes), then the range behind it, mapped
   // so that the peer link sends the buffer's own bytes without a copy. Only
   // the bytes below the content size are sent.
@@ -272,40 +273,8 @@ bool executor::on(const p::migrate_out& m) {
   slot->sweepable = !own->callbacks.runs_on_failure;
   slot->verify_status = !own->callbacks.reports_failure;
   core_->peers.start(m.peer);
-  callback_pool::arm(api_, slot);
-  return true;
-}
-
-bool executor::migrate_out_now(const p::migrate_out& m, const object_entry& buffer, const own_queue& own) {
-  // Nothing to wait for: the map runs at once, and the bytes go to the peer
-  // link from here instead of from the map's callback.
-  const p::command_header& h = m.header;
-  cl_event event = nullptr;
-  native::mapping mapped;
-  cl_int rc = native::map(api_, own.reads, buffer.as_mem(), CL_MAP_READ, static_cast<size_t>(m.offset),
-                          static_cast<size_t>(m.size), 0, nullptr, &event, mapped);
-  if (rc == CL_SUCCESS) rc = api_.clWaitForEvents(1, &event);
-  if (rc != CL_SUCCESS) {
-    if (event) api_.clReleaseEvent(event);
-    native::unmap(api_, mapped, 0, nullptr, nullptr);
-    return fail(h, rc == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? CL_MAP_FAILURE : rc);
-  }
-  if ((h.flags & p::keep_event) != 0) {
-    auto entry = object_entry::native(object_kind::event, event, buffer.context);
-    entry.callbacks = own.callbacks;
-    objects_.insert(h.command, entry);
-    api_.clRetainEvent(event);  // the item's
-  }
-  peer_migration item;
-  item.command = h.command;
-  item.transfer = m.transfer;
-  item.source = mapped;
-  item.size = m.size;
-  item.offset = m.offset;
-  item.event = event;
-  item.notify = (h.flags & p::notify) != 0;
-  core_->peers.start(m.peer);
-  core_->peers.post(m.peer, std::move(item));
+  if (now && api_.clWaitForEvents(1, &event) == CL_SUCCESS) callback_pool::deliver(slot, CL_COMPLETE);
+  else callback_pool::arm(api_, slot);
   return true;
 }
 
@@ -376,8 +345,9 @@ constexpr uint64_t direct_landing_from = uint64_t{1} << 20;
 // chunks that arrive once that map is ready go straight into it; the bytes
 // that came earlier wait in staging. Once all have landed, the unmap (and the
 // write of the staged bytes behind it) goes on the daemon's queue, and its
-// completion sets `gate` (on the control writer thread), which lets the
-// command and everything after it go on.
+// completion sets `gate` (on the control writer thread, or at once for a
+// small write that could start at once), which lets the command and
+// everything after it go on.
 class deferred_write final : public transfer_table::landing {
  public:
   deferred_write(const native::api& api, std::weak_ptr<session_core> core, cl_command_queue own,
@@ -436,18 +406,6 @@ class deferred_write final : public transfer_table::landing {
             CL_SUCCESS &&
         status < 0)
       return failed(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-    if (status == CL_COMPLETE && out_of_order_ && !zone_ && total > 0 && total <= small_migration) {
-      // Nothing to wait for: the write starts at once, and the gate
-      // opens from here rather than through a callback and the control writer.
-      cl_event written = nullptr;
-      cl_int rc = api_.clEnqueueWriteBuffer(own_, buffer_, CL_FALSE, static_cast<size_t>(offset_),
-                                            static_cast<size_t>(total), staging, 0, nullptr, &written);
-      if (rc == CL_SUCCESS) rc = api_.clWaitForEvents(1, &written);
-      if (written) api_.clReleaseEvent(written);
-      if (rc != CL_SUCCESS) return fail_gate(live.get(), rc);
-      api_.clSetUserEventStatus(gate_, CL_COMPLETE);
-      return;
-    }
     // The direct bytes reach the buffer with the unmap; the staged ones are
     // written behind it (a write-invalidate unmap may have overwritten them).
     cl_event last = nullptr;
@@ -462,15 +420,21 @@ class deferred_write final : public transfer_table::landing {
       last = written;
     }
     if (rc == CL_SUCCESS && last == nullptr) {
-      if (total == 0) {
-        api_.clSetUserEventStatus(gate_, CL_COMPLETE);
-        return;
-      }
-      rc = api_.clEnqueueMarkerWithWaitList(own_, 1, &before_, &last);
+      // Zero bytes and nothing mapped: nothing to write.
+      api_.clSetUserEventStatus(gate_, CL_COMPLETE);
+      return;
     }
     if (rc != CL_SUCCESS) {
       if (last) api_.clReleaseEvent(last);
       return fail_gate(live.get(), rc);
+    }
+    if (status == CL_COMPLETE && out_of_order_ && !zone_ && total <= small_migration &&
+        api_.clWaitForEvents(1, &last) == CL_SUCCESS) {
+      // Nothing to wait for: the write ran at once, and the gate opens from
+      // here rather than through a callback and the control writer.
+      api_.clReleaseEvent(last);
+      api_.clSetUserEventStatus(gate_, CL_COMPLETE);
+      return;
     }
     api_.clFlush(own_);
     callback_slot* slot = live->callbacks.acquire();

@@ -204,15 +204,24 @@ struct recording_landing : transfer_table::landing {
   void failed(cl_int status) override { failures.push_back(status); }
 };
 
-TEST_F(transfer_table_test, an_at_most_claim_lands_through_staging_once_the_size_is_known) {
-  transfer_table table(recording_api());
+/// A pending claim of at most `limit` bytes of `transfer`, with a recording
+/// landing attached (open: it takes chunks directly from the first).
+std::shared_ptr<recording_landing> claim_with_landing(transfer_table& table, uint64_t transfer, uint64_t limit,
+                                                      bool open = false) {
   uint8_t* data = nullptr;
   uint64_t total = 0;
   cl_int status = CL_SUCCESS;
   std::string why;
-  ASSERT_EQ(table.claim_at_most(13, 100, data, total, status, why), transfer_table::claim_result::pending);
+  EXPECT_EQ(table.claim_at_most(transfer, limit, data, total, status, why), transfer_table::claim_result::pending);
   auto to = std::make_shared<recording_landing>();
-  ASSERT_TRUE(table.attach_landing(13, to, data, total));
+  to->open = open;
+  EXPECT_TRUE(table.attach_landing(transfer, to, data, total));
+  return to;
+}
+
+TEST_F(transfer_table_test, an_at_most_claim_lands_through_staging_once_the_size_is_known) {
+  transfer_table table(recording_api());
+  auto to = claim_with_landing(table, 13, 100);
   send(table, 13, 2, {3, 4}, 4);  // out of order: staging, not asked
   EXPECT_EQ(to->asked, 0);
   send(table, 13, 0, {1, 2}, 4);
@@ -225,9 +234,7 @@ TEST_F(transfer_table_test, an_at_most_claim_lands_through_staging_once_the_size
   EXPECT_EQ(table.size(), 0u);
 
   // Zero bytes land too.
-  ASSERT_EQ(table.claim_at_most(14, 100, data, total, status, why), transfer_table::claim_result::pending);
-  auto none = std::make_shared<recording_landing>();
-  ASSERT_TRUE(table.attach_landing(14, none, data, total));
+  auto none = claim_with_landing(table, 14, 100);
   send(table, 14, 0, {}, 0);
   EXPECT_EQ(none->landings, 1);
   EXPECT_EQ(none->total, 0u);
@@ -237,13 +244,8 @@ TEST_F(transfer_table_test, an_at_most_claim_lands_through_staging_once_the_size
 
 TEST_F(transfer_table_test, chunks_land_directly_once_the_landing_takes_them_and_earlier_ones_stay_staged) {
   transfer_table table(recording_api());
-  uint8_t* data = nullptr;
-  uint64_t total = 0;
-  cl_int status = CL_SUCCESS;
   std::string why;
-  ASSERT_EQ(table.claim_at_most(20, 64, data, total, status, why), transfer_table::claim_result::pending);
-  auto to = std::make_shared<recording_landing>();
-  ASSERT_TRUE(table.attach_landing(20, to, data, total));
+  auto to = claim_with_landing(table, 20, 64);
   send(table, 20, 0, {1, 2}, 6);  // not open yet: staging
   to->open = true;
   send(table, 20, 2, {3, 4}, 6);
@@ -257,10 +259,7 @@ TEST_F(transfer_table_test, chunks_land_directly_once_the_landing_takes_them_and
   EXPECT_EQ(table.size(), 0u);
 
   // Once direct, a chunk out of order is refused.
-  ASSERT_EQ(table.claim_at_most(21, 64, data, total, status, why), transfer_table::claim_result::pending);
-  auto strict = std::make_shared<recording_landing>();
-  strict->open = true;
-  ASSERT_TRUE(table.attach_landing(21, strict, data, total));
+  auto strict = claim_with_landing(table, 21, 64, true);
   send(table, 21, 0, {1, 2}, 6);
   uint8_t* destination = nullptr;
   EXPECT_FALSE(table.begin_chunk(21, 4, 2, 6, destination, why));
@@ -269,14 +268,8 @@ TEST_F(transfer_table_test, chunks_land_directly_once_the_landing_takes_them_and
 
 TEST_F(transfer_table_test, an_abort_during_a_direct_chunk_fails_the_landing_after_that_chunk) {
   transfer_table table(recording_api());
-  uint8_t* data = nullptr;
-  uint64_t total = 0;
-  cl_int status = CL_SUCCESS;
   std::string why;
-  ASSERT_EQ(table.claim_at_most(22, 64, data, total, status, why), transfer_table::claim_result::pending);
-  auto to = std::make_shared<recording_landing>();
-  to->open = true;
-  ASSERT_TRUE(table.attach_landing(22, to, data, total));
+  auto to = claim_with_landing(table, 22, 64, true);
   uint8_t* destination = nullptr;
   ASSERT_TRUE(table.begin_chunk(22, 0, 2, 4, destination, why)) << why;
   EXPECT_EQ(destination, to->memory.data());
@@ -293,29 +286,20 @@ TEST_F(transfer_table_test, an_abort_during_a_direct_chunk_fails_the_landing_aft
 
 TEST_F(transfer_table_test, an_at_most_claim_fails_its_landing_on_too_many_bytes_an_abort_or_teardown) {
   transfer_table table(recording_api());
-  uint8_t* data = nullptr;
-  uint64_t total = 0;
-  cl_int status = CL_SUCCESS;
   std::string why;
-  ASSERT_EQ(table.claim_at_most(15, 2, data, total, status, why), transfer_table::claim_result::pending);
-  auto too_small = std::make_shared<recording_landing>();
-  ASSERT_TRUE(table.attach_landing(15, too_small, data, total));
+  auto too_small = claim_with_landing(table, 15, 2);
   uint8_t* destination = nullptr;
   EXPECT_FALSE(table.begin_chunk(15, 0, 3, 3, destination, why));
   EXPECT_NE(why.find("more than"), std::string::npos) << why;
   EXPECT_EQ(too_small->failures, (std::vector<cl_int>{CL_INVALID_VALUE}));
 
-  ASSERT_EQ(table.claim_at_most(16, 10, data, total, status, why), transfer_table::claim_result::pending);
-  auto aborted = std::make_shared<recording_landing>();
-  ASSERT_TRUE(table.attach_landing(16, aborted, data, total));
+  auto aborted = claim_with_landing(table, 16, 10);
   EXPECT_TRUE(table.fail(16, -5));
   send(table, 16, 0, {1, 2}, 2);  // dropped
   EXPECT_EQ(aborted->landings, 0);
   EXPECT_EQ(aborted->failures, (std::vector<cl_int>{-5}));
 
-  ASSERT_EQ(table.claim_at_most(19, 10, data, total, status, why), transfer_table::claim_result::pending);
-  auto left = std::make_shared<recording_landing>();
-  ASSERT_TRUE(table.attach_landing(19, left, data, total));
+  auto left = claim_with_landing(table, 19, 10);
   send(table, 19, 0, {1}, 2);
   table.fail_pending(CL_DEVICE_NOT_AVAILABLE);
   EXPECT_EQ(left->failures, (std::vector<cl_int>{CL_DEVICE_NOT_AVAILABLE}));

@@ -4,10 +4,9 @@
 // queues across servers, cl_pocl_content_size, and a peer that cannot be reached.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <numeric>
 #include <set>
-#include <thread>
-#include <chrono>
 
 #include "cl_helpers.hpp"
 
@@ -326,10 +325,12 @@ TEST_F(mesh, a_migration_into_a_queue_that_waits_lands_once_the_queue_goes_on) {
   event_handle read;
   ASSERT_CL_OK(clEnqueueReadBuffer(queues_[1], data, CL_FALSE, 0, bytes, got.data(), 0, nullptr, read.out()));
   ASSERT_CL_OK(clFlush(queues_[1]));
-  // The bytes cross while the queue waits.
-  for (int i = 0; i < 500 && link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN).bytes_in - in1_before.bytes_in < bytes;
-       ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // The bytes cross while the queue waits (each counter query is a round trip: the
+  // loop waits on the server, and the deadline only stops a broken migration).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN).bytes_in - in1_before.bytes_in < bytes &&
+         std::chrono::steady_clock::now() < deadline) {
+  }
   EXPECT_GE(link_traffic(devices_[1], CL_FERRY_LINK_PEER_IN).bytes_in - in1_before.bytes_in, bytes);
   EXPECT_EQ(info_value<cl_int>(FERRY_IT_INFO_QUERY(clGetEventInfo, read.get(), CL_EVENT_COMMAND_EXECUTION_STATUS)),
             CL_QUEUED)
