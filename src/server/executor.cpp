@@ -366,6 +366,9 @@ bool executor::on(const p::create_context& m) {
   cl_context context = api_.clCreateContext(properties, static_cast<cl_uint>(devices.size()), devices.data(),
                                             nullptr, nullptr, &error);
   if (context == nullptr) return record_failed(m.id, object_kind::context, error);
+  // Held until the teardown, which releases the events parked in it.
+  api_.clRetainContext(context);
+  contexts_.push_back(context);
   object_entry entry;
   entry.kind = object_kind::context;
   entry.handle = context;
@@ -1271,6 +1274,12 @@ void executor::shutdown() {
   size_t released = objects_.size();
   objects_.release_all();
   release_retired_svm();
+  // Nothing is left that could notify the events parked in them.
+  for (cl_context context : contexts_) {
+    api_.release_parked_events(context);
+    api_.clReleaseContext(context);
+  }
+  contexts_.clear();
   FERRY_DEBUG("session", "session %s: released %zu objects (daemon total %lld)", core_->label.c_str(), released,
               static_cast<long long>(object_table::daemon_total()));
 }

@@ -237,6 +237,7 @@ class executor {
   };
   std::vector<queue_fence> queue_fences_;       // markers of released queues (see fence_released_queue)
   std::unordered_map<cl_context, own_queue> own_queues_;
+  std::vector<cl_context> contexts_;  // every context made, retained (see native/event_parking.hpp)
   std::string violation_;
   bool stop_requested_ = false;
   bool may_print_ = false;  // a printf-capable kernel was enqueued

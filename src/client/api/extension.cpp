@@ -31,18 +31,20 @@ cl_int CL_API_CALL ferry_get_object_counts(cl_device_id d, cl_ferry_object_count
     FERRY_CHECK_HANDLE(d);
     if (counts == nullptr) return CL_INVALID_VALUE;
     protocol::get_object_counts request;
-    // The request travels behind every command sent before it, so the answer
-    // reflects all releases the application made so far.
-    auto r = d->host->link->call<protocol::object_counts>(request);
-    if (!r) return r.error();
-    // The reply came after every earlier completion was handled; the bulk
-    // reader and the callback thread may still hold the last references of
-    // objects the application released, for a moment.
-    // Migrations between servers still on their way hold the buffers and
-    // events they serve until their outcome is known.
+    // The first request travels behind every command sent before it, so its
+    // reply comes after every earlier completion was handled.
+    auto first = d->host->link->call<protocol::object_counts>(request);
+    if (!first) return first.error();
+    // The bulk reader and the callback thread may still hold the last
+    // references of objects the application released, for a moment, and
+    // migrations between servers still on their way hold the buffers and
+    // events they serve until their outcome is known. Letting go of those
+    // sends their releases; the second request counts behind them.
     for (const auto& s : connected_servers()) s->link->settle();
     for (const auto& s : connected_servers()) s->link->quiesce_bulk();
     wait_for_callbacks();
+    auto r = d->host->link->call<protocol::object_counts>(request);
+    if (!r) return r.error();
     counts->client_objects = live_object_count() + svm_allocation_count();
     counts->server_objects = r->objects;
     return CL_SUCCESS;

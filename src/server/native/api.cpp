@@ -4,6 +4,8 @@
 #include <cstring>
 #include <tuple>
 
+#include "server/native/event_parking.hpp"
+
 namespace ferry::server::native {
 
 const api& real_api() {
@@ -12,6 +14,8 @@ const api& real_api() {
 #define FERRY_NATIVE_REAL(name) t.name = &::name;
     FERRY_NATIVE_FUNCTIONS(FERRY_NATIVE_REAL)
 #undef FERRY_NATIVE_REAL
+    t.clReleaseEvent = &release_event_when_safe;
+    t.release_parked_events = &release_parked_events;
     return t;
   }();
   return table;
@@ -297,6 +301,7 @@ const api& dry_api() {
     t.clRetainMemObject = &dry::retain<cl_mem>;
     t.clEnqueueMapBuffer = &dry::map_buffer;
     t.clEnqueueUnmapMemObject = &dry::unmap;
+    t.release_parked_events = [](cl_context) {};  // dry events never park
     return t;
   }();
   return table;

@@ -41,9 +41,13 @@ struct api {
 #define FERRY_NATIVE_MEMBER(name) decltype(&::name) name;
   FERRY_NATIVE_FUNCTIONS(FERRY_NATIVE_MEMBER)
 #undef FERRY_NATIVE_MEMBER
+  /// Not OpenCL: releases the events clReleaseEvent parked in `context`
+  /// (native/event_parking.hpp); the session's teardown calls it last.
+  void (*release_parked_events)(cl_context context);
 };
 
-/// The host's OpenCL, through the ICD loader.
+/// The host's OpenCL, through the ICD loader; clReleaseEvent parks events
+/// that have not completed (native/event_parking.hpp).
 const api& real_api();
 
 /// An inert implementation: creators return unique fake handles, enqueues
