@@ -366,7 +366,8 @@ bool executor::on(const p::create_context& m) {
   cl_context context = api_.clCreateContext(properties, static_cast<cl_uint>(devices.size()), devices.data(),
                                             nullptr, nullptr, &error);
   if (context == nullptr) return record_failed(m.id, object_kind::context, error);
-  // Held until the teardown, which releases the events parked in it.
+  // Held until the client releases it, or until the teardown where events
+  // are parked in it (native/event_parking.hpp).
   api_.clRetainContext(context);
   contexts_.push_back(context);
   object_entry entry;
@@ -505,6 +506,13 @@ bool executor::on(const p::set_user_event_status& m) {
   return true;
 }
 
+void executor::let_go_of_context(cl_context context) {
+  auto it = std::find(contexts_.begin(), contexts_.end(), context);
+  if (it == contexts_.end() || api_.holds_parked_events(context)) return;
+  contexts_.erase(it);
+  api_.clReleaseContext(context);
+}
+
 bool executor::on(const p::release_object& m) {
   object_entry* entry = objects_.find_mutable(m.id);
   if (entry && entry->kind == object_kind::svm && entry->handle) {
@@ -513,7 +521,10 @@ bool executor::on(const p::release_object& m) {
     retire_svm(taken);
     return true;
   }
-  if (entry && entry->kind == object_kind::context && entry->handle) release_own_queue(entry->as_context());
+  if (entry && entry->kind == object_kind::context && entry->handle) {
+    release_own_queue(entry->as_context());
+    let_go_of_context(entry->as_context());
+  }
   if (entry && entry->kind == object_kind::event && entry->user_event) core_->imports.forget(m.id);
   if (entry && entry->kind == object_kind::mem) content_sizes_.erase(m.id);
   if (entry && entry->kind == object_kind::queue && entry->handle) {

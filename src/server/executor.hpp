@@ -199,6 +199,9 @@ class executor {
   /// imports it waits for are settled (see event_imports::hold).
   void hold_for_imports(cl_event event);
   void release_own_queue(cl_context context);
+  /// Drops the reference create_context took, unless events are parked in
+  /// the context: those are released by the teardown (native/event_parking.hpp).
+  void let_go_of_context(cl_context context);
   /// Whether every event of the current wait list has completed.
   bool wait_list_complete() const;
   void finish_own_queues();
@@ -237,7 +240,7 @@ class executor {
   };
   std::vector<queue_fence> queue_fences_;       // markers of released queues (see fence_released_queue)
   std::unordered_map<cl_context, own_queue> own_queues_;
-  std::vector<cl_context> contexts_;  // every context made, retained (see native/event_parking.hpp)
+  std::vector<cl_context> contexts_;  // contexts made and retained (see let_go_of_context)
   std::string violation_;
   bool stop_requested_ = false;
   bool may_print_ = false;  // a printf-capable kernel was enqueued

@@ -16,6 +16,7 @@ const api& real_api() {
 #undef FERRY_NATIVE_REAL
     t.clReleaseEvent = &release_event_when_safe;
     t.release_parked_events = &release_parked_events;
+    t.holds_parked_events = &holds_parked_events;
     return t;
   }();
   return table;
@@ -302,6 +303,7 @@ const api& dry_api() {
     t.clEnqueueMapBuffer = &dry::map_buffer;
     t.clEnqueueUnmapMemObject = &dry::unmap;
     t.release_parked_events = [](cl_context) {};  // dry events never park
+    t.holds_parked_events = [](cl_context) { return false; };
     return t;
   }();
   return table;

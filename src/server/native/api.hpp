@@ -44,6 +44,8 @@ struct api {
   /// Not OpenCL: releases the events clReleaseEvent parked in `context`
   /// (native/event_parking.hpp); the session's teardown calls it last.
   void (*release_parked_events)(cl_context context);
+  /// Not OpenCL: whether clReleaseEvent parked an event of `context`.
+  bool (*holds_parked_events)(cl_context context);
 };
 
 /// The host's OpenCL, through the ICD loader; clReleaseEvent parks events

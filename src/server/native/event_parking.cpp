@@ -72,6 +72,11 @@ void release_parked_events(cl_context context) {
   for (cl_event event : released) ::clReleaseEvent(event);
 }
 
+bool holds_parked_events(cl_context context) {
+  std::lock_guard lock(parking_mutex);
+  return std::any_of(parked.begin(), parked.end(), [&](const parked_event& p) { return p.context == context; });
+}
+
 size_t parked_event_count() {
   std::lock_guard lock(parking_mutex);
   return parked.size();

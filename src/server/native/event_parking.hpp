@@ -15,7 +15,9 @@
 // until the session's teardown has ended everything that could still notify
 // them (every user event set, every queue finished), when the executor calls
 // release_parked_events for each of its contexts. A session's contexts are
-// its own, so a teardown never touches another session's events.
+// its own, so a teardown never touches another session's events; the
+// executor keeps a context that holds parked events until then, so that its
+// address cannot name another session's context in the meantime.
 #pragma once
 
 #include <CL/cl.h>
@@ -30,6 +32,9 @@ cl_int CL_API_CALL release_event_when_safe(cl_event event);
 /// Releases every event parked in `context` (teardown only: nothing may be
 /// left that could still notify them).
 void release_parked_events(cl_context context);
+
+/// Whether an event of `context` is parked.
+bool holds_parked_events(cl_context context);
 
 /// Events parked now, for tests and the debug log.
 size_t parked_event_count();
