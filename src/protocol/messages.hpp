@@ -36,6 +36,8 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(14, get_object_counts, direction::to_server, 64)                               \
   X(15, object_counts, direction::to_client, 64)                                   \
   X(16, goodbye, direction::to_server, 64)                                          \
+  X(17, ack, direction::both, 64)                                                  \
+  X(18, session_state, direction::to_client, 64)                                   \
   X(20, create_context, direction::to_server, 1 << 20)                             \
   X(21, create_queue, direction::to_server, 4096)                                  \
   X(22, create_buffer, direction::to_server, 4096)                                 \
@@ -283,6 +285,28 @@ struct goodbye {
   uint32_t reserved = 0;
   FERRY_FIELDS(reserved)
   bool operator==(const goodbye&) const = default;
+};
+/// How many frames of the session's control and bulk streams the sender has
+/// received from the other side, over every connection so far (ack, hello,
+/// welcome, refused and session_state frames are not counted). The other
+/// side lets go of what it kept to send again up to there.
+struct ack {
+  uint64_t control = 0;
+  uint64_t bulk = 0;
+  FERRY_FIELDS(control, bulk)
+  bool operator==(const ack&) const = default;
+};
+/// Follows every welcome of a control stream: how many frames of each of
+/// the client's streams the session has received (zero for a new session;
+/// the client sends the rest again), and how long the session outlives a
+/// lost connection.
+struct session_state {
+  uint64_t control = 0;
+  uint64_t bulk = 0;
+  uint32_t grace_ms = 0;
+  uint32_t reserved = 0;
+  FERRY_FIELDS(control, bulk, grace_ms, reserved)
+  bool operator==(const session_state&) const = default;
 };
 
 struct create_context {

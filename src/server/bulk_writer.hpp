@@ -74,6 +74,16 @@ class bulk_outbox {
   bool pop(bulk_job& job);
   void close();
 
+  /// Keeps the bytes of a transfer about to be sent until the client
+  /// acknowledges its frames (a resumed session sends them again).
+  void keep(uint64_t transfer, staging_ptr data, uint64_t size);
+  /// The client received the first `received` bulk frames. False when it
+  /// claims more than were kept.
+  bool acknowledge(uint64_t received);
+  /// Sends again every kept frame after the first `received`. False when
+  /// the socket fails or those frames are gone.
+  bool resend(int fd, uint64_t received, link_counter* counter);
+
  private:
   void discard(bulk_job& job);
 
@@ -82,7 +92,22 @@ class bulk_outbox {
   std::condition_variable ready_;
   std::deque<bulk_job> jobs_;
   bool closed_ = false;
+
+  struct kept_transfer {
+    uint64_t first_frame = 0;  // number of its first frame
+    uint64_t frames = 0;
+    uint64_t transfer = 0;
+    staging_ptr data;
+    uint64_t size = 0;
+  };
+  std::mutex kept_mutex_;  // guards kept_, frames_kept_, frames_acknowledged_
+  std::deque<kept_transfer> kept_;
+  uint64_t frames_kept_ = 0;
+  uint64_t frames_acknowledged_ = 0;
 };
+
+/// Frames write_bulk uses for `size` bytes.
+uint64_t bulk_frames(uint64_t size);
 
 /// Writes `size` bytes of `data` as bulk transfer `transfer`, in bulk_data
 /// frames of at most max_bulk_chunk bytes (one empty frame when `size` is 0),
@@ -96,11 +121,21 @@ bool write_bulk_chunk(int fd, uint64_t transfer, const uint8_t* data, uint64_t s
 
 class bulk_writer {
  public:
+  /// `resume_from`: bulk frames the client has received already (a resumed
+  /// session); the writer first sends again those that follow.
   bulk_writer(int fd, bulk_outbox& jobs, control_outbox& control, const native::api& api,
-              std::function<void(const std::string&)> broken, link_counter* counter = nullptr)
-      : fd_(fd), jobs_(jobs), control_(control), api_(api), broken_(std::move(broken)), counter_(counter) {}
+              std::function<void(const std::string&)> broken, link_counter* counter = nullptr,
+              uint64_t resume_from = 0)
+      : fd_(fd),
+        jobs_(jobs),
+        control_(control),
+        api_(api),
+        broken_(std::move(broken)),
+        counter_(counter),
+        resume_from_(resume_from) {}
 
-  /// The bulk writer thread's body; returns when the outbox closes or the socket fails.
+  /// The bulk writer thread's body; returns when the outbox closes or the
+  /// socket fails (jobs still queued wait for the next connection).
   void run();
 
  private:
@@ -110,6 +145,7 @@ class bulk_writer {
   const native::api& api_;
   std::function<void(const std::string&)> broken_;
   link_counter* counter_;
+  uint64_t resume_from_;
 };
 
 }  // namespace ferry::server

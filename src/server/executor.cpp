@@ -334,6 +334,27 @@ bool executor::on(const p::get_object_counts& m) {
   return true;
 }
 
+void executor::count_frame() {
+  core_->control_in.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void executor::ack_if_due() {
+  // Acks ride on completions; a client that sends much and waits for
+  // nothing still hears every so often, so that it can drop what it keeps.
+  constexpr uint64_t unacknowledged_frames = 128;
+  const uint64_t now = core_->control_in.load(std::memory_order_acquire);
+  if (now - ack_requested_at_ < unacknowledged_frames) return;
+  ack_requested_at_ = now;
+  core_->outbox.request_ack();
+}
+
+bool executor::on(const p::ack& m) {
+  if (!core_->acked) return true;  // no replay kept (tests, the fuzz target)
+  if (core_->acked(m)) return true;
+  return violate("ack of " + std::to_string(m.control) + " control and " + std::to_string(m.bulk) +
+                 " bulk frames, more than were sent");
+}
+
 bool executor::on(const p::goodbye&) {
   stop_requested_ = true;
   return true;

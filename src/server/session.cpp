@@ -1,8 +1,10 @@
 #include "server/session.hpp"
 
 #include <pthread.h>
-#include <chrono>
 #include <sys/socket.h>
+#include <sys/time.h>
+
+#include <chrono>
 
 #include "common/log.hpp"
 #include "protocol/dispatch.hpp"
@@ -45,12 +47,16 @@ session::~session() {
 
 void session::start() {
   FERRY_INFO("session", "session %s opened by %s", core_->label.c_str(), peer_.c_str());
+  writer_ = std::make_unique<control_writer>(
+      control_.get(), core_->outbox, core_->transfers, core_->printf,
+      [this](const std::string& why) { connection_broken(why); }, &core_->callbacks,
+      counter(protocol::link_kind::client_control, peer_), received_counts{&core_->control_in, &core_->bulk_in});
+  core_->acked = [this](const protocol::ack& ack) {
+    return writer_->acknowledge(ack.control) && core_->bulk.acknowledge(ack.bulk);
+  };
   control_writer_ = std::thread([this] {
     name_thread("ctl-w", core_->label);
-    control_writer writer(control_.get(), core_->outbox, core_->transfers, core_->printf,
-                          [this](const std::string& why) { close(why); }, &core_->callbacks,
-                          counter(protocol::link_kind::client_control, peer_));
-    writer.run();
+    writer_->run();
   });
   control_reader_ = std::thread([this] {
     name_thread("ctl-r", core_->label);
@@ -90,24 +96,161 @@ bool session::attach_bulk(unique_fd& fd, const std::string& peer, const protocol
   FERRY_INFO("session", "session %s: bulk stream attached from %s", core_->label.c_str(), peer.c_str());
   bulk_reader_ = std::thread([this, bulk_fd] {
     name_thread("blk-r", core_->label);
-    bulk_reader reader(bulk_fd, core_->transfers, counter(protocol::link_kind::client_bulk, bulk_peer_));
+    bulk_reader reader(bulk_fd, core_->transfers, counter(protocol::link_kind::client_bulk, bulk_peer_),
+                       &core_->bulk_in, &core_->outbox);
     std::string reason;
     bulk_reader::end end = reader.run(reason);
-    bool violation = end == bulk_reader::end::violation;
     {
       std::lock_guard lock(mutex_);
-      if (closing_) return;  // we are being shut down; nothing to report
+      if (closing_ || bulk_.get() != bulk_fd) return;  // shut down on purpose; nothing to report
     }
-    report_end(bulk_peer_, reason, violation);
-    close(reason);
+    if (end == bulk_reader::end::violation) {
+      report_end(bulk_peer_, reason, true);
+      close(reason);
+    } else {
+      connection_broken(reason);
+    }
   });
   bulk_writer_ = std::thread([this, bulk_fd] {
     name_thread("blk-w", core_->label);
-    bulk_writer writer(bulk_fd, core_->bulk, core_->outbox, core_->api, [this](const std::string& why) { close(why); },
-                       counter(protocol::link_kind::client_bulk, bulk_peer_));
+    uint64_t from = 0;
+    {
+      // A resumed session's bulk stream may attach before the control reader
+      // has heard how many bulk frames the client has.
+      std::unique_lock lock(mutex_);
+      resumed_.wait(lock, [&] { return closing_ || bulk_.get() != bulk_fd || client_bulk_received_.has_value(); });
+      if (closing_ || bulk_.get() != bulk_fd) return;
+      from = *client_bulk_received_;
+    }
+    bulk_writer writer(bulk_fd, core_->bulk, core_->outbox, core_->api,
+                       [this](const std::string& why) { connection_broken(why); },
+                       counter(protocol::link_kind::client_bulk, bulk_peer_), from);
     writer.run();
   });
   return true;
+}
+
+bool session::resume(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
+                     protocol::refused& why) {
+  std::lock_guard lock(mutex_);
+  if (closing_) {
+    why = {static_cast<int32_t>(refusal::session_closing), "the session is ending"};
+    return false;
+  }
+  // A connection that is still up is dead to the client (roaming, or a
+  // half-open TCP connection): the new one replaces it.
+  if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
+  resume_fd_ = std::move(fd);  // an older resumption not yet taken is dropped
+  resume_peer_ = peer;
+  resume_welcome_ = welcome;
+  resumed_.notify_all();
+  return true;
+}
+
+void session::connection_broken(const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  if (closing_) return;
+  FERRY_DEBUG("session", "session %s: %s", core_->label.c_str(), reason.c_str());
+  if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
+  if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
+}
+
+void session::drop_bulk() {
+  std::thread reader, writer;
+  {
+    std::lock_guard lock(mutex_);
+    if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
+    reader = std::move(bulk_reader_);
+    writer = std::move(bulk_writer_);
+    client_bulk_received_.reset();
+    resumed_.notify_all();
+  }
+  if (reader.joinable()) reader.join();
+  if (writer.joinable()) writer.join();
+  std::lock_guard lock(mutex_);
+  bulk_.reset();
+}
+
+bool session::read_resume_ack(protocol::ack& ack, std::string& why) {
+  // The client sends it at once; a client that does not is treated like a
+  // connection that broke again.
+  timeval limit{10, 0};
+  ::setsockopt(control_.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  uint8_t head[protocol::frame_header_size];
+  bool ok = read_exact(control_.get(), head, sizeof head);
+  protocol::frame_header h = protocol::load_header(head);
+  std::vector<uint8_t> payload;
+  if (ok && h.message_id == static_cast<uint16_t>(protocol::message_id::ack) &&
+      h.payload_size <= protocol::message_limit(h.message_id)) {
+    payload.resize(h.payload_size);
+    ok = read_exact(control_.get(), payload.data(), payload.size());
+  } else if (ok) {
+    why = "a resumed connection must begin with ack";
+    return false;
+  }
+  timeval forever{0, 0};
+  ::setsockopt(control_.get(), SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
+  const char* error = "";
+  if (!ok) {
+    why = "the resumed connection broke before its ack";
+    return false;
+  }
+  if (!protocol::decode_payload(payload.data(), payload.size(), ack, error)) {
+    why = std::string("malformed ack: ") + error;
+    return false;
+  }
+  return true;
+}
+
+bool session::wait_for_resume(std::string& why) {
+  const auto grace = services_.grace;
+  FERRY_INFO("session", "session %s: connection lost (%s); kept %.0f s for the client to resume it",
+             core_->label.c_str(), why.c_str(), grace.count() / 1000.0);
+  writer_->detach();
+  drop_bulk();
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      control_.reset();
+      if (!resumed_.wait_until(lock, deadline, [&] { return closing_ || resume_fd_.valid(); })) {
+        why = "not resumed within " + std::to_string(grace.count() / 1000) + " s";
+        return false;
+      }
+      if (closing_) {
+        why = close_reason_;
+        return false;
+      }
+      control_ = std::move(resume_fd_);
+      peer_ = resume_peer_;
+    }
+    // The counts are final now: nothing reads the old connection any more.
+    std::vector<uint8_t> frames;
+    protocol::append_frame(frames, resume_welcome_);
+    protocol::session_state state{core_->control_in.load(), core_->bulk_in.load(),
+                                  static_cast<uint32_t>(grace.count()), 0};
+    protocol::append_frame(frames, state);
+    protocol::ack ack;
+    std::string broke;
+    if (!write_all(control_.get(), frames.data(), frames.size())) {
+      broke = "the resumed connection broke before its welcome";
+    } else if (!read_resume_ack(ack, broke)) {
+      // handled below
+    } else if (!writer_->attach(control_.get(), ack.control)) {
+      why = "resumed with an ack of " + std::to_string(ack.control) + " control frames, which were not sent";
+      return false;
+    } else if (!core_->bulk.acknowledge(ack.bulk)) {
+      why = "resumed with an ack of " + std::to_string(ack.bulk) + " bulk frames, which were not sent";
+      return false;
+    } else {
+      std::lock_guard lock(mutex_);
+      client_bulk_received_ = ack.bulk;
+      resumed_.notify_all();
+      FERRY_INFO("session", "session %s resumed by %s", core_->label.c_str(), peer_.c_str());
+      return true;
+    }
+    FERRY_INFO("session", "session %s: %s (%s)", core_->label.c_str(), broke.c_str(), peer_.c_str());
+  }
 }
 
 bool session::attach_peer_in(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
@@ -176,6 +319,7 @@ void session::close(const std::string& reason) {
     if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
     if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
     for (auto& link : peers_in_) ::shutdown(link->fd.get(), SHUT_RDWR);
+    resumed_.notify_all();
   }
   core_->peers.interrupt();
   // The control writer keeps running: it still frees what finished commands
@@ -192,12 +336,20 @@ void session::control_main() {
     executor handler(core_, services_.catalog);
     // Owners of the core besides native callbacks still to come.
     const long owners = core_.use_count();
-    protocol::frame_assembler assembler(protocol::max_control_payload);
-    pump_result result =
-        run_control_reader(control_.get(), assembler, handler, why, counter(protocol::link_kind::client_control, peer_));
-    {
-      std::lock_guard lock(mutex_);
-      if (closing_) why = close_reason_;
+    pump_result result;
+    for (;;) {
+      protocol::frame_assembler assembler(protocol::max_control_payload);
+      result = run_control_reader(control_.get(), assembler, handler, why,
+                                  counter(protocol::link_kind::client_control, peer_));
+      {
+        std::lock_guard lock(mutex_);
+        if (closing_) why = close_reason_;
+        if (closing_) break;
+      }
+      // A lost connection (not a violation, not goodbye) leaves the session
+      // waiting for its client; a partial frame it carried is sent again.
+      if (result != pump_result::stop || handler.stop_requested() || services_.grace.count() == 0) break;
+      if (!wait_for_resume(why)) break;
     }
     if (result == pump_result::violation) report_end(peer_, why, true);
     close(why);

@@ -3,7 +3,9 @@
 // stays alive until the last callback has run, even after the session ended.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "protocol/messages.hpp"
@@ -37,6 +39,16 @@ struct session_core {
   printf_capture* const printf;  // null: no printf forwarding (tests)
   link_stats* const links;
   const std::string peer_address;
+
+  /// Frames received from the client over every connection so far: the
+  /// control stream's (each run once, counted as it runs; acks excluded)
+  /// and the bulk stream's (counted once whole). `ack` and session_state
+  /// report them.
+  std::atomic<uint64_t> control_in{0};
+  std::atomic<uint64_t> bulk_in{0};
+  /// The client's ack (set by the session before its threads start): lets
+  /// go of what it covers; false when it claims more than was sent.
+  std::function<bool(const protocol::ack&)> acked;
 
   control_outbox outbox;
   bulk_outbox bulk;

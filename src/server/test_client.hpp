@@ -118,6 +118,9 @@ class client {
     auto w = control.expect<p::welcome>();
     if (!w) return false;
     welcome = *w;
+    auto s = control.expect<p::session_state>();
+    if (!s) return false;
+    state = *s;
     if (!with_bulk) return true;
     bulk = connection(connect_loopback(port));
     if (!bulk.valid() || !bulk.send(make_hello(p::stream_kind::bulk, welcome.session, welcome.secret))) return false;
@@ -172,6 +175,10 @@ class client {
         if (!p::decode_payload(payload.data(), payload.size(), out, error)) return false;
         printf_text.append(out.text.begin(), out.text.end());
         printf_seen_at.push_back(completion_order.size());
+      } else if (header.message_id == static_cast<uint16_t>(p::message_id::ack)) {
+        p::ack a;
+        if (!p::decode_payload(payload.data(), payload.size(), a, error)) return false;
+        last_ack = a;
       } else {
         replies.emplace_back(header.message_id, std::move(payload));
       }
@@ -234,6 +241,8 @@ class client {
   connection control;
   connection bulk;
   p::welcome welcome;
+  p::session_state state;
+  p::ack last_ack;  // the server's latest
   std::map<p::object_id, p::completion> completions;
   std::vector<p::object_id> completion_order;
   size_t completion_frames = 0;
