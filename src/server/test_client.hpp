@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/socket.hpp"
@@ -84,7 +85,10 @@ class connection {
   std::optional<T> expect(int timeout_ms = 20000) {
     p::frame_header header;
     std::vector<uint8_t> payload;
-    if (!next(header, payload, timeout_ms)) return std::nullopt;
+    // The server's acks ride ahead of its answers; they are skipped unless asked for.
+    do {
+      if (!next(header, payload, timeout_ms)) return std::nullopt;
+    } while (header.message_id == static_cast<uint16_t>(p::message_id::ack) && !std::is_same_v<T, p::ack>);
     if (header.message_id != static_cast<uint16_t>(p::message_traits<T>::id)) return std::nullopt;
     T message;
     const char* error = "";
