@@ -96,6 +96,14 @@ class mesh : public ::testing::Test {
     return sum;
   }
 
+  /// A buffer of `host`'s size holding its contents, written (blocking) through queue `q`.
+  mem_handle written_buffer(size_t q, const std::vector<cl_uint>& host) {
+    const size_t bytes = host.size() * sizeof(cl_uint);
+    mem_handle data = create_buffer(context_, CL_MEM_READ_WRITE, bytes);
+    EXPECT_EQ(clEnqueueWriteBuffer(queues_[q], data, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr), CL_SUCCESS);
+    return data;
+  }
+
   /// Enqueues `step(data, salt)` on queue `q` after `wait` (may be null); returns its event.
   event_handle step(size_t q, cl_mem data, size_t items, cl_uint salt, cl_event wait) {
     kernel_handle k = kernel("mix_step");
@@ -154,8 +162,7 @@ TEST_F(mesh, migration_goes_server_to_server_and_the_client_link_carries_no_buff
   constexpr size_t bytes = 8u << 20;
   std::vector<cl_uint> host(bytes / sizeof(cl_uint));
   std::iota(host.begin(), host.end(), 1u);
-  mem_handle data = create_buffer(context_, CL_MEM_READ_WRITE, bytes);
-  ASSERT_CL_OK(clEnqueueWriteBuffer(queues_[0], data, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr));
+  mem_handle data = written_buffer(0, host);
   ASSERT_CL_OK(clFinish(queues_[0]));
 
   const traffic bulk1_before = link_traffic(devices_[1], CL_FERRY_LINK_CLIENT_BULK);
@@ -314,8 +321,7 @@ TEST_F(mesh, a_migration_into_a_queue_that_waits_lands_once_the_queue_goes_on) {
   constexpr size_t bytes = 4u << 20;
   std::vector<cl_uint> host(bytes / sizeof(cl_uint));
   std::iota(host.begin(), host.end(), 7u);
-  mem_handle data = create_buffer(context_, CL_MEM_READ_WRITE, bytes);
-  ASSERT_CL_OK(clEnqueueWriteBuffer(queues_[0], data, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr));
+  mem_handle data = written_buffer(0, host);
   cl_int rc = CL_SUCCESS;
   event_handle gate(clCreateUserEvent(context_, &rc));
   ASSERT_CL_OK(rc);

@@ -45,12 +45,12 @@ void sweep_completed() {
 
 cl_int CL_API_CALL release_event_when_safe(cl_event event) {
   cl_int status = CL_QUEUED;
+  // Completed (the common case, one query) or invalid (the real release
+  // gives the error): released now.
+  if (status_of(event, status) != CL_SUCCESS || status == CL_COMPLETE) return ::clReleaseEvent(event);
   cl_context context = nullptr;
-  // An invalid event: the real release gives the error.
-  if (status_of(event, status) != CL_SUCCESS ||
-      ::clGetEventInfo(event, CL_EVENT_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
+  if (::clGetEventInfo(event, CL_EVENT_CONTEXT, sizeof context, &context, nullptr) != CL_SUCCESS)
     return ::clReleaseEvent(event);
-  if (status == CL_COMPLETE) return ::clReleaseEvent(event);
   std::lock_guard lock(parking_mutex);
   parked.push_back({event, context});
   if (parked.size() >= sweep_at) sweep_completed();
