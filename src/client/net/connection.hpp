@@ -6,6 +6,16 @@
 // has accumulated; blocking calls flush from their own thread so a lone
 // request leaves at once. The control reader completes events and answers
 // requests; the bulk reader writes incoming data straight into its target.
+//
+// The session outlives its connections (docs/protocol.md, "Resuming a
+// session"): every frame sent stays in a replay log until the server
+// acknowledges it. When the streams break, the control reader takes the
+// server offline (its devices report CL_DEVICE_AVAILABLE false and take no new
+// commands), reconnects with backoff and resumes: both sides send again what
+// the other has not received, so nothing is lost and nothing runs twice.
+// Commands already accepted wait meanwhile. Only when the session cannot be
+// resumed (grace period passed, refused, protocol violation) does everything
+// outstanding fail with CL_DEVICE_NOT_AVAILABLE.
 #pragma once
 
 #include <atomic>
@@ -22,8 +32,10 @@
 
 #include "client/core/objects.hpp"
 #include "client/core/result.hpp"
+#include "client/net/bulk_log.hpp"
 #include "common/socket.hpp"
 #include "protocol/dispatch.hpp"
+#include "protocol/replay_log.hpp"
 
 namespace ferry::client {
 
@@ -44,6 +56,7 @@ class connection {
     {
       std::lock_guard lock(out_mutex_);
       protocol::append_frame(out_, message);
+      ++out_frames_;
       wake = writer_idle_;
     }
     if (wake) out_cv_.notify_one();
@@ -52,7 +65,8 @@ class connection {
   void flush();
 
   /// Sends a request, waits for the reply with the same request id and
-  /// decodes it. CL_DEVICE_NOT_AVAILABLE when the connection is lost.
+  /// decodes it. CL_DEVICE_NOT_AVAILABLE while the server is offline (a new
+  /// request) or when the session ends before the reply comes.
   template <class Reply, class Request>
   result<Reply> call(Request& request) {
     return call<Reply>(request, [] {});
@@ -64,7 +78,7 @@ class connection {
     request.request = next_request_.fetch_add(1);
     {
       std::lock_guard lock(requests_mutex_);
-      if (!alive_) return fail(CL_DEVICE_NOT_AVAILABLE);
+      if (!alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
       requests_[request.request];
     }
     waiting scope(*this);
@@ -78,7 +92,7 @@ class connection {
     const char* why = "";
     if (id != static_cast<uint16_t>(protocol::message_traits<Reply>::id) ||
         !protocol::decode_payload(payload.data(), payload.size(), reply, why)) {
-      lost("malformed reply");
+      end_session("malformed reply");
       return fail(CL_DEVICE_NOT_AVAILABLE);
     }
     return reply;
@@ -91,10 +105,22 @@ class connection {
   /// bytes than `size` (a buffer with a content size); the rest of the
   /// destination is left as it was.
   void expect_data(protocol::object_id transfer, void* destination, uint64_t size, event* e);
-  /// Sends `size` bytes as bulk transfer `transfer` (blocks until written).
+  /// Sends `size` bytes as bulk transfer `transfer`. When it returns, the
+  /// caller may reuse `data`: a small transfer has been copied into the
+  /// replay log, a large one acknowledged by the server. False when the
+  /// session ended first.
   bool send_data(protocol::object_id transfer, const void* data, uint64_t size);
 
+  /// Whether the server is reachable now (false while offline and after the
+  /// session ended).
   bool alive() const { return alive_.load(std::memory_order_acquire); }
+  /// Whether the session is over for good: nothing outstanding will complete.
+  bool ended() const { return ended_.load(std::memory_order_acquire); }
+  /// Runs `listener(available)` on the reader thread each time the server
+  /// goes offline or comes back (and once, false, when the session ends).
+  void set_availability_listener(std::function<void(bool)> listener);
+  /// How many times the session was resumed after a lost connection.
+  uint64_t resumptions() const { return resumptions_.load(std::memory_order_relaxed); }
 
   /// This client's session on the server and the key other servers show to
   /// open a peer link into it (welcome.peer_key).
@@ -137,39 +163,106 @@ class connection {
 
  private:
   connection() = default;
-  bool handshake(int fd, protocol::stream_kind kind, std::string& error);
+  enum class handshake_result { ok, refused, failed };
+  /// Sends hello on `fd` and reads the answer; on a control stream also the
+  /// session_state that follows the welcome.
+  handshake_result handshake(int fd, protocol::stream_kind kind, std::string& error,
+                             protocol::session_state* state = nullptr);
+  void start_threads();
   void writer_loop();
   void control_reader_loop();
+  /// Reads and handles frames until the stream breaks (true) or the server
+  /// breaks the protocol (false); `why` says what happened.
+  bool read_control_stream(std::string& why);
   /// recv() that first polls for a short while when somebody waits.
   ssize_t receive(void* area, size_t size);
-  void bulk_reader_loop();
+  void bulk_reader_loop(int fd, uint64_t generation);
   bool wait_reply(uint64_t request, uint16_t& id, std::vector<uint8_t>& payload);
   bool on_frame(const protocol::frame_view& frame, std::string& why);
   void on_completions(const protocol::completions& batch);
+  /// Drops what the server has acknowledged; false for a claim beyond what
+  /// was sent.
+  bool on_ack(const protocol::ack& a);
+  /// Asks the writer to send an ack soon (the server keeps what it sent
+  /// until then).
+  void request_ack();
+  /// Writes an ack (when the counts moved) and `batch` to the control
+  /// stream. Called with send_mutex_ held, while online.
+  void write_control_locked(const std::vector<uint8_t>& batch);
   /// Counts `count` hooks as gone and wakes settle().
   void retire_hooks(size_t count);
-  /// Marks the connection dead: wakes everyone, fails events and requests.
-  void lost(const std::string& reason);
+
+  /// The streams of connection `generation` broke: shuts both down so that
+  /// the control reader notices and resumes. A stale generation is ignored.
+  void broken(uint64_t generation, const char* why);
+  /// Ends the session for good (no resumption): the control reader then
+  /// fails everything outstanding.
+  void end_session(const std::string& why);
+  /// Takes the server offline after its streams broke.
+  void go_offline(const std::string& why);
+  /// Reconnects with backoff until the grace period passes; true once the
+  /// session is resumed.
+  bool reconnect();
+  enum class resume_result { resumed, refused, failed };
+  resume_result try_resume(std::string& error);
+  /// Sends again what the server has not received and makes the new streams
+  /// current.
+  resume_result resume_streams(unique_fd control, unique_fd bulk, const protocol::session_state& state,
+                               std::string& error);
+  /// Fails everything outstanding once the session has ended.
+  void fail_outstanding();
+  void notify_availability(bool available);
 
   std::string name_;
-  unique_fd control_;
+  endpoint where_;
+  unique_fd control_;  // replaced by the control reader when it resumes
   unique_fd bulk_;
   protocol::session_token session_{};
   protocol::session_token secret_{};
   protocol::session_token peer_key_{};
+  uint32_t grace_ms_ = 0;  // session_state.grace_ms: 0 means no resumption
   std::atomic<bool> alive_{false};
+  std::atomic<bool> ended_{false};
   std::atomic<int> waiters_{0};
   std::atomic<int> bulk_busy_{0};  // 1 while the bulk reader handles a chunk
   std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> resumptions_{0};
 
-  std::mutex out_mutex_;  // guards out_, writer_idle_
+  std::mutex fd_mutex_;  // guards shutting down and replacing control_ and bulk_
+  std::atomic<uint64_t> generation_{1};  // of the current pair of streams
+
+  std::mutex out_mutex_;  // guards out_, out_frames_, writer_idle_, ack_due_
   std::condition_variable out_cv_;
   std::vector<uint8_t> out_;
+  uint64_t out_frames_ = 0;  // frames in out_
   bool writer_idle_ = false;
-  std::mutex send_mutex_;  // serialises writes to the control socket; guards spare_
+  bool ack_due_ = false;
+  std::mutex send_mutex_;  // serialises writes to the control socket; guards spare_, ack_frame_
   std::vector<uint8_t> spare_;
+  std::vector<uint8_t> ack_frame_;
+
+  // What the client has received (and handled) of the session's frames, and
+  // the counts its last ack carried.
+  std::atomic<uint64_t> received_control_{0};
+  std::atomic<uint64_t> received_bulk_{0};
+  std::atomic<uint64_t> acked_control_{0};
+  std::atomic<uint64_t> acked_bulk_{0};
+
+  std::mutex log_mutex_;  // guards control_log_, early_ack_
+  protocol::replay_log control_log_;
+  uint64_t early_ack_ = 0;  // an ack that overtook its frames' entry into the log
 
   std::mutex bulk_send_mutex_;  // serialises writes to the bulk socket
+  std::mutex bulk_log_mutex_;   // guards bulk_log_
+  std::condition_variable bulk_acked_cv_;
+  bulk_log bulk_log_;
+
+  std::mutex listener_mutex_;
+  std::function<void(bool)> availability_listener_;
+  bool reported_available_ = true;  // what the listener last heard
+
+  std::mutex stop_mutex_;  // with stop_cv_: the reconnection's pauses
+  std::condition_variable stop_cv_;
 
   std::atomic<uint64_t> next_request_{1};
   struct reply_slot {
@@ -196,7 +289,7 @@ class connection {
 
   std::thread writer_;
   std::thread control_reader_;
-  std::thread bulk_reader_;
+  std::thread bulk_reader_;  // of the current streams; started and joined by the control reader
 };
 
 }  // namespace ferry::client
