@@ -278,7 +278,10 @@ struct get_object_counts {
 struct object_counts {
   uint64_t request = 0;
   uint64_t objects = 0;
-  FERRY_FIELDS(request, objects)
+  /// Control frames of the session the server has run, this request
+  /// included (docs/protocol.md, "Resuming a session").
+  uint64_t control_frames = 0;
+  FERRY_FIELDS(request, objects, control_frames)
   bool operator==(const object_counts&) const = default;
 };
 struct goodbye {

@@ -32,8 +32,8 @@ void bulk_outbox::push(bulk_job&& job) {
 
 bool bulk_outbox::pop(bulk_job& job) {
   std::unique_lock lock(mutex_);
-  ready_.wait(lock, [&] { return closed_ || !jobs_.empty(); });
-  if (closed_) return false;
+  ready_.wait(lock, [&] { return closed_ || paused_ || !jobs_.empty(); });
+  if (closed_ || paused_) return false;
   job = std::move(jobs_.front());
   jobs_.pop_front();
   return true;
@@ -43,6 +43,17 @@ void bulk_outbox::close() {
   std::lock_guard lock(mutex_);
   closed_ = true;
   ready_.notify_all();
+}
+
+void bulk_outbox::pause() {
+  std::lock_guard lock(mutex_);
+  paused_ = true;
+  ready_.notify_all();
+}
+
+void bulk_outbox::unpause() {
+  std::lock_guard lock(mutex_);
+  paused_ = false;
 }
 
 uint64_t bulk_frames(uint64_t size) {
@@ -119,6 +130,7 @@ bool write_bulk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, l
 }
 
 void bulk_writer::run() {
+  jobs_.unpause();  // the writer of the broken stream, if any, is gone
   if (!jobs_.resend(fd_, resume_from_, counter_)) {
     broken_("bulk stream write failed while sending again what the client missed");
     return;

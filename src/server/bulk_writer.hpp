@@ -70,9 +70,13 @@ class bulk_outbox {
   explicit bulk_outbox(const native::api& api) : api_(api) {}
   ~bulk_outbox();
   void push(bulk_job&& job);
-  /// Waits for the next job; false once closed.
+  /// Waits for the next job; false once closed or paused.
   bool pop(bulk_job& job);
   void close();
+  /// Stops the writer of a bulk stream that broke (pop returns false) while
+  /// jobs keep coming for the next one; unpause() lets the next writer in.
+  void pause();
+  void unpause();
 
   /// Keeps the bytes of a transfer about to be sent until the client
   /// acknowledges its frames (a resumed session sends them again).
@@ -88,10 +92,11 @@ class bulk_outbox {
   void discard(bulk_job& job);
 
   const native::api& api_;
-  std::mutex mutex_;  // guards jobs_ and closed_
+  std::mutex mutex_;  // guards jobs_, closed_ and paused_
   std::condition_variable ready_;
   std::deque<bulk_job> jobs_;
   bool closed_ = false;
+  bool paused_ = false;
 
   struct kept_transfer {
     uint64_t first_frame = 0;  // number of its first frame

@@ -208,16 +208,16 @@ void control_writer::detach() {
   fd_ = -1;
 }
 
-bool control_writer::attach(int fd, uint64_t received) {
+control_writer::attach_result control_writer::attach(int fd, uint64_t received) {
   std::lock_guard lock(link_mutex_);
-  if (!log_.acknowledge(received)) return false;
+  if (!log_.acknowledge(received)) return attach_result::bad_ack;
   std::vector<uint8_t> again;
-  if (!log_.replay(received, again)) return false;
-  if (!again.empty() && !write_all(fd, again.data(), again.size())) return false;
+  if (!log_.replay(received, again)) return attach_result::bad_ack;
+  if (!again.empty() && !write_all(fd, again.data(), again.size())) return attach_result::broken;
   if (counter_ && !again.empty()) counter_->count_out(count_frames(again.data(), again.size()), again.size());
   fd_ = fd;
   acked_ = {};
-  return true;
+  return attach_result::attached;
 }
 
 bool control_writer::acknowledge(uint64_t received) {

@@ -160,9 +160,13 @@ class control_writer {
   /// The connection broke: nothing more goes to its socket.
   void detach();
   /// A resumed connection: the client has received the first `received`
-  /// frames; the rest go out again on `fd`, then everything new. False when
-  /// `received` is more than was ever sent, or the replay cannot be written.
-  bool attach(int fd, uint64_t received);
+  /// frames; the rest go out again on `fd`, then everything new.
+  enum class attach_result {
+    attached,
+    bad_ack,  // `received` is more than was ever sent, or less than acknowledged before
+    broken,   // the replay could not be written: the connection broke again
+  };
+  attach_result attach(int fd, uint64_t received);
   /// The client's ack: drops the frames it covers. False when it claims more
   /// than was sent.
   bool acknowledge(uint64_t received);

@@ -330,7 +330,8 @@ bool executor::on(const p::get_server_info& m) {
 bool executor::on(const p::get_object_counts& m) {
   FERRY_DEBUG("session", "session %s: %zu objects (daemon total %lld)", core_->label.c_str(), objects_.size(),
               static_cast<long long>(object_table::daemon_total()));
-  core_->outbox.push_message(p::object_counts{m.request, objects_.size()});
+  core_->outbox.push_message(
+      p::object_counts{m.request, objects_.size(), core_->control_in.load(std::memory_order_acquire)});
   return true;
 }
 

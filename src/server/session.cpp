@@ -160,6 +160,7 @@ void session::drop_bulk() {
   {
     std::lock_guard lock(mutex_);
     if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
+    core_->bulk.pause();  // an idle writer waits for jobs, not for the socket
     reader = std::move(bulk_reader_);
     writer = std::move(bulk_writer_);
     client_bulk_received_.reset();
@@ -224,6 +225,9 @@ bool session::wait_for_resume(std::string& why) {
       control_ = std::move(resume_fd_);
       peer_ = resume_peer_;
     }
+    // A bulk stream attached since the loss belongs to an attempt that broke:
+    // the client attaches a new one after this welcome.
+    drop_bulk();
     // The counts are final now: nothing reads the old connection any more.
     std::vector<uint8_t> frames;
     protocol::append_frame(frames, resume_welcome_);
@@ -232,13 +236,16 @@ bool session::wait_for_resume(std::string& why) {
     protocol::append_frame(frames, state);
     protocol::ack ack;
     std::string broke;
+    control_writer::attach_result attached = control_writer::attach_result::broken;
     if (!write_all(control_.get(), frames.data(), frames.size())) {
       broke = "the resumed connection broke before its welcome";
     } else if (!read_resume_ack(ack, broke)) {
       // handled below
-    } else if (!writer_->attach(control_.get(), ack.control)) {
+    } else if ((attached = writer_->attach(control_.get(), ack.control)) == control_writer::attach_result::bad_ack) {
       why = "resumed with an ack of " + std::to_string(ack.control) + " control frames, which were not sent";
       return false;
+    } else if (attached == control_writer::attach_result::broken) {
+      broke = "the resumed connection broke while sending again what the client missed";
     } else if (!core_->bulk.acknowledge(ack.bulk)) {
       why = "resumed with an ack of " + std::to_string(ack.bulk) + " bulk frames, which were not sent";
       return false;

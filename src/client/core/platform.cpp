@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "client/core/availability.hpp"
 #include "client/core/config.hpp"
 #include "client/core/device_capabilities.hpp"
 #include "common/log.hpp"
@@ -65,6 +66,7 @@ std::unique_ptr<server> connect_server(const std::string& text) {
     decode_device_fields(*d);
     s->devices.push_back(d);
   }
+  s->link->set_availability_listener([target = s.get()](bool available) { announce_availability(*target, available); });
   FERRY_INFO("net", "server %s: %zu device(s)", text.c_str(), s->devices.size());
   return s;
 }

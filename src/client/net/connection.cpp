@@ -86,10 +86,24 @@ connection::~connection() {
     std::lock_guard lock(stop_mutex_);
   }
   stop_cv_.notify_all();
+  online_cv_.notify_all();
   out_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
   if (control_reader_.joinable()) control_reader_.join();
   if (bulk_reader_.joinable()) bulk_reader_.join();
+}
+
+bool connection::wait_online() {
+  std::unique_lock lock(stop_mutex_);
+  online_cv_.wait(lock, [&] { return alive_ || ended_ || stopping_; });
+  return alive_.load();
+}
+
+void connection::wake_online_waiters() {
+  {
+    std::lock_guard lock(stop_mutex_);
+  }
+  online_cv_.notify_all();
 }
 
 void connection::set_availability_listener(std::function<void(bool)> listener) {
@@ -159,6 +173,7 @@ connection::handshake_result connection::handshake(int fd, protocol::stream_kind
       return handshake_result::refused;
     }
     if (state) *state = st;
+    std::lock_guard lock(session_mutex_);
     session_ = w.session;
     secret_ = w.secret;
     peer_key_ = w.peer_key;
@@ -264,6 +279,7 @@ bool write_bulk_frame(int fd, protocol::object_id transfer, uint64_t offset, uin
 bool connection::send_data(protocol::object_id transfer, const void* data, uint64_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   const bool copy = size <= bulk_log::copy_limit;
+  const uint64_t epoch = epoch_.load(std::memory_order_acquire);
   uint64_t last = 0;
   {
     std::lock_guard lock(bulk_send_mutex_);
@@ -288,11 +304,12 @@ bool connection::send_data(protocol::object_id transfer, const void* data, uint6
       offset += chunk;
     } while (offset < size);
   }
-  if (copy) return !ended();
+  auto over = [&] { return ended_ || stopping_ || epoch_.load(std::memory_order_acquire) != epoch; };
+  if (copy) return !over();
   // The log points into the caller's memory: keep it until the server has it.
   std::unique_lock lock(bulk_log_mutex_);
-  bulk_acked_cv_.wait(lock, [&] { return bulk_log_.acknowledged() >= last || ended_ || stopping_; });
-  return bulk_log_.acknowledged() >= last;
+  bulk_acked_cv_.wait(lock, [&] { return over() || bulk_log_.acknowledged() >= last; });
+  return !over();
 }
 
 void connection::track(event* e) {
@@ -364,16 +381,18 @@ void connection::expect_data(protocol::object_id id, void* destination, uint64_t
   transfers_.emplace(id, transfer{static_cast<uint8_t*>(destination), size, 0, e});
 }
 
-bool connection::wait_reply(uint64_t request, uint16_t& id, std::vector<uint8_t>& payload) {
+bool connection::wait_reply(uint64_t request, uint64_t epoch, uint16_t& id, std::vector<uint8_t>& payload) {
+  // Over when the session ends or a new one replaced it.
+  auto over = [&] { return ended_ || epoch_.load(std::memory_order_acquire) != epoch; };
   // Look for the reply a little while before sleeping (see spin_duration).
   auto deadline = std::chrono::steady_clock::now() + spin_duration();
   while (std::chrono::steady_clock::now() < deadline) {
     std::lock_guard lock(requests_mutex_);
-    if (requests_[request].done || ended_) break;
+    if (requests_[request].done || over()) break;
   }
   // Offline, the request waits for the resumption (it is in the replay log).
   std::unique_lock lock(requests_mutex_);
-  requests_cv_.wait(lock, [&] { return requests_[request].done || ended_; });
+  requests_cv_.wait(lock, [&] { return requests_[request].done || over(); });
   auto it = requests_.find(request);
   bool done = it->second.done;
   id = it->second.id;
@@ -415,6 +434,7 @@ void connection::end_session(const std::string& why) {
     std::lock_guard lock(stop_mutex_);
   }
   stop_cv_.notify_all();
+  wake_online_waiters();
   out_cv_.notify_all();
   requests_cv_.notify_all();
 }
@@ -491,11 +511,9 @@ connection::resume_result connection::try_resume(std::string& error) {
   }
   unique_fd bulk = connect_endpoint(where_, timeout, error);
   if (!bulk.valid()) return resume_result::failed;
-  switch (handshake(bulk.get(), protocol::stream_kind::bulk, error)) {
-    case handshake_result::ok: break;
-    case handshake_result::refused: return resume_result::refused;
-    case handshake_result::failed: return resume_result::failed;
-  }
+  // A refused bulk stream is not the end: the server may still hold one of an
+  // attempt that broke, and drops it on the next.
+  if (handshake(bulk.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) return resume_result::failed;
   return resume_streams(std::move(control), std::move(bulk), state, error);
 }
 
@@ -545,6 +563,7 @@ connection::resume_result connection::resume_streams(unique_fd control, unique_f
     bulk_reader_ = std::thread([this, fd = bulk_.get(), g = generation_.load()] { bulk_reader_loop(fd, g); });
   }
   out_cv_.notify_all();  // what was posted offline goes now
+  wake_online_waiters();
   notify_availability(true);
   return resume_result::resumed;
 }
@@ -733,6 +752,15 @@ bool connection::read_control_stream(std::string& why) {
 
 void connection::control_reader_loop() {
   pthread_setname_np(pthread_self(), "ferry-reader");
+  do {
+    serve_session();
+    fail_outstanding();
+    // A server that lost the session (it restarted, or the grace period
+    // passed) is usable again in a new one; the old one's objects are not.
+  } while (!stopping_ && start_new_session());
+}
+
+void connection::serve_session() {
   for (;;) {
     std::string why;
     const bool intact = read_control_stream(why);
@@ -748,7 +776,6 @@ void connection::control_reader_loop() {
     go_offline(why);
     if (!reconnect()) break;
   }
-  fail_outstanding();
 }
 
 void connection::fail_outstanding() {
@@ -789,6 +816,67 @@ void connection::fail_outstanding() {
   }
   bulk_acked_cv_.notify_all();
   out_cv_.notify_all();
+  wake_online_waiters();
+}
+
+bool connection::start_new_session() {
+  if (writer_.joinable()) writer_.join();  // it stops when the session ends
+  auto pause = std::chrono::milliseconds(5);
+  for (;;) {
+    {
+      std::unique_lock lock(stop_mutex_);
+      if (stop_cv_.wait_for(lock, pause, [&] { return stopping_.load(); })) return false;
+    }
+    pause = std::min(pause * 2, std::chrono::milliseconds(1000));
+    const int timeout = connect_timeout_ms();
+    std::string error;
+    {
+      std::lock_guard lock(session_mutex_);
+      session_ = {};
+      secret_ = {};
+    }
+    unique_fd control = connect_endpoint(where_, timeout, error);
+    protocol::session_state state;
+    if (!control.valid() ||
+        handshake(control.get(), protocol::stream_kind::control, error, &state) != handshake_result::ok)
+      continue;
+    unique_fd bulk = connect_endpoint(where_, timeout, error);
+    if (!bulk.valid() || handshake(bulk.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) continue;
+    {
+      std::scoped_lock locks(send_mutex_, log_mutex_, bulk_send_mutex_, bulk_log_mutex_, out_mutex_);
+      // Nothing of the old session carries over: what was posted for it
+      // names objects the new one does not have.
+      out_.clear();
+      out_frames_ = 0;
+      posted_ = 0;
+      ack_due_ = false;
+      control_log_ = protocol::replay_log{};
+      early_ack_ = 0;
+      bulk_log_ = bulk_log{};
+      received_control_ = 0;
+      received_bulk_ = 0;
+      acked_control_ = 0;
+      acked_bulk_ = 0;
+      grace_ms_ = state.grace_ms;
+      {
+        std::lock_guard lock(fd_mutex_);
+        control_ = std::move(control);
+        bulk_ = std::move(bulk);
+        generation_.fetch_add(1, std::memory_order_acq_rel);
+      }
+      // The new epoch first: a waiter of the old session that has not seen
+      // it end must not take the new one for its own.
+      epoch_.fetch_add(1, std::memory_order_acq_rel);
+      ended_ = false;
+      alive_ = true;
+    }
+    FERRY_WARN("net", "%s: new session opened; objects of the lost one stay unavailable", name_.c_str());
+    writer_ = std::thread([this] { writer_loop(); });
+    bulk_reader_ = std::thread([this, fd = bulk_.get(), g = generation_.load()] { bulk_reader_loop(fd, g); });
+    wake_online_waiters();
+    notify_availability(true);
+    return true;
+  }
 }
 
 void connection::bulk_reader_loop(int fd, uint64_t generation) {

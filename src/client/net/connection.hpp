@@ -49,17 +49,21 @@ class connection {
   static std::unique_ptr<connection> open(const endpoint& where, std::string& error);
   ~connection();
 
-  /// Queues a message; the writer thread sends it soon (batched with others).
+  /// Queues a message; the writer thread sends it soon (batched with
+  /// others). Returns its number among the session's control frames.
   template <class T>
-  void post(const T& message) {
+  uint64_t post(const T& message) {
     bool wake;
+    uint64_t number;
     {
       std::lock_guard lock(out_mutex_);
       protocol::append_frame(out_, message);
       ++out_frames_;
+      number = ++posted_;
       wake = writer_idle_;
     }
     if (wake) out_cv_.notify_one();
+    return number;
   }
   /// Sends everything queued so far from the calling thread.
   void flush();
@@ -75,19 +79,27 @@ class connection {
   /// send bulk data that the server awaits before it replies).
   template <class Reply, class Request, class AfterSend>
   result<Reply> call(Request& request, AfterSend&& after_send) {
+    uint64_t frame;
+    return call<Reply>(request, after_send, frame);
+  }
+  /// The same, storing the request's number among the session's control
+  /// frames in `frame`.
+  template <class Reply, class Request, class AfterSend>
+  result<Reply> call(Request& request, AfterSend&& after_send, uint64_t& frame) {
     request.request = next_request_.fetch_add(1);
+    const uint64_t epoch = epoch_.load(std::memory_order_acquire);
     {
       std::lock_guard lock(requests_mutex_);
       if (!alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
       requests_[request.request];
     }
     waiting scope(*this);
-    post(request);
+    frame = post(request);
     flush();
     after_send();
     std::vector<uint8_t> payload;
     uint16_t id = 0;
-    if (!wait_reply(request.request, id, payload)) return fail(CL_DEVICE_NOT_AVAILABLE);
+    if (!wait_reply(request.request, epoch, id, payload)) return fail(CL_DEVICE_NOT_AVAILABLE);
     Reply reply;
     const char* why = "";
     if (id != static_cast<uint16_t>(protocol::message_traits<Reply>::id) ||
@@ -114,6 +126,9 @@ class connection {
   /// Whether the server is reachable now (false while offline and after the
   /// session ended).
   bool alive() const { return alive_.load(std::memory_order_acquire); }
+  /// Waits while the server is offline: true once it is back (or was never
+  /// gone), false when the session ended instead.
+  bool wait_online();
   /// Whether the session is over for good: nothing outstanding will complete.
   bool ended() const { return ended_.load(std::memory_order_acquire); }
   /// Runs `listener(available)` on the reader thread each time the server
@@ -124,8 +139,18 @@ class connection {
 
   /// This client's session on the server and the key other servers show to
   /// open a peer link into it (welcome.peer_key).
-  const protocol::session_token& session() const { return session_; }
-  const protocol::session_token& peer_key() const { return peer_key_; }
+  protocol::session_token session() const {
+    std::lock_guard lock(session_mutex_);
+    return session_;
+  }
+  protocol::session_token peer_key() const {
+    std::lock_guard lock(session_mutex_);
+    return peer_key_;
+  }
+  /// Which session with the server this is: 1 for the first, one more each
+  /// time a new session replaces one that ended (the server restarted).
+  /// Objects made in an earlier session stay unusable.
+  uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
 
   /// Runs `hook` (on the reader thread, outside Ferry's locks) when the
   /// server reports command `command` failed; a success report, or
@@ -171,13 +196,16 @@ class connection {
   void start_threads();
   void writer_loop();
   void control_reader_loop();
+  /// Serves the session, resuming it after lost connections, until it ends.
+  void serve_session();
   /// Reads and handles frames until the stream breaks (true) or the server
   /// breaks the protocol (false); `why` says what happened.
   bool read_control_stream(std::string& why);
   /// recv() that first polls for a short while when somebody waits.
   ssize_t receive(void* area, size_t size);
   void bulk_reader_loop(int fd, uint64_t generation);
-  bool wait_reply(uint64_t request, uint16_t& id, std::vector<uint8_t>& payload);
+  /// Waits for the reply to `request`, sent in session `epoch`.
+  bool wait_reply(uint64_t request, uint64_t epoch, uint16_t& id, std::vector<uint8_t>& payload);
   bool on_frame(const protocol::frame_view& frame, std::string& why);
   void on_completions(const protocol::completions& batch);
   /// Drops what the server has acknowledged; false for a claim beyond what
@@ -211,15 +239,20 @@ class connection {
                                std::string& error);
   /// Fails everything outstanding once the session has ended.
   void fail_outstanding();
+  /// Opens a new session with the server (after one ended), retrying with
+  /// backoff until it succeeds or the connection is destroyed.
+  bool start_new_session();
   void notify_availability(bool available);
 
   std::string name_;
   endpoint where_;
   unique_fd control_;  // replaced by the control reader when it resumes
   unique_fd bulk_;
+  mutable std::mutex session_mutex_;  // guards session_, peer_key_ (read by other threads)
   protocol::session_token session_{};
-  protocol::session_token secret_{};
+  protocol::session_token secret_{};  // used by the control reader only, after open()
   protocol::session_token peer_key_{};
+  std::atomic<uint64_t> epoch_{1};
   uint32_t grace_ms_ = 0;  // session_state.grace_ms: 0 means no resumption
   std::atomic<bool> alive_{false};
   std::atomic<bool> ended_{false};
@@ -235,6 +268,7 @@ class connection {
   std::condition_variable out_cv_;
   std::vector<uint8_t> out_;
   uint64_t out_frames_ = 0;  // frames in out_
+  uint64_t posted_ = 0;      // frames posted in this session
   bool writer_idle_ = false;
   bool ack_due_ = false;
   std::mutex send_mutex_;  // serialises writes to the control socket; guards spare_, ack_frame_
@@ -261,8 +295,10 @@ class connection {
   std::function<void(bool)> availability_listener_;
   bool reported_available_ = true;  // what the listener last heard
 
-  std::mutex stop_mutex_;  // with stop_cv_: the reconnection's pauses
+  std::mutex stop_mutex_;  // with stop_cv_: the reconnection's pauses; with online_cv_: wait_online
   std::condition_variable stop_cv_;
+  std::condition_variable online_cv_;  // the server came back or the session ended
+  void wake_online_waiters();
 
   std::atomic<uint64_t> next_request_{1};
   struct reply_slot {
