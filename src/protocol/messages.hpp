@@ -219,12 +219,16 @@ struct hello {
   session_token session{};  // all zero: open a new session (control only)
   session_token secret{};
   std::string client_name;
-  FERRY_FIELDS(magic, min_version, max_version, stream, session, secret, client_name)
+  /// Peer links: the source's random id for the link, the same on every
+  /// connection of it, so that the destination knows which frames it has
+  /// (docs/protocol.md, "Peer links"). Zero on other streams.
+  session_token link{};
+  FERRY_FIELDS(magic, min_version, max_version, stream, session, secret, client_name, link)
   bool operator==(const hello&) const = default;
 };
 /// The hello this build sends: its magic and version range, for `stream`.
 hello make_hello(stream_kind stream, const session_token& session, const session_token& secret,
-                 std::string client_name);
+                 std::string client_name, const session_token& link = {});
 
 struct welcome {
   uint16_t version = 0;
@@ -302,7 +306,8 @@ struct ack {
 /// Follows every welcome of a control stream: how many frames of each of
 /// the client's streams the session has received (zero for a new session;
 /// the client sends the rest again), and how long the session outlives a
-/// lost connection.
+/// lost connection. Also follows the welcome of a peer link: `control` is
+/// then the frames received on that link so far, `bulk` is 0.
 struct session_state {
   uint64_t control = 0;
   uint64_t bulk = 0;

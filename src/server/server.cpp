@@ -92,7 +92,7 @@ void server::on_hello(unique_fd fd, const std::string& peer, const p::hello& hel
     // The client's secret and peer key stay out of a peer's welcome.
     p::refused why;
     p::welcome welcome{verdict.version, hello.session, {}, {}};
-    if (!it->second->attach_peer_in(fd, peer, welcome, why)) refuse(fd.get(), peer, why);
+    if (!it->second->attach_peer_in(fd, peer, hello.link, welcome, why)) refuse(fd.get(), peer, why);
     return;
   }
   // A bulk stream joins its session.

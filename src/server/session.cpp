@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/log.hpp"
@@ -35,7 +36,7 @@ session::session(const protocol::session_token& id, const protocol::session_toke
       peer_key_(peer_key),
       services_(services),
       core_(std::make_shared<session_core>(id, services.api, services.printf, services.links,
-                                           services.peer_address)),
+                                           services.peer_address, services.grace)),
       control_(std::move(control)),
       peer_(std::move(peer)),
       finished_(std::move(finished)) {}
@@ -260,39 +261,83 @@ bool session::wait_for_resume(std::string& why) {
   }
 }
 
-bool session::attach_peer_in(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
-                             protocol::refused& why) {
+bool session::attach_peer_in(unique_fd& fd, const std::string& peer, const protocol::session_token& link,
+                             const protocol::welcome& welcome, protocol::refused& why) {
   std::lock_guard lock(mutex_);
   if (closing_) {
     why = {static_cast<int32_t>(refusal::session_closing), "the session is ending"};
     return false;
   }
-  if (!send_welcome(fd.get(), welcome, why)) return false;
-  link_counter* counter = this->counter(protocol::link_kind::peer_in, peer);
-  auto link = std::make_unique<peer_in>();
-  link->fd = std::move(fd);
-  link->peer = peer;
-  int link_fd = link->fd.get();
-  FERRY_INFO("session", "session %s: peer link attached from %s", core_->label.c_str(), peer.c_str());
-  link->reader = std::thread([this, link_fd, peer, counter] {
-    name_thread("peer-i", core_->label);
-    peer_reader reader(link_fd, *core_, counter);
-    std::string reason;
-    peer_reader::end end = reader.run(reason);
-    {
-      std::lock_guard lock(mutex_);
-      if (closing_) return;  // we are being shut down
+  auto entry = std::make_unique<peer_in>();
+  entry->fd = std::move(fd);
+  entry->peer = peer;
+  entry->link = link;
+  if (!is_zero(link)) {
+    auto old = std::find_if(peers_in_.begin(), peers_in_.end(),
+                            [&](const auto& in) { return tokens_equal(in->link, link); });
+    if (old != peers_in_.end()) {
+      // The source lost its connection (or thinks so): the old one may look
+      // alive; the new reader waits for the old one to stop.
+      ::shutdown((*old)->fd.get(), SHUT_RDWR);
+      entry->previous = std::move(*old);
+      peers_in_.erase(old);
     }
-    // Only this link ends; the session and its other links go on.
-    if (end == peer_reader::end::violation)
-      FERRY_WARN("session", "session %s: closing the peer link from %s: %s", core_->label.c_str(), peer.c_str(),
-                 reason.c_str());
-    else
-      FERRY_INFO("session", "session %s: %s (%s)", core_->label.c_str(), reason.c_str(), peer.c_str());
-    ::shutdown(link_fd, SHUT_RDWR);
+  }
+  link_counter* counter = this->counter(protocol::link_kind::peer_in, peer);
+  peer_in* raw = entry.get();
+  FERRY_INFO("session", "session %s: peer link %s from %s", core_->label.c_str(),
+             raw->previous ? "reconnected" : "attached", peer.c_str());
+  raw->reader = std::thread([this, raw, counter, welcome] {
+    name_thread("peer-i", core_->label);
+    serve_peer_in(*raw, counter, welcome);
   });
-  peers_in_.push_back(std::move(link));
+  peers_in_.push_back(std::move(entry));
   return true;
+}
+
+void session::serve_peer_in(peer_in& link, link_counter* counter, const protocol::welcome& welcome) {
+  const int link_fd = link.fd.get();
+  if (link.previous) {
+    // Its count is final once its reader has ended.
+    if (link.previous->reader.joinable()) link.previous->reader.join();
+    link.received = link.previous->received;
+    link.violated = link.previous->violated;
+    link.previous.reset();
+  }
+  std::vector<uint8_t> frames;
+  if (link.violated) {
+    protocol::append_frame(frames, protocol::refused{static_cast<int32_t>(refusal::unknown_session),
+                                                     "this peer link was closed for breaking a rule"});
+    write_all(link_fd, frames.data(), frames.size());
+    FERRY_WARN("session", "session %s: refusing the peer link from %s again: it broke a rule", core_->label.c_str(),
+               link.peer.c_str());
+    ::shutdown(link_fd, SHUT_RDWR);
+    return;
+  }
+  protocol::append_frame(frames, welcome);
+  protocol::append_frame(frames, protocol::session_state{link.received, 0,
+                                                         static_cast<uint32_t>(services_.grace.count()), 0});
+  if (!write_all(link_fd, frames.data(), frames.size())) {
+    FERRY_INFO("session", "session %s: the peer link from %s closed before its welcome", core_->label.c_str(),
+               link.peer.c_str());
+    return;
+  }
+  peer_reader reader(link_fd, *core_, counter, link.received);
+  std::string reason;
+  peer_reader::end end = reader.run(reason);
+  link.received = reader.received();
+  link.violated = end == peer_reader::end::violation;
+  {
+    std::lock_guard lock(mutex_);
+    if (closing_) return;  // we are being shut down
+  }
+  // Only this link ends; the session and its other links go on.
+  if (end == peer_reader::end::violation)
+    FERRY_WARN("session", "session %s: closing the peer link from %s: %s", core_->label.c_str(), link.peer.c_str(),
+               reason.c_str());
+  else
+    FERRY_INFO("session", "session %s: %s (%s)", core_->label.c_str(), reason.c_str(), link.peer.c_str());
+  ::shutdown(link_fd, SHUT_RDWR);
 }
 
 void session::join_peer_readers() {

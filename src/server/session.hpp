@@ -77,11 +77,15 @@ class session {
   /// session_state. False with a refusal when the session is ending; `fd`
   /// is then left to the caller.
   bool resume(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome, protocol::refused& why);
-  /// Attaches an incoming peer link (the hello showed peer_key()): sends
-  /// `welcome` on it and starts its reader. False with a refusal when the
-  /// session is ending; `fd` is then left to the caller.
-  bool attach_peer_in(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
-                      protocol::refused& why);
+  /// Attaches an incoming peer link (the hello showed peer_key()) and
+  /// starts its reader, which first sends `welcome` and the session_state
+  /// (the frames the link `link` has delivered so far). A connection of a
+  /// link that is connected already replaces the old one, whose reader ends
+  /// first, so that the count is final. A link closed for breaking a rule
+  /// is refused instead. False with a refusal when the session is ending;
+  /// `fd` is then left to the caller.
+  bool attach_peer_in(unique_fd& fd, const std::string& peer, const protocol::session_token& link,
+                      const protocol::welcome& welcome, protocol::refused& why);
   /// Ends the session (any thread, idempotent): shuts the sockets down so
   /// that every thread unblocks; the control reader then tears down.
   void close(const std::string& reason);
@@ -117,11 +121,21 @@ class session {
   std::function<void(session&)> finished_;
   std::unique_ptr<control_writer> writer_;
 
+  /// An incoming peer link's current connection. One per link id: a new
+  /// connection of the link takes the old one over as `previous`.
   struct peer_in {
     unique_fd fd;
     std::string peer;
+    protocol::session_token link{};  // the source's id for the link (zero: none, never matched)
     std::thread reader;
+    /// Frames the link has delivered, over its connections up to this one;
+    /// final once `reader` has ended (read after joining it).
+    uint64_t received = 0;
+    bool violated = false;  // the link broke a rule: its reconnections are refused
+    std::unique_ptr<peer_in> previous;  // joined by `reader` before it answers the hello
   };
+  /// The body of a peer link's reader thread.
+  void serve_peer_in(peer_in& link, link_counter* counter, const protocol::welcome& welcome);
   void join_peer_readers();
   /// The daemon's counter of this kind of link with `peer`'s host (null: none).
   link_counter* counter(protocol::link_kind kind, const std::string& peer) const;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -27,9 +28,11 @@ std::string session_label(const protocol::session_token& id);
 
 struct session_core {
   /// `links` (may be null: nothing is counted) and `peer_address` (for
-  /// server_info) are the daemon's.
+  /// server_info) are the daemon's; `grace` is the session's grace period,
+  /// which its peer links also give a lost connection.
   session_core(const protocol::session_token& session, const native::api& native, printf_capture* capture,
-               link_stats* links = nullptr, std::string peer_address = {});
+               link_stats* links = nullptr, std::string peer_address = {},
+               std::chrono::milliseconds grace = {});
 
   const protocol::session_token id;
   const std::string label;
