@@ -36,6 +36,24 @@ bool read_frame(int fd, protocol::frame_header& header, std::vector<uint8_t>& pa
   return read_exact(fd, payload.data(), payload.size());
 }
 
+/// How long a connection may stay silent with data unacknowledged, or fail
+/// its keepalive probes, before libferry counts it as lost and resumes
+/// (FERRY_LINK_TIMEOUT_MS, default 10 s).
+int link_timeout_ms() {
+  if (const char* text = std::getenv("FERRY_LINK_TIMEOUT_MS")) {
+    int value = std::atoi(text);
+    if (value > 0) return value;
+  }
+  return 10000;
+}
+
+/// Connects one stream of the session, with dead-peer detection.
+unique_fd connect_stream(const endpoint& where, std::string& error) {
+  unique_fd fd = connect_endpoint(where, connect_timeout_ms(), error);
+  if (fd.valid()) detect_dead_peer(fd.get(), link_timeout_ms());
+  return fd;
+}
+
 }  // namespace
 
 std::chrono::microseconds spin_duration() {
@@ -50,14 +68,13 @@ std::unique_ptr<connection> connection::open(const endpoint& where, std::string&
   std::unique_ptr<connection> c(new connection);
   c->name_ = where.to_string();
   c->where_ = where;
-  int timeout = connect_timeout_ms();
   protocol::session_state state;
-  c->control_ = connect_endpoint(where, timeout, error);
+  c->control_ = connect_stream(where, error);
   if (!c->control_.valid() ||
       c->handshake(c->control_.get(), protocol::stream_kind::control, error, &state) != handshake_result::ok)
     return nullptr;
   c->grace_ms_ = state.grace_ms;
-  c->bulk_ = connect_endpoint(where, timeout, error);
+  c->bulk_ = connect_stream(where, error);
   if (!c->bulk_.valid() || c->handshake(c->bulk_.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) {
     error = "bulk stream: " + error;
     return nullptr;
@@ -500,8 +517,7 @@ bool connection::reconnect() {
 }
 
 connection::resume_result connection::try_resume(std::string& error) {
-  const int timeout = connect_timeout_ms();
-  unique_fd control = connect_endpoint(where_, timeout, error);
+  unique_fd control = connect_stream(where_, error);
   if (!control.valid()) return resume_result::failed;
   protocol::session_state state;
   switch (handshake(control.get(), protocol::stream_kind::control, error, &state)) {
@@ -509,7 +525,7 @@ connection::resume_result connection::try_resume(std::string& error) {
     case handshake_result::refused: return resume_result::refused;
     case handshake_result::failed: return resume_result::failed;
   }
-  unique_fd bulk = connect_endpoint(where_, timeout, error);
+  unique_fd bulk = connect_stream(where_, error);
   if (!bulk.valid()) return resume_result::failed;
   // A refused bulk stream is not the end: the server may still hold one of an
   // attempt that broke, and drops it on the next.
@@ -828,19 +844,18 @@ bool connection::start_new_session() {
       if (stop_cv_.wait_for(lock, pause, [&] { return stopping_.load(); })) return false;
     }
     pause = std::min(pause * 2, std::chrono::milliseconds(1000));
-    const int timeout = connect_timeout_ms();
     std::string error;
     {
       std::lock_guard lock(session_mutex_);
       session_ = {};
       secret_ = {};
     }
-    unique_fd control = connect_endpoint(where_, timeout, error);
+    unique_fd control = connect_stream(where_, error);
     protocol::session_state state;
     if (!control.valid() ||
         handshake(control.get(), protocol::stream_kind::control, error, &state) != handshake_result::ok)
       continue;
-    unique_fd bulk = connect_endpoint(where_, timeout, error);
+    unique_fd bulk = connect_stream(where_, error);
     if (!bulk.valid() || handshake(bulk.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) continue;
     {
       std::scoped_lock locks(send_mutex_, log_mutex_, bulk_send_mutex_, bulk_log_mutex_, out_mutex_);
