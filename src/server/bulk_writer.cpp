@@ -30,10 +30,10 @@ void bulk_outbox::push(bulk_job&& job) {
   if (!closed_) ready_.notify_one();
 }
 
-bool bulk_outbox::pop(bulk_job& job) {
+bool bulk_outbox::pop(bulk_job& job, uint64_t generation) {
   std::unique_lock lock(mutex_);
-  ready_.wait(lock, [&] { return closed_ || paused_ || !jobs_.empty(); });
-  if (closed_ || paused_) return false;
+  ready_.wait(lock, [&] { return closed_ || generation != generation_ || !jobs_.empty(); });
+  if (closed_ || generation != generation_) return false;
   job = std::move(jobs_.front());
   jobs_.pop_front();
   return true;
@@ -45,15 +45,15 @@ void bulk_outbox::close() {
   ready_.notify_all();
 }
 
-void bulk_outbox::pause() {
+uint64_t bulk_outbox::writer_generation() {
   std::lock_guard lock(mutex_);
-  paused_ = true;
-  ready_.notify_all();
+  return generation_;
 }
 
-void bulk_outbox::unpause() {
+void bulk_outbox::retire_writer() {
   std::lock_guard lock(mutex_);
-  paused_ = false;
+  ++generation_;
+  ready_.notify_all();
 }
 
 uint64_t bulk_frames(uint64_t size) {
@@ -130,13 +130,12 @@ bool write_bulk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, l
 }
 
 void bulk_writer::run() {
-  jobs_.unpause();  // the writer of the broken stream, if any, is gone
   if (!jobs_.resend(fd_, resume_from_, counter_)) {
     broken_("bulk stream write failed while sending again what the client missed");
     return;
   }
   bulk_job job;
-  while (jobs_.pop(job)) {
+  while (jobs_.pop(job, generation_)) {
     job.status = true_status(api_, job.event, job.status, job.verify);
     bool sent = true;
     if (job.status == CL_COMPLETE) {

@@ -70,13 +70,15 @@ class bulk_outbox {
   explicit bulk_outbox(const native::api& api) : api_(api) {}
   ~bulk_outbox();
   void push(bulk_job&& job);
-  /// Waits for the next job; false once closed or paused.
-  bool pop(bulk_job& job);
+  /// Waits for the next job for the writer of `generation`; false once
+  /// closed, or once that writer is retired.
+  bool pop(bulk_job& job, uint64_t generation);
   void close();
-  /// Stops the writer of a bulk stream that broke (pop returns false) while
-  /// jobs keep coming for the next one; unpause() lets the next writer in.
-  void pause();
-  void unpause();
+  /// Which writer pops now; a new writer takes the current generation.
+  uint64_t writer_generation();
+  /// Stops the writer of a bulk stream that broke (its pop returns false)
+  /// while jobs keep coming for the writer of the next stream.
+  void retire_writer();
 
   /// Keeps the bytes of a transfer about to be sent until the client
   /// acknowledges its frames (a resumed session sends them again).
@@ -92,11 +94,11 @@ class bulk_outbox {
   void discard(bulk_job& job);
 
   const native::api& api_;
-  std::mutex mutex_;  // guards jobs_, closed_ and paused_
+  std::mutex mutex_;  // guards jobs_, closed_ and generation_
   std::condition_variable ready_;
   std::deque<bulk_job> jobs_;
   bool closed_ = false;
-  bool paused_ = false;
+  uint64_t generation_ = 0;
 
   struct kept_transfer {
     uint64_t first_frame = 0;  // number of its first frame
@@ -137,7 +139,8 @@ class bulk_writer {
         api_(api),
         broken_(std::move(broken)),
         counter_(counter),
-        resume_from_(resume_from) {}
+        resume_from_(resume_from),
+        generation_(jobs.writer_generation()) {}
 
   /// The bulk writer thread's body; returns when the outbox closes or the
   /// socket fails (jobs still queued wait for the next connection).
@@ -151,6 +154,7 @@ class bulk_writer {
   std::function<void(const std::string&)> broken_;
   link_counter* counter_;
   uint64_t resume_from_;
+  uint64_t generation_;  // of this writer: a later one retires it
 };
 
 }  // namespace ferry::server

@@ -158,10 +158,14 @@ void session::connection_broken(const std::string& reason) {
 
 void session::drop_bulk() {
   std::thread reader, writer;
+  unique_fd dropped;  // closed only once both threads are gone
   {
     std::lock_guard lock(mutex_);
     if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
-    core_->bulk.pause();  // an idle writer waits for jobs, not for the socket
+    core_->bulk.retire_writer();  // an idle writer waits for jobs, not for the socket
+    // No longer the session's stream: a writer still waiting to start (for
+    // the client's ack) sees that and returns.
+    dropped = std::move(bulk_);
     reader = std::move(bulk_reader_);
     writer = std::move(bulk_writer_);
     client_bulk_received_.reset();
@@ -169,8 +173,6 @@ void session::drop_bulk() {
   }
   if (reader.joinable()) reader.join();
   if (writer.joinable()) writer.join();
-  std::lock_guard lock(mutex_);
-  bulk_.reset();
 }
 
 bool session::read_resume_ack(protocol::ack& ack, std::string& why) {
