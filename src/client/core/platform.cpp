@@ -71,6 +71,12 @@ std::unique_ptr<server> connect_server(const std::string& text) {
   return s;
 }
 
+platform_state& state();
+
+void say_goodbye_to_servers() {
+  for (const auto& s : state().servers) s->link->say_goodbye();
+}
+
 platform_state& state() {
   static platform_state* instance = [] {
     auto* st = new platform_state;  // lives as long as the process
@@ -99,6 +105,9 @@ platform_state& state() {
       for (device* d : s->devices) st->the_platform.devices.push_back(d);
       st->servers.push_back(std::move(s));
     }
+    // A process that ends frees its sessions at once; without goodbye each
+    // server would keep them for a resumption until the grace period passed.
+    if (!st->servers.empty()) std::atexit(say_goodbye_to_servers);
     return st;
   }();
   return *instance;

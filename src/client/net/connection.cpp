@@ -418,6 +418,13 @@ bool connection::wait_reply(uint64_t request, uint64_t epoch, uint16_t& id, std:
   return done;
 }
 
+void connection::say_goodbye() {
+  stopping_ = true;  // the server closes the streams next: no resumption
+  if (!alive()) return;
+  post(protocol::goodbye{});
+  flush();
+}
+
 result<uint64_t> connection::ping() {
   auto start = std::chrono::steady_clock::now();
   protocol::ping p;

@@ -179,6 +179,11 @@ class connection {
   };
   const std::string& name() const { return name_; }
 
+  /// Tells the server the process is leaving (goodbye), so that it frees the
+  /// session now instead of keeping it for a resumption; nothing reconnects
+  /// afterwards. For the end of the process: best effort, never waits.
+  void say_goodbye();
+
   /// Round trip of one ping, in nanoseconds.
   result<uint64_t> ping();
 
