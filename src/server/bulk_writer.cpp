@@ -60,7 +60,7 @@ uint64_t bulk_frames(uint64_t size) {
   return size == 0 ? 1 : (size + protocol::max_bulk_chunk - 1) / protocol::max_bulk_chunk;
 }
 
-void bulk_outbox::keep(uint64_t transfer, staging_ptr data, uint64_t size) {
+uint64_t bulk_outbox::keep(uint64_t transfer, staging_ptr data, uint64_t size) {
   std::lock_guard lock(kept_mutex_);
   kept_transfer k;
   k.first_frame = frames_kept_ + 1;
@@ -70,6 +70,22 @@ void bulk_outbox::keep(uint64_t transfer, staging_ptr data, uint64_t size) {
   k.size = size;
   frames_kept_ += k.frames;
   kept_.push_back(std::move(k));
+  return frames_kept_;
+}
+
+void bulk_outbox::take_done(std::deque<kept_transfer>& done) {
+  const uint64_t through = std::min(frames_acknowledged_, frames_written_);
+  while (!kept_.empty() && kept_.front().first_frame + kept_.front().frames - 1 <= through) {
+    done.push_back(std::move(kept_.front()));
+    kept_.pop_front();
+  }
+}
+
+void bulk_outbox::written(uint64_t frame) {
+  std::deque<kept_transfer> done;  // freed outside the lock
+  std::lock_guard lock(kept_mutex_);
+  frames_written_ = std::max(frames_written_, frame);
+  take_done(done);
 }
 
 bool bulk_outbox::acknowledge(uint64_t received) {
@@ -77,10 +93,7 @@ bool bulk_outbox::acknowledge(uint64_t received) {
   std::lock_guard lock(kept_mutex_);
   if (received > frames_kept_) return false;
   frames_acknowledged_ = std::max(frames_acknowledged_, received);
-  while (!kept_.empty() && kept_.front().first_frame + kept_.front().frames - 1 <= frames_acknowledged_) {
-    done.push_back(std::move(kept_.front()));
-    kept_.pop_front();
-  }
+  take_done(done);
   return true;
 }
 
@@ -142,8 +155,9 @@ void bulk_writer::run() {
       // Kept until the client has it all: a connection may break on the way.
       const uint8_t* bytes = job.data.get();
       const uint64_t size = job.sent_size();
-      jobs_.keep(job.command, std::move(job.data), size);
+      const uint64_t last = jobs_.keep(job.command, std::move(job.data), size);
       sent = write_bulk(fd_, job.command, bytes, size, counter_);
+      jobs_.written(last);
     }
     job.data.reset();
     command_record r;

@@ -81,8 +81,13 @@ class bulk_outbox {
   void retire_writer();
 
   /// Keeps the bytes of a transfer about to be sent until the client
-  /// acknowledges its frames (a resumed session sends them again).
-  void keep(uint64_t transfer, staging_ptr data, uint64_t size);
+  /// acknowledges its frames (a resumed session sends them again). Returns
+  /// the number of its last frame.
+  uint64_t keep(uint64_t transfer, staging_ptr data, uint64_t size);
+  /// The writer is done with the frames up to `frame` (written, or failed).
+  /// Only those are freed when acknowledged: the client may acknowledge a
+  /// frame before the writer's write call returns.
+  void written(uint64_t frame);
   /// The client received the first `received` bulk frames. False when it
   /// claims more than were kept.
   bool acknowledge(uint64_t received);
@@ -107,10 +112,15 @@ class bulk_outbox {
     staging_ptr data;
     uint64_t size = 0;
   };
-  std::mutex kept_mutex_;  // guards kept_, frames_kept_, frames_acknowledged_
+  /// Moves the transfers both acknowledged and written into `done` (freed by
+  /// the caller outside the lock). Called with kept_mutex_ held.
+  void take_done(std::deque<kept_transfer>& done);
+
+  std::mutex kept_mutex_;  // guards kept_, frames_kept_, frames_acknowledged_, frames_written_
   std::deque<kept_transfer> kept_;
   uint64_t frames_kept_ = 0;
   uint64_t frames_acknowledged_ = 0;
+  uint64_t frames_written_ = 0;
 };
 
 /// Frames write_bulk uses for `size` bytes.

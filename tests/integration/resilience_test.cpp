@@ -262,7 +262,9 @@ FERRY_IT_CHILD(availability) {
   auto set_callback = reinterpret_cast<clFerrySetAvailabilityCallback_fn>(
       ferry_extension(s.platform, "clFerrySetAvailabilityCallback"));
   CHILD_CHECK(set_callback != nullptr, "clFerrySetAvailabilityCallback is not offered");
-  availability_log log;
+  // Callbacks cannot be removed, and more come when the daemon stops at the end:
+  // the log lives as long as the process.
+  auto& log = *new availability_log;
   CHILD_CHECK(set_callback(s.platform, nullptr, &log) == CL_INVALID_VALUE, "NULL callback accepted");
   CHILD_CHECK(set_callback(s.platform, &availability_log::record, &log) == CL_SUCCESS, "registration");
 

@@ -40,6 +40,10 @@ class bulk_log {
   /// The server has received the first `received` frames. False for a count
   /// beyond sent(): a broken server.
   bool acknowledge(uint64_t received);
+  /// The sender is done with the first `number` frames (written, or left
+  /// for the resumption). Only those are dropped when acknowledged: the
+  /// server may acknowledge a frame before the sender's write call returns.
+  void written(uint64_t number);
 
   /// Calls `send(frame)` for every frame after the first `received`; false
   /// when those are not all here (acknowledged already, or never sent).
@@ -55,9 +59,12 @@ class bulk_log {
   uint64_t acknowledged() const { return acknowledged_; }
 
  private:
+  void drop_done();
+
   std::deque<frame> frames_;
   uint64_t sent_ = 0;
   uint64_t acknowledged_ = 0;
+  uint64_t written_ = 0;
 };
 
 }  // namespace ferry::client

@@ -312,11 +312,15 @@ bool connection::send_data(protocol::object_id transfer, const void* data, uint6
         std::lock_guard log(bulk_log_mutex_);
         const bulk_log::frame& f = bulk_log_.append(transfer, offset, size, bytes + offset, chunk, copy);
         last = f.number;
-        from = f.data;  // stays put: no ack can cover a frame before it is written
+        from = f.data;  // stays put until written() says the write is over
       }
       if (writing && !write_bulk_frame(bulk_.get(), transfer, offset, size, from, chunk)) {
         if (!stopping_) broken(generation, "cannot send bulk data to server");
         writing = false;
+      }
+      {
+        std::lock_guard log(bulk_log_mutex_);
+        bulk_log_.written(last);
       }
       offset += chunk;
     } while (offset < size);
