@@ -34,6 +34,10 @@ typedef cl_int(CL_API_CALL *clFerryPingServer_fn)(cl_device_id device, cl_ulong 
 typedef struct cl_ferry_object_counts {
   cl_ulong client_objects; /* Ferry objects alive in this process (all servers) */
   cl_ulong server_objects; /* native objects alive in this process's session on the device's server */
+  cl_ulong messages_sent;  /* control messages this process has sent in its current session with that
+                              server, this query's own included */
+  cl_ulong messages_run;   /* of those, how many the server has run: equal to messages_sent when none
+                              was lost or run twice, over every reconnection */
 } cl_ferry_object_counts;
 
 /* Fills `counts` for the server that hosts `device`. The server figure is
@@ -73,6 +77,22 @@ typedef cl_int(CL_API_CALL *clFerryGetLinkCounters_fn)(cl_device_id device, cl_u
  * links (ferryd --peer-address, else the client's own address for it).
  * Type: char[]. */
 #define CL_DEVICE_FERRY_PEER_ADDRESS 0x4F02
+
+/* Availability of a server's devices (the session outlives lost connections,
+ * docs/resilience.md). `notify(device, available, user_data)` runs, on
+ * Ferry's callback thread and in order, for each device of a server whose
+ * connection was lost (CL_FALSE: CL_DEVICE_AVAILABLE is false and new
+ * commands fail with CL_DEVICE_NOT_AVAILABLE; commands already enqueued
+ * wait) and again when it is back (CL_TRUE: its session resumed, or, after a
+ * server restart, a new session opened for new contexts). Every callback
+ * registered hears every later change; none can be removed. The callback may
+ * call OpenCL functions. Returns CL_INVALID_PLATFORM when `platform` is
+ * neither NULL nor Ferry's, CL_INVALID_VALUE when `notify` is NULL. */
+typedef void(CL_CALLBACK *cl_ferry_availability_notify)(cl_device_id device, cl_bool available,
+                                                        void *user_data);
+typedef cl_int(CL_API_CALL *clFerrySetAvailabilityCallback_fn)(cl_platform_id platform,
+                                                               cl_ferry_availability_notify notify,
+                                                               void *user_data);
 
 /* cl_pocl_content_size, with PoCL's name and semantics: `content_size_buffer`
  * (at least 8 bytes, not a sub-buffer, same context) holds in its first

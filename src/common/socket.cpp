@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cerrno>
 #include <charconv>
@@ -84,6 +85,19 @@ void tune_stream_socket(int fd) {
   int size = 4 << 20;
   ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+}
+
+void detect_dead_peer(int fd, int timeout_ms) {
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  int idle = std::max(1, timeout_ms / 2000);  // seconds idle before the first probe
+  int interval = std::max(1, timeout_ms / 6000);
+  int probes = 3;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+  unsigned timeout = static_cast<unsigned>(timeout_ms);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout, sizeof timeout);
 }
 
 namespace {

@@ -56,6 +56,12 @@ unique_fd listen_unix(const std::string& path, std::string& error);
 /// Low-latency options for a connected TCP socket (no Nagle); harmless on Unix sockets.
 void tune_stream_socket(int fd);
 
+/// Makes a silently dead TCP connection (a half-open one after the peer's
+/// address changed) fail within about `timeout_ms`: keepalive probes while
+/// idle, and TCP_USER_TIMEOUT while data waits for an acknowledgement.
+/// Harmless on Unix sockets.
+void detect_dead_peer(int fd, int timeout_ms);
+
 /// Writes everything or fails (false: peer gone or error). Retries on EINTR.
 bool write_all(int fd, const void* data, size_t size);
 /// Gathers several pieces in as few system calls as possible.

@@ -91,8 +91,8 @@ TEST(codec, hello_starts_with_the_magic_fry1) {
   std::vector<uint8_t> bytes = encode_payload(message);
   ASSERT_GE(bytes.size(), 4u);
   EXPECT_EQ(std::string(bytes.begin(), bytes.begin() + 4), "FRY1");
-  // magic, versions, stream kind, session, secret, name length.
-  EXPECT_EQ(bytes.size(), 4u + 2u + 2u + 1u + 16u + 16u + 4u);
+  // magic, versions, stream kind, session, secret, name length, link.
+  EXPECT_EQ(bytes.size(), 4u + 2u + 2u + 1u + 16u + 16u + 4u + 16u);
 }
 
 TEST(codec, bulk_prefix_size_is_the_encoded_size_of_bulk_data) {

@@ -41,7 +41,7 @@ static bool has_direction(uint16_t id, direction wanted) {
 }
 
 hello make_hello(stream_kind stream, const session_token& session, const session_token& secret,
-                 std::string client_name) {
+                 std::string client_name, const session_token& link) {
   hello h;
   h.magic = magic;
   h.min_version = min_version;
@@ -50,6 +50,7 @@ hello make_hello(stream_kind stream, const session_token& session, const session
   h.session = session;
   h.secret = secret;
   h.client_name = std::move(client_name);
+  h.link = link;
   return h;
 }
 

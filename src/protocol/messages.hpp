@@ -36,6 +36,8 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(14, get_object_counts, direction::to_server, 64)                               \
   X(15, object_counts, direction::to_client, 64)                                   \
   X(16, goodbye, direction::to_server, 64)                                          \
+  X(17, ack, direction::both, 64)                                                  \
+  X(18, session_state, direction::to_client, 64)                                   \
   X(20, create_context, direction::to_server, 1 << 20)                             \
   X(21, create_queue, direction::to_server, 4096)                                  \
   X(22, create_buffer, direction::to_server, 4096)                                 \
@@ -217,12 +219,16 @@ struct hello {
   session_token session{};  // all zero: open a new session (control only)
   session_token secret{};
   std::string client_name;
-  FERRY_FIELDS(magic, min_version, max_version, stream, session, secret, client_name)
+  /// Peer links: the source's random id for the link, the same on every
+  /// connection of it, so that the destination knows which frames it has
+  /// (docs/protocol.md, "Peer links"). Zero on other streams.
+  session_token link{};
+  FERRY_FIELDS(magic, min_version, max_version, stream, session, secret, client_name, link)
   bool operator==(const hello&) const = default;
 };
 /// The hello this build sends: its magic and version range, for `stream`.
 hello make_hello(stream_kind stream, const session_token& session, const session_token& secret,
-                 std::string client_name);
+                 std::string client_name, const session_token& link = {});
 
 struct welcome {
   uint16_t version = 0;
@@ -276,13 +282,39 @@ struct get_object_counts {
 struct object_counts {
   uint64_t request = 0;
   uint64_t objects = 0;
-  FERRY_FIELDS(request, objects)
+  /// Control frames of the session the server has run, this request
+  /// included (docs/protocol.md, "Resuming a session").
+  uint64_t control_frames = 0;
+  FERRY_FIELDS(request, objects, control_frames)
   bool operator==(const object_counts&) const = default;
 };
 struct goodbye {
   uint32_t reserved = 0;
   FERRY_FIELDS(reserved)
   bool operator==(const goodbye&) const = default;
+};
+/// How many frames of the session's control and bulk streams the sender has
+/// received from the other side, over every connection so far (ack, hello,
+/// welcome, refused and session_state frames are not counted). The other
+/// side lets go of what it kept to send again up to there.
+struct ack {
+  uint64_t control = 0;
+  uint64_t bulk = 0;
+  FERRY_FIELDS(control, bulk)
+  bool operator==(const ack&) const = default;
+};
+/// Follows every welcome of a control stream: how many frames of each of
+/// the client's streams the session has received (zero for a new session;
+/// the client sends the rest again), and how long the session outlives a
+/// lost connection. Also follows the welcome of a peer link: `control` is
+/// then the frames received on that link so far, `bulk` is 0.
+struct session_state {
+  uint64_t control = 0;
+  uint64_t bulk = 0;
+  uint32_t grace_ms = 0;
+  uint32_t reserved = 0;
+  FERRY_FIELDS(control, bulk, grace_ms, reserved)
+  bool operator==(const session_state&) const = default;
 };
 
 struct create_context {

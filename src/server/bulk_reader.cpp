@@ -4,6 +4,7 @@
 #include "protocol/codec.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
+#include "server/completion_writer.hpp"
 
 namespace ferry::server {
 
@@ -60,12 +61,15 @@ bool bulk_reader::receive_chunk(const uint8_t* head, end& how, std::string& why)
   uint8_t* destination = nullptr;
   if (!transfers_.begin_chunk(transfer, offset, chunk, total, destination, why)) return false;
   if (chunk && !read_exact(fd_, destination, chunk)) {
+    transfers_.abandon_chunk(transfer, chunk);
     why = "connection closed inside a chunk";
     how = end::closed;
     return false;
   }
   count_in(counter_, 1, head_size + chunk);
   transfers_.end_chunk(transfer, chunk);
+  if (received_) received_->fetch_add(1, std::memory_order_acq_rel);
+  if (acks_ && offset + chunk == total) acks_->request_ack();
   return true;
 }
 

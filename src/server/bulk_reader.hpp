@@ -4,6 +4,8 @@
 // bulk_data frame to receive_chunk.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 
 #include "server/link_stats.hpp"
@@ -11,10 +13,16 @@
 
 namespace ferry::server {
 
+class control_outbox;
+
 class bulk_reader {
  public:
-  bulk_reader(int fd, transfer_table& transfers, link_counter* counter = nullptr)
-      : fd_(fd), transfers_(transfers), counter_(counter) {}
+  /// `received` (may be null) counts whole frames for a resumed session;
+  /// `acks` (may be null) is asked for an ack once a transfer is complete,
+  /// so that a client waiting to reuse its memory hears at once.
+  bulk_reader(int fd, transfer_table& transfers, link_counter* counter = nullptr,
+              std::atomic<uint64_t>* received = nullptr, control_outbox* acks = nullptr)
+      : fd_(fd), transfers_(transfers), counter_(counter), received_(received), acks_(acks) {}
 
   enum class end { closed, violation };
   /// The bulk reader thread's body. Returns when the connection closes
@@ -37,6 +45,8 @@ class bulk_reader {
   int fd_;
   transfer_table& transfers_;
   link_counter* counter_;
+  std::atomic<uint64_t>* received_;
+  control_outbox* acks_;
 };
 
 }  // namespace ferry::server

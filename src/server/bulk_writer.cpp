@@ -30,10 +30,10 @@ void bulk_outbox::push(bulk_job&& job) {
   if (!closed_) ready_.notify_one();
 }
 
-bool bulk_outbox::pop(bulk_job& job) {
+bool bulk_outbox::pop(bulk_job& job, uint64_t generation) {
   std::unique_lock lock(mutex_);
-  ready_.wait(lock, [&] { return closed_ || !jobs_.empty(); });
-  if (closed_) return false;
+  ready_.wait(lock, [&] { return closed_ || generation != generation_ || !jobs_.empty(); });
+  if (closed_ || generation != generation_) return false;
   job = std::move(jobs_.front());
   jobs_.pop_front();
   return true;
@@ -43,6 +43,74 @@ void bulk_outbox::close() {
   std::lock_guard lock(mutex_);
   closed_ = true;
   ready_.notify_all();
+}
+
+uint64_t bulk_outbox::writer_generation() {
+  std::lock_guard lock(mutex_);
+  return generation_;
+}
+
+void bulk_outbox::retire_writer() {
+  std::lock_guard lock(mutex_);
+  ++generation_;
+  ready_.notify_all();
+}
+
+uint64_t bulk_frames(uint64_t size) {
+  return size == 0 ? 1 : (size + protocol::max_bulk_chunk - 1) / protocol::max_bulk_chunk;
+}
+
+uint64_t bulk_outbox::keep(uint64_t transfer, staging_ptr data, uint64_t size) {
+  std::lock_guard lock(kept_mutex_);
+  kept_transfer k;
+  k.first_frame = frames_kept_ + 1;
+  k.frames = bulk_frames(size);
+  k.transfer = transfer;
+  k.data = std::move(data);
+  k.size = size;
+  frames_kept_ += k.frames;
+  kept_.push_back(std::move(k));
+  return frames_kept_;
+}
+
+void bulk_outbox::take_done(std::deque<kept_transfer>& done) {
+  const uint64_t through = std::min(frames_acknowledged_, frames_written_);
+  while (!kept_.empty() && kept_.front().first_frame + kept_.front().frames - 1 <= through) {
+    done.push_back(std::move(kept_.front()));
+    kept_.pop_front();
+  }
+}
+
+void bulk_outbox::written(uint64_t frame) {
+  std::deque<kept_transfer> done;  // freed outside the lock
+  std::lock_guard lock(kept_mutex_);
+  frames_written_ = std::max(frames_written_, frame);
+  take_done(done);
+}
+
+bool bulk_outbox::acknowledge(uint64_t received) {
+  std::deque<kept_transfer> done;  // freed outside the lock
+  std::lock_guard lock(kept_mutex_);
+  if (received > frames_kept_) return false;
+  frames_acknowledged_ = std::max(frames_acknowledged_, received);
+  take_done(done);
+  return true;
+}
+
+bool bulk_outbox::resend(int fd, uint64_t received, link_counter* counter) {
+  std::lock_guard lock(kept_mutex_);
+  // Frames acknowledged before are gone: a client cannot have lost them.
+  if (received > frames_kept_ || received < frames_acknowledged_) return false;
+  for (const kept_transfer& k : kept_) {
+    const uint64_t last = k.first_frame + k.frames - 1;
+    if (last <= received) continue;
+    // Frames are max_bulk_chunk bytes each, so the frame says where it starts.
+    uint64_t offset = received >= k.first_frame ? (received + 1 - k.first_frame) * protocol::max_bulk_chunk : 0;
+    do {
+      if (!write_bulk_chunk(fd, k.transfer, k.data.get(), k.size, offset, counter)) return false;
+    } while (offset < k.size);
+  }
+  return true;
 }
 
 bool write_bulk_chunk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, uint64_t& offset,
@@ -75,15 +143,27 @@ bool write_bulk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, l
 }
 
 void bulk_writer::run() {
+  if (!jobs_.resend(fd_, resume_from_, counter_)) {
+    broken_("bulk stream write failed while sending again what the client missed");
+    return;
+  }
   bulk_job job;
-  while (jobs_.pop(job)) {
+  while (jobs_.pop(job, generation_)) {
     job.status = true_status(api_, job.event, job.status, job.verify);
-    bool sent = job.status != CL_COMPLETE || write_bulk(fd_, job.command, job.data.get(), job.sent_size(), counter_);
+    bool sent = true;
+    if (job.status == CL_COMPLETE) {
+      // Kept until the client has it all: a connection may break on the way.
+      const uint8_t* bytes = job.data.get();
+      const uint64_t size = job.sent_size();
+      const uint64_t last = jobs_.keep(job.command, std::move(job.data), size);
+      sent = write_bulk(fd_, job.command, bytes, size, counter_);
+      jobs_.written(last);
+    }
     job.data.reset();
     command_record r;
     r.command = job.command;
     r.event = std::exchange(job.event, nullptr);
-    r.status = sent ? job.status : CL_DEVICE_NOT_AVAILABLE;
+    r.status = job.status;
     r.profiling = job.profiling;
     // Only after the last byte is written: the completion tells the client the data went out first.
     control_.push(r);

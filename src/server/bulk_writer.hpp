@@ -70,19 +70,61 @@ class bulk_outbox {
   explicit bulk_outbox(const native::api& api) : api_(api) {}
   ~bulk_outbox();
   void push(bulk_job&& job);
-  /// Waits for the next job; false once closed.
-  bool pop(bulk_job& job);
+  /// Waits for the next job for the writer of `generation`; false once
+  /// closed, or once that writer is retired.
+  bool pop(bulk_job& job, uint64_t generation);
   void close();
+  /// Which writer pops now; a new writer takes the current generation.
+  uint64_t writer_generation();
+  /// Stops the writer of a bulk stream that broke (its pop returns false)
+  /// while jobs keep coming for the writer of the next stream.
+  void retire_writer();
+
+  /// Keeps the bytes of a transfer about to be sent until the client
+  /// acknowledges its frames (a resumed session sends them again). Returns
+  /// the number of its last frame.
+  uint64_t keep(uint64_t transfer, staging_ptr data, uint64_t size);
+  /// The writer is done with the frames up to `frame` (written, or failed).
+  /// Only those are freed when acknowledged: the client may acknowledge a
+  /// frame before the writer's write call returns.
+  void written(uint64_t frame);
+  /// The client received the first `received` bulk frames. False when it
+  /// claims more than were kept.
+  bool acknowledge(uint64_t received);
+  /// Sends again every kept frame after the first `received`. False when
+  /// the socket fails or those frames are gone.
+  bool resend(int fd, uint64_t received, link_counter* counter);
 
  private:
   void discard(bulk_job& job);
 
   const native::api& api_;
-  std::mutex mutex_;  // guards jobs_ and closed_
+  std::mutex mutex_;  // guards jobs_, closed_ and generation_
   std::condition_variable ready_;
   std::deque<bulk_job> jobs_;
   bool closed_ = false;
+  uint64_t generation_ = 0;
+
+  struct kept_transfer {
+    uint64_t first_frame = 0;  // number of its first frame
+    uint64_t frames = 0;
+    uint64_t transfer = 0;
+    staging_ptr data;
+    uint64_t size = 0;
+  };
+  /// Moves the transfers both acknowledged and written into `done` (freed by
+  /// the caller outside the lock). Called with kept_mutex_ held.
+  void take_done(std::deque<kept_transfer>& done);
+
+  std::mutex kept_mutex_;  // guards kept_, frames_kept_, frames_acknowledged_, frames_written_
+  std::deque<kept_transfer> kept_;
+  uint64_t frames_kept_ = 0;
+  uint64_t frames_acknowledged_ = 0;
+  uint64_t frames_written_ = 0;
 };
+
+/// Frames write_bulk uses for `size` bytes.
+uint64_t bulk_frames(uint64_t size);
 
 /// Writes `size` bytes of `data` as bulk transfer `transfer`, in bulk_data
 /// frames of at most max_bulk_chunk bytes (one empty frame when `size` is 0),
@@ -96,11 +138,22 @@ bool write_bulk_chunk(int fd, uint64_t transfer, const uint8_t* data, uint64_t s
 
 class bulk_writer {
  public:
+  /// `resume_from`: bulk frames the client has received already (a resumed
+  /// session); the writer first sends again those that follow.
   bulk_writer(int fd, bulk_outbox& jobs, control_outbox& control, const native::api& api,
-              std::function<void(const std::string&)> broken, link_counter* counter = nullptr)
-      : fd_(fd), jobs_(jobs), control_(control), api_(api), broken_(std::move(broken)), counter_(counter) {}
+              std::function<void(const std::string&)> broken, link_counter* counter = nullptr,
+              uint64_t resume_from = 0)
+      : fd_(fd),
+        jobs_(jobs),
+        control_(control),
+        api_(api),
+        broken_(std::move(broken)),
+        counter_(counter),
+        resume_from_(resume_from),
+        generation_(jobs.writer_generation()) {}
 
-  /// The bulk writer thread's body; returns when the outbox closes or the socket fails.
+  /// The bulk writer thread's body; returns when the outbox closes or the
+  /// socket fails (jobs still queued wait for the next connection).
   void run();
 
  private:
@@ -110,6 +163,8 @@ class bulk_writer {
   const native::api& api_;
   std::function<void(const std::string&)> broken_;
   link_counter* counter_;
+  uint64_t resume_from_;
+  uint64_t generation_;  // of this writer: a later one retires it
 };
 
 }  // namespace ferry::server

@@ -57,6 +57,13 @@ void control_outbox::push_printf(const uint8_t* text, size_t size) {
   if (was_idle) ready_.notify_one();
 }
 
+void control_outbox::request_ack() {
+  std::lock_guard lock(mutex_);
+  if (closed_ || ack_requested_) return;
+  ack_requested_ = true;
+  if (pending_.records.empty() && printf_frames_.empty()) ready_.notify_one();
+}
+
 void control_outbox::take_printf(std::vector<uint8_t>& out) {
   std::lock_guard lock(mutex_);
   out.insert(out.end(), printf_frames_.begin(), printf_frames_.end());
@@ -129,14 +136,13 @@ void control_writer::run() {
   std::vector<uint8_t> out;
   out.reserve(64 * 1024);
   message_.entries.reserve(256);
-  // Once the socket fails, records are still processed (their native
-  // cleanup must happen) but nothing is sent, until the outbox closes.
-  bool discarding = false;
+  bool ack_wanted = false;
   for (;;) {
     {
       std::unique_lock lock(outbox_.mutex_);
       auto has_work = [&] {
-        return outbox_.closed_ || !outbox_.pending_.records.empty() || !outbox_.printf_frames_.empty();
+        return outbox_.closed_ || !outbox_.pending_.records.empty() || !outbox_.printf_frames_.empty() ||
+               outbox_.ack_requested_;
       };
       if (sweeper_ && sweeper_->wants_follow_up()) {
         // Failures the platform propagates late have no callback: look again.
@@ -149,6 +155,7 @@ void control_writer::run() {
         outbox_.ready_.wait(lock, has_work);
       }
       if (outbox_.closed_) return;
+      ack_wanted = std::exchange(outbox_.ack_requested_, false);
       std::swap(work, outbox_.pending_);
       // Printf text read so far goes first: it was printed before anything here completed.
       out.assign(outbox_.printf_frames_.begin(), outbox_.printf_frames_.end());
@@ -166,15 +173,56 @@ void control_writer::run() {
     flush_completions(out);
     work.records.clear();
     work.frames.clear();
-    if (!discarding && !out.empty()) {
-      if (!write_all(fd_, out.data(), out.size())) {
-        discarding = true;
-        broken_("control stream write failed");
-      } else if (counter_) {
-        counter_->count_out(count_frames(out.data(), out.size()), out.size());
-      }
+    std::lock_guard lock(link_mutex_);
+    send_locked(out, ack_wanted);
+  }
+}
+
+void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted) {
+  const uint64_t frames = count_frames(out.data(), out.size());
+  std::vector<uint8_t> ack_frame;
+  if (received_.control && fd_ >= 0) {
+    protocol::ack now{received_.control->load(std::memory_order_acquire),
+                      received_.bulk ? received_.bulk->load(std::memory_order_acquire) : 0};
+    // Ahead of the batch, so that the client hears of its bulk bytes before
+    // the completions of the writes they fed.
+    if (now != acked_ && (ack_wanted || !out.empty())) {
+      protocol::append_frame(ack_frame, now);
+      acked_ = now;
     }
   }
+  if (fd_ >= 0 && (!ack_frame.empty() || !out.empty())) {
+    iovec pieces[2] = {{ack_frame.data(), ack_frame.size()}, {out.data(), out.size()}};
+    if (!writev_all(fd_, pieces, 2)) {
+      fd_ = -1;
+      broken_("control stream write failed");
+    } else if (counter_) {
+      counter_->count_out(frames + (ack_frame.empty() ? 0 : 1), ack_frame.size() + out.size());
+    }
+  }
+  log_.append(out, frames);
+}
+
+void control_writer::detach() {
+  std::lock_guard lock(link_mutex_);
+  fd_ = -1;
+}
+
+control_writer::attach_result control_writer::attach(int fd, uint64_t received) {
+  std::lock_guard lock(link_mutex_);
+  if (!log_.acknowledge(received)) return attach_result::bad_ack;
+  std::vector<uint8_t> again;
+  if (!log_.replay(received, again)) return attach_result::bad_ack;
+  if (!again.empty() && !write_all(fd, again.data(), again.size())) return attach_result::broken;
+  if (counter_ && !again.empty()) counter_->count_out(count_frames(again.data(), again.size()), again.size());
+  fd_ = fd;
+  acked_ = {};
+  return attach_result::attached;
+}
+
+bool control_writer::acknowledge(uint64_t received) {
+  std::lock_guard lock(link_mutex_);
+  return log_.acknowledge(received);
 }
 
 }  // namespace ferry::server

@@ -23,6 +23,7 @@
 
 #include "protocol/dispatch.hpp"
 #include "protocol/messages.hpp"
+#include "protocol/replay_log.hpp"
 #include "server/link_stats.hpp"
 #include "server/native/api.hpp"
 #include "server/native/mapping.hpp"
@@ -94,6 +95,9 @@ class control_outbox {
   void push_printf(const uint8_t* text, size_t size);
   /// Appends the queued printf frames to `out` and forgets them.
   void take_printf(std::vector<uint8_t>& out);
+  /// Asks the writer to tell the client soon how much it has received
+  /// (`ack`), even with nothing else to send.
+  void request_ack();
   /// Stops the writer.
   void close();
   bool closed() const;
@@ -120,40 +124,71 @@ class control_outbox {
   std::condition_variable ready_;
   batch pending_;
   std::vector<uint8_t> printf_frames_;  // encoded printf_output frames
+  bool ack_requested_ = false;
   bool closed_ = false;
+};
+
+/// Where the writer's `ack` frames take their counts from.
+struct received_counts {
+  const std::atomic<uint64_t>* control = nullptr;
+  const std::atomic<uint64_t>* bulk = nullptr;
 };
 
 class control_writer {
  public:
-  /// `broken` is called (once) when the socket fails.
+  /// `broken` is called when the socket fails (once per connection).
   /// `sweeper` finds the commands a platform does not call back for after a
-  /// gate fails (see callback_pool); `counter` counts what is sent.
+  /// gate fails (see callback_pool); `counter` counts what is sent;
+  /// `received` feeds the acks that go out ahead of each batch.
   control_writer(int fd, control_outbox& outbox, transfer_table& transfers, printf_capture* printf,
                  std::function<void(const std::string&)> broken, callback_pool* sweeper = nullptr,
-                 link_counter* counter = nullptr)
+                 link_counter* counter = nullptr, received_counts received = {})
       : fd_(fd),
         outbox_(outbox),
         transfers_(transfers),
         printf_(printf),
         broken_(std::move(broken)),
         sweeper_(sweeper),
-        counter_(counter) {}
+        counter_(counter),
+        received_(received) {}
 
-  /// The writer thread's body; returns when the outbox closes. After a socket
-  /// failure it keeps processing records (native cleanup) without sending.
+  /// The writer thread's body; returns when the outbox closes. While no
+  /// connection is attached it keeps processing records (native cleanup)
+  /// and keeps what it would have sent, to send on the next connection.
   void run();
+
+  /// The connection broke: nothing more goes to its socket.
+  void detach();
+  /// A resumed connection: the client has received the first `received`
+  /// frames; the rest go out again on `fd`, then everything new.
+  enum class attach_result {
+    attached,
+    bad_ack,  // `received` is more than was ever sent, or less than acknowledged before
+    broken,   // the replay could not be written: the connection broke again
+  };
+  attach_result attach(int fd, uint64_t received);
+  /// The client's ack: drops the frames it covers. False when it claims more
+  /// than was sent.
+  bool acknowledge(uint64_t received);
 
  private:
   void flush_completions(std::vector<uint8_t>& out);
   void process(const command_record& r, std::vector<uint8_t>& out);
+  /// Sends an ack (when the counts moved) and `out`, then keeps `out` for a
+  /// replay. Called with link_mutex_ held.
+  void send_locked(std::vector<uint8_t>& out, bool ack_wanted);
 
-  int fd_;
+  std::mutex link_mutex_;  // guards fd_, log_, acked_
+  int fd_;                 // -1: detached
   control_outbox& outbox_;
   transfer_table& transfers_;
   printf_capture* printf_;
   std::function<void(const std::string&)> broken_;
   callback_pool* sweeper_;
   link_counter* counter_;
+  received_counts received_;
+  protocol::replay_log log_;
+  protocol::ack acked_;  // the counts the last ack carried
   protocol::completions message_;
 };
 

@@ -14,10 +14,13 @@ pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler,
     switch (assembler.next(frame, why)) {
       case protocol::frame_assembler::result::need_more:
         handler.flush_touched();
+        handler.ack_if_due();
         return pump_result::need_more;
       case protocol::frame_assembler::result::error: return pump_result::violation;
       case protocol::frame_assembler::result::frame:
         count_in(counter, 1, protocol::frame_header_size + frame.header.payload_size);
+        // Counted before it runs: a resumed client sends again only what follows.
+        if (frame.header.message_id != static_cast<uint16_t>(protocol::message_id::ack)) handler.count_frame();
         if (!protocol::dispatch_frame(frame, protocol::receiver::server, handler, why)) {
           if (handler.stop_requested()) {
             why = handler.violation();

@@ -330,8 +330,30 @@ bool executor::on(const p::get_server_info& m) {
 bool executor::on(const p::get_object_counts& m) {
   FERRY_DEBUG("session", "session %s: %zu objects (daemon total %lld)", core_->label.c_str(), objects_.size(),
               static_cast<long long>(object_table::daemon_total()));
-  core_->outbox.push_message(p::object_counts{m.request, objects_.size()});
+  core_->outbox.push_message(
+      p::object_counts{m.request, objects_.size(), core_->control_in.load(std::memory_order_acquire)});
   return true;
+}
+
+void executor::count_frame() {
+  core_->control_in.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void executor::ack_if_due() {
+  // Acks ride on completions; a client that sends much and waits for
+  // nothing still hears every so often, so that it can drop what it keeps.
+  constexpr uint64_t unacknowledged_frames = 128;
+  const uint64_t now = core_->control_in.load(std::memory_order_acquire);
+  if (now - ack_requested_at_ < unacknowledged_frames) return;
+  ack_requested_at_ = now;
+  core_->outbox.request_ack();
+}
+
+bool executor::on(const p::ack& m) {
+  if (!core_->acked) return true;  // no replay kept (tests, the fuzz target)
+  if (core_->acked(m)) return true;
+  return violate("ack of " + std::to_string(m.control) + " control and " + std::to_string(m.bulk) +
+                 " bulk frames, more than were sent");
 }
 
 bool executor::on(const p::goodbye&) {

@@ -39,6 +39,7 @@ class executor {
   bool on(const protocol::get_server_info& m);
   bool on(const protocol::get_object_counts& m);
   bool on(const protocol::goodbye& m);
+  bool on(const protocol::ack& m);
   bool on(const protocol::create_context& m);
   bool on(const protocol::create_queue& m);
   bool on(const protocol::create_buffer& m);
@@ -199,6 +200,13 @@ class executor {
   /// imports it waits for are settled (see event_imports::hold).
   void hold_for_imports(cl_event event);
   void release_own_queue(cl_context context);
+ public:
+  /// A control frame (not an ack) is about to run.
+  void count_frame();
+  /// Before the reader blocks: asks for an ack when many frames went unacknowledged.
+  void ack_if_due();
+
+ private:
   /// Drops the reference create_context took, unless events are parked in
   /// the context: those are released by the teardown (native/event_parking.hpp).
   void let_go_of_context(cl_context context);
@@ -241,6 +249,7 @@ class executor {
   std::vector<queue_fence> queue_fences_;       // markers of released queues (see fence_released_queue)
   std::unordered_map<cl_context, own_queue> own_queues_;
   std::vector<cl_context> contexts_;  // contexts made and retained (see let_go_of_context)
+  uint64_t ack_requested_at_ = 0;      // control_in when ack_if_due last asked for an ack
   std::string violation_;
   bool stop_requested_ = false;
   bool may_print_ = false;  // a printf-capable kernel was enqueued

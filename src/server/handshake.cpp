@@ -115,10 +115,7 @@ hello_verdict check_hello(const p::hello& hello) {
                       std::to_string(hello.max_version));
   }
   switch (hello.stream) {
-    case p::stream_kind::control:
-      if (!is_zero(hello.session))
-        return refuse(refusal::resume_unsupported, "resuming a session is not supported by this server version");
-      break;
+    case p::stream_kind::control: break;  // a session id: a resumption
     case p::stream_kind::bulk:
       if (is_zero(hello.session)) return refuse(refusal::unknown_session, "a bulk stream must name its session");
       break;

@@ -23,7 +23,7 @@ enum class refusal : int32_t {
   unknown_session = 3,       ///< bulk, peer: no such session, or the secret (peer key) is wrong
   unsupported_stream = 4,    ///< unknown stream kinds
   bulk_already_attached = 5, ///< bulk: the session has its bulk stream already
-  resume_unsupported = 6,    ///< control with a session id: resumption arrives later
+  resume_unsupported = 6,    ///< protocol version 2 only: control with a session id
   shutting_down = 7,         ///< the daemon is stopping
   session_closing = 8,       ///< bulk, peer: the session is ending
 };
@@ -61,8 +61,9 @@ struct hello_verdict {
   protocol::refused refusal;   // when not accepted
 };
 
-/// Checks magic, version overlap and the stream kind's shape: control
-/// streams must name no session; bulk streams and peer links must name one.
+/// Checks magic, version overlap and the stream kind's shape: bulk streams
+/// and peer links must name a session (a control stream that names one
+/// resumes it).
 hello_verdict check_hello(const protocol::hello& hello);
 
 /// Constant-time comparison (secrets).

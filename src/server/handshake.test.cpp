@@ -67,9 +67,9 @@ TEST(check_hello, refuses_bad_magic_versions_and_streams) {
   bad = h;
   bad.min_version = bad.max_version = p::max_version + 1;
   EXPECT_EQ(check_hello(bad).refusal.code, static_cast<int32_t>(refusal::no_common_version));
-  bad = h;
-  bad.session[0] = 1;
-  EXPECT_EQ(check_hello(bad).refusal.code, static_cast<int32_t>(refusal::resume_unsupported));
+  p::hello resuming = h;
+  resuming.session[0] = 1;
+  EXPECT_TRUE(check_hello(resuming).accepted) << "a control hello naming a session resumes it";
   bad = make_hello(p::stream_kind::bulk);
   EXPECT_EQ(check_hello(bad).refusal.code, static_cast<int32_t>(refusal::unknown_session));
   bad = make_hello(p::stream_kind::peer);
@@ -124,6 +124,7 @@ class handshake_test : public ::testing::Test {
     server_config config;
     config.port = 0;
     config.handshake_timeout_s = 0.3;
+    config.session_grace_s = 0;  // sessions end with their connection (resumption: session.test.cpp)
     server_ = std::make_unique<server>(config, session_services{catalog_, native::dry_api(), nullptr, nullptr, {}});
     std::string error;
     ASSERT_TRUE(server_->start(error)) << error;
@@ -148,6 +149,10 @@ TEST_F(handshake_test, a_control_hello_opens_a_session_with_a_random_id_and_secr
   EXPECT_FALSE(is_zero(wa->secret));
   EXPECT_NE(wa->session, wb->session);
   EXPECT_NE(wa->secret, wb->secret);
+  // The session's state follows: nothing received yet, and its grace period.
+  auto state = a.expect<p::session_state>();
+  ASSERT_TRUE(state);
+  EXPECT_EQ(*state, (p::session_state{0, 0, 0, 0}));
   // Commands may follow the hello at once.
   ASSERT_TRUE(a.send(p::ping{3}));
   EXPECT_EQ(a.expect<p::pong>()->request, 3u);
@@ -160,6 +165,7 @@ TEST_F(handshake_test, commands_sent_right_behind_the_hello_are_not_lost) {
   p::append_frame(bytes, p::ping{11});
   ASSERT_TRUE(a.send_raw(bytes.data(), bytes.size()));
   ASSERT_TRUE(a.expect<p::welcome>());
+  ASSERT_TRUE(a.expect<p::session_state>());
   auto pong = a.expect<p::pong>();
   ASSERT_TRUE(pong);
   EXPECT_EQ(pong->request, 11u);
@@ -181,7 +187,7 @@ TEST_F(handshake_test, refusals_carry_a_code_and_reason_then_close) {
       {bad_version, refusal::no_common_version},
       {make_hello(p::stream_kind::peer), refusal::unknown_session},
       {make_hello(p::stream_kind::peer, nonzero, nonzero), refusal::unknown_session},
-      {make_hello(p::stream_kind::control, nonzero), refusal::resume_unsupported},
+      {make_hello(p::stream_kind::control, nonzero), refusal::unknown_session},
       {make_hello(p::stream_kind::bulk, nonzero, nonzero), refusal::unknown_session},
   };
   for (const auto& c : cases) {

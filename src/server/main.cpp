@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
   config.port = opts.port;
   config.unix_path = opts.unix_path;
   config.handshake_timeout_s = opts.handshake_timeout_s;
+  config.session_grace_s = opts.session_grace_s;
   config.peer_address = opts.peer_address;
   server::server ferryd(config, session_services{catalog, native::real_api(), &capture, nullptr, {}});
   if (!ferryd.start(message)) {

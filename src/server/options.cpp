@@ -27,6 +27,17 @@ bool parse_seconds(const std::string& text, double& out) {
   return true;
 }
 
+// 0 is allowed: a session then ends with its connection.
+bool parse_grace(const std::string& text, double& out) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) || value < 0 ||
+      value > 86400)
+    return false;
+  out = value;
+  return true;
+}
+
 bool parse_device_type(const std::string& text, cl_device_type& out) {
   if (text == "cpu") out = CL_DEVICE_TYPE_CPU;
   else if (text == "gpu") out = CL_DEVICE_TYPE_GPU;
@@ -49,6 +60,8 @@ std::string usage_text() {
          "  --device-type TYPE       cpu, gpu, accelerator or all (default all)\n"
          "  --log-level LEVEL        error, warn, info, debug or trace (default info, or FERRY_LOG)\n"
          "  --handshake-timeout SEC  close connections that send no hello within SEC seconds (default 5)\n"
+         "  --session-grace SEC      keep a session whose client connection was lost for SEC seconds,\n"
+         "                           for the client to resume it (default 60; 0: end it at once)\n"
          "  --peer-address HOST[:PORT]  where other servers reach this one for peer links, told to\n"
          "                           clients (unix:/PATH too; the port defaults to the one listened on)\n"
          "  --help                   show this text\n"
@@ -78,7 +91,8 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
     }
     static constexpr const char* valued[] = {"--port",     "--listen",    "--unix",
                                              "--platform", "--device-type", "--log-level",
-                                             "--handshake-timeout", "--peer-address"};
+                                             "--handshake-timeout", "--peer-address",
+                                             "--session-grace"};
     bool known = false;
     for (const char* name : valued) known = known || flag == name;
     if (!known) {
@@ -114,6 +128,8 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       out.level_given = true;
     } else if (flag == "--handshake-timeout") {
       if (!parse_seconds(v, out.handshake_timeout_s)) return bad("seconds, more than 0 and at most 3600");
+    } else if (flag == "--session-grace") {
+      if (!parse_grace(v, out.session_grace_s)) return bad("seconds, from 0 to 86400");
     } else if (flag == "--peer-address") {
       endpoint where;
       std::string why;

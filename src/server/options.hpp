@@ -20,6 +20,7 @@ struct options {
   log_level level = log_level::info;
   bool level_given = false;     // false: FERRY_LOG (or the default) decides
   double handshake_timeout_s = 5.0;
+  double session_grace_s = 60.0;
   std::string peer_address;     // --peer-address: announced to clients for peer links; empty: none
 };
 

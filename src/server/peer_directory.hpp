@@ -6,6 +6,7 @@
 // closed with the session.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -18,8 +19,10 @@ namespace ferry::server {
 
 class peer_directory {
  public:
-  peer_directory(const native::api& api, control_outbox& outbox, link_stats* stats, std::string label)
-      : api_(api), outbox_(outbox), stats_(stats), label_(std::move(label)) {}
+  /// `grace`: how long each link tries to get a lost connection back.
+  peer_directory(const native::api& api, control_outbox& outbox, link_stats* stats, std::string label,
+                 std::chrono::milliseconds grace = {})
+      : api_(api), outbox_(outbox), stats_(stats), label_(std::move(label)), grace_(grace) {}
   ~peer_directory() { close(); }
   peer_directory(const peer_directory&) = delete;
   peer_directory& operator=(const peer_directory&) = delete;
@@ -49,6 +52,7 @@ class peer_directory {
   control_outbox& outbox_;
   link_stats* stats_;
   const std::string label_;
+  const std::chrono::milliseconds grace_;
   mutable std::mutex mutex_;  // guards links_ and closed_ (links guard themselves)
   std::map<uint32_t, std::unique_ptr<peer_link>> links_;
   bool closed_ = false;

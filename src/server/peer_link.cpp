@@ -11,6 +11,7 @@
 #include "protocol/version.hpp"
 #include "server/bulk_writer.hpp"
 #include "server/completion_writer.hpp"
+#include "server/handshake.hpp"
 
 namespace ferry::server {
 
@@ -26,12 +27,13 @@ uint64_t peer_migration::payload_size() const {
 }
 
 peer_link::peer_link(peer_target target, const native::api& api, control_outbox& outbox, link_stats* stats,
-                     std::string label)
+                     std::string label, std::chrono::milliseconds grace)
     : target_(std::move(target)),
       api_(api),
       outbox_(outbox),
       counter_(stats ? stats->find(p::link_kind::peer_out, target_.address) : nullptr),
-      label_(std::move(label)) {}
+      label_(std::move(label)),
+      grace_(grace) {}
 
 peer_link::~peer_link() { close(); }
 
@@ -94,14 +96,16 @@ void peer_link::post(peer_migration&& item) {
 
 void peer_link::interrupt() {
   std::lock_guard lock(mutex_);
+  ending_ = true;
   if (fd_.valid()) ::shutdown(fd_.get(), SHUT_RDWR);
+  ready_.notify_all();
 }
 
 void peer_link::close() {
   std::thread thread;
   {
     std::lock_guard lock(mutex_);
-    closing_ = true;
+    closing_ = ending_ = true;
     if (fd_.valid()) ::shutdown(fd_.get(), SHUT_RDWR);
     thread = std::move(thread_);
     ready_.notify_all();
@@ -127,7 +131,7 @@ namespace {
 bool read_reply(int fd, p::frame_header& header, std::vector<uint8_t>& payload, uint32_t limit, std::string& why) {
   uint8_t head[p::frame_header_size];
   if (!read_exact(fd, head, sizeof head)) {
-    why = "no welcome (closed or timed out)";
+    why = "no answer to hello (closed or timed out)";
     return false;
   }
   header = p::load_header(head);
@@ -150,57 +154,146 @@ void set_receive_timeout(int fd, int ms) {
 
 }  // namespace
 
-bool peer_link::connect(std::string& why) {
+peer_link::opened peer_link::connect(uint64_t& received, std::string& why) {
   endpoint where;
-  if (!parse_endpoint(target_.address, p::default_port, where, why)) return false;
-  unique_fd fd = connect_endpoint(where, connect_timeout_ms, why);
-  if (!fd.valid()) {
-    why = "cannot connect: " + why;
-    return false;
+  if (!parse_endpoint(target_.address, p::default_port, where, why)) return opened::failed;
+  if (is_zero(link_id_) && !random_token(link_id_)) {
+    why = "no randomness for a link id";
+    return opened::failed;
   }
+  unique_fd made = connect_endpoint(where, connect_timeout_ms, why);
+  if (!made.valid()) {
+    why = "cannot connect: " + why;
+    return opened::failed;
+  }
+  int fd = made.get();
+  {
+    // In fd_ from now on, so that interrupt() and close() can cut a slow handshake short.
+    std::lock_guard lock(mutex_);
+    if (ending_) {
+      why = "the session is ending";
+      return opened::failed;
+    }
+    fd_ = std::move(made);
+    broken_ = false;
+  }
+  auto fail = [&](opened how) {
+    std::lock_guard lock(mutex_);
+    fd_.reset();
+    return how;
+  };
   std::vector<uint8_t> out;
-  p::append_frame(out, p::make_hello(p::stream_kind::peer, target_.session, target_.key, "ferryd " + label_));
-  if (!write_all(fd.get(), out.data(), out.size())) {
+  p::append_frame(out, p::make_hello(p::stream_kind::peer, target_.session, target_.key, "ferryd " + label_, link_id_));
+  if (!write_all(fd, out.data(), out.size())) {
     why = "cannot send hello";
-    return false;
+    return fail(opened::failed);
   }
   count_out(counter_, 1, out.size());
-  set_receive_timeout(fd.get(), connect_timeout_ms);
+  set_receive_timeout(fd, connect_timeout_ms);
   p::frame_header header;
   std::vector<uint8_t> payload;
-  if (!read_reply(fd.get(), header, payload, p::message_limit(static_cast<uint16_t>(p::message_id::welcome)), why))
-    return false;
+  if (!read_reply(fd, header, payload, p::message_limit(static_cast<uint16_t>(p::message_id::welcome)), why))
+    return fail(opened::failed);
   count_in(counter_, 1, p::frame_header_size + payload.size());
   const char* error = "";
   if (header.message_id == static_cast<uint16_t>(p::message_id::refused)) {
     p::refused refused;
     if (!p::decode_payload(payload.data(), payload.size(), refused, error)) {
       why = std::string("malformed refusal: ") + error;
-      return false;
+      return fail(opened::failed);
     }
     why = "refused (" + std::to_string(refused.code) + "): " + refused.reason;
-    return false;
+    return fail(opened::refused);
   }
   p::welcome welcome;
   if (header.message_id != static_cast<uint16_t>(p::message_id::welcome) ||
       !p::decode_payload(payload.data(), payload.size(), welcome, error)) {
     why = "the reply to hello is no welcome";
-    return false;
+    return fail(opened::failed);
   }
-  set_receive_timeout(fd.get(), 0);
+  // How much of this link the destination has.
+  p::session_state state;
+  if (!read_reply(fd, header, payload, p::message_limit(static_cast<uint16_t>(p::message_id::session_state)), why))
+    return fail(opened::failed);
+  count_in(counter_, 1, p::frame_header_size + payload.size());
+  if (header.message_id != static_cast<uint16_t>(p::message_id::session_state) ||
+      !p::decode_payload(payload.data(), payload.size(), state, error)) {
+    why = "the welcome is not followed by session_state";
+    return fail(opened::failed);
+  }
+  set_receive_timeout(fd, 0);
+  received = state.control;
+  was_up_ = true;
+  ack_reader_ = std::thread([this, fd] {
+    std::string name = "peer-a-" + label_;
+    pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+    read_acks(fd);
+  });
+  FERRY_DEBUG("peer", "session %s: peer link to %s open; the destination has %llu of %llu frames", label_.c_str(),
+              target_.address.c_str(), static_cast<unsigned long long>(received),
+              static_cast<unsigned long long>(backlog_.sent()));
+  return opened::yes;
+}
+
+void peer_link::read_acks(int fd) {
+  std::string why;
+  for (;;) {
+    uint8_t head[p::frame_header_size];
+    if (!read_exact(fd, head, sizeof head)) {
+      why = "connection closed";
+      break;
+    }
+    p::frame_header h = p::load_header(head);
+    // Only acks come back on a peer link.
+    if (h.message_id != static_cast<uint16_t>(p::message_id::ack) || h.flags != 0 ||
+        h.payload_size > p::message_limit(h.message_id)) {
+      why = "the destination sent something other than an ack";
+      break;
+    }
+    uint8_t payload[64];
+    if (h.payload_size && !read_exact(fd, payload, h.payload_size)) {
+      why = "connection closed inside an ack";
+      break;
+    }
+    count_in(counter_, 1, p::frame_header_size + h.payload_size);
+    p::ack ack;
+    const char* error = "";
+    if (!p::decode_payload(payload, h.payload_size, ack, error)) {
+      why = std::string("malformed ack: ") + error;
+      break;
+    }
+    std::lock_guard lock(mutex_);
+    if (ack.control > acked_) {
+      acked_ = ack.control;
+      ready_.notify_all();
+    }
+  }
   std::lock_guard lock(mutex_);
-  if (closing_) {
-    why = "the session is ending";
-    return false;
-  }
-  fd_ = std::move(fd);
-  FERRY_DEBUG("peer", "session %s: peer link to %s open", label_.c_str(), target_.address.c_str());
-  return true;
+  broken_ = true;
+  broken_why_ = why;
+  ready_.notify_all();
 }
 
 void peer_link::disconnect() {
+  {
+    std::lock_guard lock(mutex_);
+    if (fd_.valid()) ::shutdown(fd_.get(), SHUT_RDWR);
+  }
+  if (ack_reader_.joinable()) ack_reader_.join();
   std::lock_guard lock(mutex_);
   fd_.reset();
+  broken_ = false;
+}
+
+bool peer_link::acknowledge(uint64_t received, std::string& why) {
+  std::vector<peer_migration> done;
+  if (backlog_.acknowledge(received, done) != peer_backlog::ack_result::ok) {
+    why = "the destination counts " + std::to_string(received) + " frames, but " + std::to_string(backlog_.sent()) +
+          " were sent";
+    return false;
+  }
+  for (peer_migration& m : done) complete_migration(m);
+  return true;
 }
 
 bool peer_link::send_statuses(std::deque<peer_status>& statuses, std::string& why) {
@@ -210,15 +303,17 @@ bool peer_link::send_statuses(std::deque<peer_status>& statuses, std::string& wh
     cl_int status = true_status(api_, item.native, item.status, item.verify);
     if (item.native) api_.clReleaseEvent(std::exchange(item.native, nullptr));
     item.status = status;
-    p::append_frame(out, p::peer_event_status{item.event, status});
+    backlog_.add_status(item, out);
   }
+  const size_t count = statuses.size();
+  // Numbered and kept now: if the write fails, the destination's count says which to send again.
+  statuses.clear();
   // Only this thread writes; fd_ changes only on this thread too.
   if (!write_all(fd_.get(), out.data(), out.size())) {
     why = "write failed";
     return false;
   }
-  count_out(counter_, statuses.size(), out.size());
-  statuses.clear();
+  count_out(counter_, count, out.size());
   return true;
 }
 
@@ -233,83 +328,158 @@ void peer_link::complete_migration(peer_migration& item) {
   outbox_.push(r);
 }
 
-void peer_link::fail(std::deque<peer_status>& statuses, std::optional<peer_migration>& current,
-                     const std::string& why) {
+bool peer_link::outstanding(const std::deque<peer_status>& statuses) const {
+  return !statuses.empty() || !backlog_.empty();
+}
+
+void peer_link::fail_all(std::deque<peer_status>& statuses, const std::string& why) {
+  disconnect();
+  std::vector<peer_status> kept;
+  std::vector<peer_migration> migrations;
+  backlog_.take_all(kept, migrations);
   {
     std::lock_guard lock(mutex_);
     for (auto& s : statuses_) statuses.push_back(std::move(s));
     statuses_.clear();
-    for (auto& m : migrations_) {
-      if (!current) current = std::move(m);
-      else fail_item(api_, outbox_, m, CL_DEVICE_NOT_AVAILABLE);
-    }
+    for (auto& m : migrations_) migrations.push_back(std::move(m));
     migrations_.clear();
+    acked_ = 0;
   }
-  size_t count = statuses.size() + (current ? 1 : 0);
+  // The destination counted frames of the old link id; the next link starts afresh.
+  link_id_ = {};
+  was_up_ = false;
+  size_t count = kept.size() + statuses.size() + migrations.size();
   FERRY_WARN("peer", "session %s: peer link to %s failed: %s; %zu commands fail with CL_DEVICE_NOT_AVAILABLE",
              label_.c_str(), target_.address.c_str(), why.c_str(), count);
+  for (auto& s : kept) fail_item(api_, outbox_, s, CL_DEVICE_NOT_AVAILABLE);
   for (auto& s : statuses) fail_item(api_, outbox_, s, CL_DEVICE_NOT_AVAILABLE);
   statuses.clear();
-  if (current) fail_item(api_, outbox_, *current, CL_DEVICE_NOT_AVAILABLE);
-  current.reset();
-  disconnect();
+  for (auto& m : migrations) fail_item(api_, outbox_, m, CL_DEVICE_NOT_AVAILABLE);
+}
+
+bool peer_link::reconnect(std::optional<std::chrono::steady_clock::time_point> lost, std::string& why) {
+  auto backoff = first_backoff;
+  for (;;) {
+    uint64_t received = 0;
+    switch (connect(received, why)) {
+      case opened::yes:
+        if (received < backlog_.acknowledged()) {
+          why = "the destination has " + std::to_string(received) + " frames, fewer than it acknowledged";
+          return false;
+        }
+        if (!acknowledge(received, why)) return false;
+        if (backlog_.resend(fd_.get(), counter_)) return true;
+        why = "write failed while sending again what the destination lacks";
+        disconnect();
+        if (!lost) lost = std::chrono::steady_clock::now();
+        break;
+      case opened::refused: return false;
+      case opened::failed: break;
+    }
+    // A link that was never up, or whose frames all arrived, does not wait.
+    if (!lost) return false;
+    const auto deadline = *lost + grace_;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      why += "; not back within the grace period of " + std::to_string(grace_.count()) + " ms";
+      return false;
+    }
+    std::unique_lock lock(mutex_);
+    if (ready_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(backoff, deadline - now),
+                        [&] { return ending_; })) {
+      why = "the session is ending";
+      return false;
+    }
+    backoff = std::min(backoff * 2, max_backoff);
+  }
 }
 
 void peer_link::run() {
-  std::deque<peer_status> statuses;
-  std::optional<peer_migration> current;
-  uint64_t sent = 0;       // bytes of `current` sent
-  uint64_t to_send = 0;    // its payload size
-  bool began = false;      // its first frame went out (a zero-byte transfer has one)
+  std::deque<peer_status> statuses;  // taken from statuses_, not yet numbered
   bool connected = false;
   std::unique_lock lock(mutex_);
   for (;;) {
-    ready_.wait(lock, [&] { return closing_ || !statuses_.empty() || !migrations_.empty() || current; });
+    ready_.wait(lock, [&] {
+      return closing_ || !statuses_.empty() || (!backlog_.has_current() && !migrations_.empty()) ||
+             backlog_.has_current() || acked_ > backlog_.acknowledged() || (connected && broken_) ||
+             (!connected && !backlog_.empty());
+    });
     if (closing_) break;
     for (auto& s : statuses_) statuses.push_back(std::move(s));
     statuses_.clear();
-    if (!current && !migrations_.empty()) {
-      current = std::move(migrations_.front());
+    std::optional<peer_migration> next;
+    if (!backlog_.has_current() && !migrations_.empty()) {
+      next = std::move(migrations_.front());
       migrations_.pop_front();
-      sent = to_send = 0;
-      began = false;
     }
+    const uint64_t acked = acked_;
+    const bool broken = connected && broken_;
+    const std::string broken_why = broken_why_;
+    const bool ending = ending_;
     lock.unlock();
 
-    if (current && !began) {
-      current->status = true_status(api_, current->event, current->status, current->verify);
-      if (current->status != CL_COMPLETE) {
-        // The map failed: nothing to send, the client learns the error.
-        fail_item(api_, outbox_, *current, current->status);
-        current.reset();
-      } else {
-        to_send = current->payload_size();
+    std::string why;
+    bool ok = acknowledge(acked, why);
+    if (ok && next) {
+      next->status = true_status(api_, next->event, next->status, next->verify);
+      // A failed map sends nothing; the client learns the map's error.
+      if (next->status != CL_COMPLETE) fail_item(api_, outbox_, *next, next->status);
+      else {
+        const uint64_t to_send = next->payload_size();
+        backlog_.begin(std::move(*next), to_send);
       }
     }
-    std::string why;
-    bool ok = true;
-    if (!connected && (current || !statuses.empty())) {
-      ok = connected = connect(why);
+    std::optional<std::chrono::steady_clock::time_point> lost;
+    if (ok && broken) {
+      disconnect();
+      connected = false;
+      // Frames not acknowledged may be lost: get the link back. With none, the next item reconnects.
+      if (!backlog_.empty()) lost = std::chrono::steady_clock::now();
+      why = broken_why;
     }
-    if (ok) ok = send_statuses(statuses, why);
-    if (ok && current) {
-      // One chunk, then statuses again.
-      ok = write_bulk_chunk(fd_.get(), current->transfer, current->payload(), to_send, sent, counter_);
-      if (!ok) why = "write failed";
-      began = true;
-      if (ok && sent == to_send) {
-        complete_migration(*current);
-        current.reset();
+    if (ok && !connected && outstanding(statuses)) {
+      if (ending) {
+        why = "the session is ending";
+        ok = false;
+      } else {
+        // A link that was up is given the grace period from when it is
+        // needed again, even if its connection ended while idle.
+        if (!lost && was_up_) lost = std::chrono::steady_clock::now();
+        ok = connected = reconnect(lost, why);
+      }
+    }
+    if (ok && connected) {
+      bool sent = send_statuses(statuses, why);
+      if (sent && backlog_.has_current()) {
+        sent = backlog_.send_chunk(fd_.get(), counter_);
+        if (!sent) why = "write failed";
+      }
+      if (!sent) {
+        // Kept: the next round connects again and sends what did not arrive.
+        FERRY_INFO("peer", "session %s: peer link to %s lost (%s); connecting again", label_.c_str(),
+                   target_.address.c_str(), why.c_str());
+        disconnect();
+        connected = false;
+        if (!ending) {
+          ok = connected = reconnect(std::chrono::steady_clock::now(), why);
+        } else {
+          why = "the session is ending";
+          ok = false;
+        }
       }
     }
     if (!ok) {
-      fail(statuses, current, why);
+      fail_all(statuses, why);
       connected = false;
     }
     lock.lock();
   }
   lock.unlock();
-  if (!statuses.empty() || current) fail(statuses, current, "the session is ending");
+  if (outstanding(statuses)) {
+    fail_all(statuses, "the session is ending");
+  } else {
+    disconnect();
+  }
 }
 
 }  // namespace ferry::server

@@ -1,8 +1,13 @@
 #include "server/peer_reader.hpp"
 
+#include <sys/ioctl.h>
+
+#include <vector>
+
 #include "common/log.hpp"
 #include "common/socket.hpp"
 #include "protocol/codec.hpp"
+#include "protocol/dispatch.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
 #include "server/bulk_reader.hpp"
@@ -12,8 +17,23 @@ namespace ferry::server {
 
 namespace p = protocol;
 
+bool peer_reader::maybe_ack() {
+  const uint64_t received = received_.load(std::memory_order_relaxed);
+  if (received == acked_) return true;
+  // Bytes already here: the ack can wait for them, unless many frames went unacknowledged.
+  int waiting = 0;
+  if (received - acked_ < ack_every && ::ioctl(fd_, FIONREAD, &waiting) == 0 && waiting > 0) return true;
+  std::vector<uint8_t> frame;
+  p::append_frame(frame, p::ack{received, 0});
+  if (!write_all(fd_, frame.data(), frame.size())) return false;
+  count_out(counter_, 1, frame.size());
+  acked_ = received;
+  return true;
+}
+
 peer_reader::end peer_reader::run(std::string& why) {
-  bulk_reader chunks(fd_, core_.transfers, counter_);
+  // Chunks count themselves into received_ once whole.
+  bulk_reader chunks(fd_, core_.transfers, counter_, &received_);
   uint8_t head[bulk_reader::head_size];
   constexpr uint32_t status_limit = 64;  // the table's limit of peer_event_status
   uint8_t payload[status_limit];
@@ -30,6 +50,10 @@ peer_reader::end peer_reader::run(std::string& why) {
       }
       bulk_reader::end how;
       if (!chunks.receive_chunk(head, how, why)) return how == bulk_reader::end::closed ? end::closed : end::violation;
+      if (!maybe_ack()) {
+        why = "peer link closed (cannot send an ack)";
+        return end::closed;
+      }
       continue;
     }
     if (h.message_id != static_cast<uint16_t>(p::message_id::peer_event_status)) {
@@ -74,6 +98,11 @@ peer_reader::end peer_reader::run(std::string& why) {
     }
     FERRY_TRACE("peer", "session %s: event %llu ended with %d", core_.label.c_str(),
                 static_cast<unsigned long long>(status.event), status.status);
+    received_.fetch_add(1, std::memory_order_release);
+    if (!maybe_ack()) {
+      why = "peer link closed (cannot send an ack)";
+      return end::closed;
+    }
   }
 }
 

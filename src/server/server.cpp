@@ -13,6 +13,7 @@ namespace p = protocol;
 server::server(server_config config, const session_services& services)
     : config_(std::move(config)), services_(services) {
   services_.links = &links_;
+  services_.grace = std::chrono::milliseconds(static_cast<int64_t>(config_.session_grace_s * 1000));
 }
 
 bool server::start(std::string& error) {
@@ -45,6 +46,18 @@ void server::refuse(int fd, const std::string& peer, const p::refused& why) {
 void server::on_hello(unique_fd fd, const std::string& peer, const p::hello& hello) {
   hello_verdict verdict = check_hello(hello);
   if (!verdict.accepted) return refuse(fd.get(), peer, verdict.refusal);
+  if (hello.stream == p::stream_kind::control && !is_zero(hello.session)) {
+    // A client resumes its session after a lost connection. The same answer
+    // for an unknown (expired, or another daemon's) session and a wrong secret.
+    std::lock_guard lock(mutex_);
+    auto it = by_id_.find(hello.session);
+    if (it == by_id_.end() || !tokens_equal(it->second->secret(), hello.secret))
+      return refuse(fd.get(), peer, {static_cast<int32_t>(refusal::unknown_session), "unknown session or wrong secret"});
+    p::refused why;
+    p::welcome welcome{verdict.version, hello.session, hello.secret, it->second->peer_key()};
+    if (!it->second->resume(fd, peer, welcome, why)) refuse(fd.get(), peer, why);
+    return;
+  }
   if (hello.stream == p::stream_kind::control) {
     p::welcome welcome{verdict.version, {}, {}, {}};
     if (!random_token(welcome.session) || !random_token(welcome.secret) || !random_token(welcome.peer_key)) {
@@ -56,6 +69,7 @@ void server::on_hello(unique_fd fd, const std::string& peer, const p::hello& hel
       if (stopping_) return refuse(fd.get(), peer, {static_cast<int32_t>(refusal::shutting_down), "the daemon is stopping"});
       std::vector<uint8_t> frame;
       p::append_frame(frame, welcome);
+      p::append_frame(frame, p::session_state{0, 0, static_cast<uint32_t>(services_.grace.count()), 0});
       if (!write_all(fd.get(), frame.data(), frame.size())) {
         FERRY_INFO("server", "%s left before its welcome", peer.c_str());
         return;
@@ -78,7 +92,7 @@ void server::on_hello(unique_fd fd, const std::string& peer, const p::hello& hel
     // The client's secret and peer key stay out of a peer's welcome.
     p::refused why;
     p::welcome welcome{verdict.version, hello.session, {}, {}};
-    if (!it->second->attach_peer_in(fd, peer, welcome, why)) refuse(fd.get(), peer, why);
+    if (!it->second->attach_peer_in(fd, peer, hello.link, welcome, why)) refuse(fd.get(), peer, why);
     return;
   }
   // A bulk stream joins its session.

@@ -19,6 +19,8 @@ struct server_config {
   uint16_t port = 0;
   std::string unix_path;
   double handshake_timeout_s = 5.0;
+  /// How long a session outlives its client's lost connection (0: not at all).
+  double session_grace_s = 60.0;
   /// --peer-address: "host[:port]" or "unix:/path" (a missing port is the
   /// one listened on); empty: none announced.
   std::string peer_address;

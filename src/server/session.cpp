@@ -1,8 +1,11 @@
 #include "server/session.hpp"
 
 #include <pthread.h>
-#include <chrono>
 #include <sys/socket.h>
+#include <sys/time.h>
+
+#include <algorithm>
+#include <chrono>
 
 #include "common/log.hpp"
 #include "protocol/dispatch.hpp"
@@ -33,7 +36,7 @@ session::session(const protocol::session_token& id, const protocol::session_toke
       peer_key_(peer_key),
       services_(services),
       core_(std::make_shared<session_core>(id, services.api, services.printf, services.links,
-                                           services.peer_address)),
+                                           services.peer_address, services.grace)),
       control_(std::move(control)),
       peer_(std::move(peer)),
       finished_(std::move(finished)) {}
@@ -45,12 +48,16 @@ session::~session() {
 
 void session::start() {
   FERRY_INFO("session", "session %s opened by %s", core_->label.c_str(), peer_.c_str());
+  writer_ = std::make_unique<control_writer>(
+      control_.get(), core_->outbox, core_->transfers, core_->printf,
+      [this](const std::string& why) { connection_broken(why); }, &core_->callbacks,
+      counter(protocol::link_kind::client_control, peer_), received_counts{&core_->control_in, &core_->bulk_in});
+  core_->acked = [this](const protocol::ack& ack) {
+    return writer_->acknowledge(ack.control) && core_->bulk.acknowledge(ack.bulk);
+  };
   control_writer_ = std::thread([this] {
     name_thread("ctl-w", core_->label);
-    control_writer writer(control_.get(), core_->outbox, core_->transfers, core_->printf,
-                          [this](const std::string& why) { close(why); }, &core_->callbacks,
-                          counter(protocol::link_kind::client_control, peer_));
-    writer.run();
+    writer_->run();
   });
   control_reader_ = std::thread([this] {
     name_thread("ctl-r", core_->label);
@@ -90,59 +97,249 @@ bool session::attach_bulk(unique_fd& fd, const std::string& peer, const protocol
   FERRY_INFO("session", "session %s: bulk stream attached from %s", core_->label.c_str(), peer.c_str());
   bulk_reader_ = std::thread([this, bulk_fd] {
     name_thread("blk-r", core_->label);
-    bulk_reader reader(bulk_fd, core_->transfers, counter(protocol::link_kind::client_bulk, bulk_peer_));
+    bulk_reader reader(bulk_fd, core_->transfers, counter(protocol::link_kind::client_bulk, bulk_peer_),
+                       &core_->bulk_in, &core_->outbox);
     std::string reason;
     bulk_reader::end end = reader.run(reason);
-    bool violation = end == bulk_reader::end::violation;
     {
       std::lock_guard lock(mutex_);
-      if (closing_) return;  // we are being shut down; nothing to report
+      if (closing_ || bulk_.get() != bulk_fd) return;  // shut down on purpose; nothing to report
     }
-    report_end(bulk_peer_, reason, violation);
-    close(reason);
+    if (end == bulk_reader::end::violation) {
+      report_end(bulk_peer_, reason, true);
+      close(reason);
+    } else {
+      connection_broken(reason);
+    }
   });
   bulk_writer_ = std::thread([this, bulk_fd] {
     name_thread("blk-w", core_->label);
-    bulk_writer writer(bulk_fd, core_->bulk, core_->outbox, core_->api, [this](const std::string& why) { close(why); },
-                       counter(protocol::link_kind::client_bulk, bulk_peer_));
+    uint64_t from = 0;
+    {
+      // A resumed session's bulk stream may attach before the control reader
+      // has heard how many bulk frames the client has.
+      std::unique_lock lock(mutex_);
+      resumed_.wait(lock, [&] { return closing_ || bulk_.get() != bulk_fd || client_bulk_received_.has_value(); });
+      if (closing_ || bulk_.get() != bulk_fd) return;
+      from = *client_bulk_received_;
+    }
+    bulk_writer writer(bulk_fd, core_->bulk, core_->outbox, core_->api,
+                       [this](const std::string& why) { connection_broken(why); },
+                       counter(protocol::link_kind::client_bulk, bulk_peer_), from);
     writer.run();
   });
   return true;
 }
 
-bool session::attach_peer_in(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
-                             protocol::refused& why) {
+bool session::resume(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
+                     protocol::refused& why) {
   std::lock_guard lock(mutex_);
   if (closing_) {
     why = {static_cast<int32_t>(refusal::session_closing), "the session is ending"};
     return false;
   }
-  if (!send_welcome(fd.get(), welcome, why)) return false;
-  link_counter* counter = this->counter(protocol::link_kind::peer_in, peer);
-  auto link = std::make_unique<peer_in>();
-  link->fd = std::move(fd);
-  link->peer = peer;
-  int link_fd = link->fd.get();
-  FERRY_INFO("session", "session %s: peer link attached from %s", core_->label.c_str(), peer.c_str());
-  link->reader = std::thread([this, link_fd, peer, counter] {
-    name_thread("peer-i", core_->label);
-    peer_reader reader(link_fd, *core_, counter);
-    std::string reason;
-    peer_reader::end end = reader.run(reason);
-    {
-      std::lock_guard lock(mutex_);
-      if (closing_) return;  // we are being shut down
-    }
-    // Only this link ends; the session and its other links go on.
-    if (end == peer_reader::end::violation)
-      FERRY_WARN("session", "session %s: closing the peer link from %s: %s", core_->label.c_str(), peer.c_str(),
-                 reason.c_str());
-    else
-      FERRY_INFO("session", "session %s: %s (%s)", core_->label.c_str(), reason.c_str(), peer.c_str());
-    ::shutdown(link_fd, SHUT_RDWR);
-  });
-  peers_in_.push_back(std::move(link));
+  // A connection that is still up is dead to the client (roaming, or a
+  // half-open TCP connection): the new one replaces it.
+  if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
+  resume_fd_ = std::move(fd);  // an older resumption not yet taken is dropped
+  resume_peer_ = peer;
+  resume_welcome_ = welcome;
+  resumed_.notify_all();
   return true;
+}
+
+void session::connection_broken(const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  if (closing_) return;
+  FERRY_DEBUG("session", "session %s: %s", core_->label.c_str(), reason.c_str());
+  if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
+  if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
+}
+
+void session::drop_bulk() {
+  std::thread reader, writer;
+  unique_fd dropped;  // closed only once both threads are gone
+  {
+    std::lock_guard lock(mutex_);
+    if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
+    core_->bulk.retire_writer();  // an idle writer waits for jobs, not for the socket
+    // No longer the session's stream: a writer still waiting to start (for
+    // the client's ack) sees that and returns.
+    dropped = std::move(bulk_);
+    reader = std::move(bulk_reader_);
+    writer = std::move(bulk_writer_);
+    client_bulk_received_.reset();
+    resumed_.notify_all();
+  }
+  if (reader.joinable()) reader.join();
+  if (writer.joinable()) writer.join();
+}
+
+bool session::read_resume_ack(protocol::ack& ack, std::string& why) {
+  // The client sends it at once; a client that does not is treated like a
+  // connection that broke again.
+  timeval limit{10, 0};
+  ::setsockopt(control_.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  uint8_t head[protocol::frame_header_size];
+  bool ok = read_exact(control_.get(), head, sizeof head);
+  protocol::frame_header h = protocol::load_header(head);
+  std::vector<uint8_t> payload;
+  if (ok && h.message_id == static_cast<uint16_t>(protocol::message_id::ack) &&
+      h.payload_size <= protocol::message_limit(h.message_id)) {
+    payload.resize(h.payload_size);
+    ok = read_exact(control_.get(), payload.data(), payload.size());
+  } else if (ok) {
+    why = "a resumed connection must begin with ack";
+    return false;
+  }
+  timeval forever{0, 0};
+  ::setsockopt(control_.get(), SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
+  const char* error = "";
+  if (!ok) {
+    why = "the resumed connection broke before its ack";
+    return false;
+  }
+  if (!protocol::decode_payload(payload.data(), payload.size(), ack, error)) {
+    why = std::string("malformed ack: ") + error;
+    return false;
+  }
+  return true;
+}
+
+bool session::wait_for_resume(std::string& why) {
+  const auto grace = services_.grace;
+  FERRY_INFO("session", "session %s: connection lost (%s); kept %.0f s for the client to resume it",
+             core_->label.c_str(), why.c_str(), grace.count() / 1000.0);
+  writer_->detach();
+  drop_bulk();
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      control_.reset();
+      if (!resumed_.wait_until(lock, deadline, [&] { return closing_ || resume_fd_.valid(); })) {
+        why = "not resumed within " + std::to_string(grace.count() / 1000) + " s";
+        return false;
+      }
+      if (closing_) {
+        why = close_reason_;
+        return false;
+      }
+      control_ = std::move(resume_fd_);
+      peer_ = resume_peer_;
+    }
+    // A bulk stream attached since the loss belongs to an attempt that broke:
+    // the client attaches a new one after this welcome.
+    drop_bulk();
+    // The counts are final now: nothing reads the old connection any more.
+    std::vector<uint8_t> frames;
+    protocol::append_frame(frames, resume_welcome_);
+    protocol::session_state state{core_->control_in.load(), core_->bulk_in.load(),
+                                  static_cast<uint32_t>(grace.count()), 0};
+    protocol::append_frame(frames, state);
+    protocol::ack ack;
+    std::string broke;
+    control_writer::attach_result attached = control_writer::attach_result::broken;
+    if (!write_all(control_.get(), frames.data(), frames.size())) {
+      broke = "the resumed connection broke before its welcome";
+    } else if (!read_resume_ack(ack, broke)) {
+      // handled below
+    } else if ((attached = writer_->attach(control_.get(), ack.control)) == control_writer::attach_result::bad_ack) {
+      why = "resumed with an ack of " + std::to_string(ack.control) + " control frames, which were not sent";
+      return false;
+    } else if (attached == control_writer::attach_result::broken) {
+      broke = "the resumed connection broke while sending again what the client missed";
+    } else if (!core_->bulk.acknowledge(ack.bulk)) {
+      why = "resumed with an ack of " + std::to_string(ack.bulk) + " bulk frames, which were not sent";
+      return false;
+    } else {
+      std::lock_guard lock(mutex_);
+      client_bulk_received_ = ack.bulk;
+      resumed_.notify_all();
+      FERRY_INFO("session", "session %s resumed by %s", core_->label.c_str(), peer_.c_str());
+      return true;
+    }
+    FERRY_INFO("session", "session %s: %s (%s)", core_->label.c_str(), broke.c_str(), peer_.c_str());
+  }
+}
+
+bool session::attach_peer_in(unique_fd& fd, const std::string& peer, const protocol::session_token& link,
+                             const protocol::welcome& welcome, protocol::refused& why) {
+  std::lock_guard lock(mutex_);
+  if (closing_) {
+    why = {static_cast<int32_t>(refusal::session_closing), "the session is ending"};
+    return false;
+  }
+  auto entry = std::make_unique<peer_in>();
+  entry->fd = std::move(fd);
+  entry->peer = peer;
+  entry->link = link;
+  if (!is_zero(link)) {
+    auto old = std::find_if(peers_in_.begin(), peers_in_.end(),
+                            [&](const auto& in) { return tokens_equal(in->link, link); });
+    if (old != peers_in_.end()) {
+      // The source lost its connection (or thinks so): the old one may look
+      // alive; the new reader waits for the old one to stop.
+      ::shutdown((*old)->fd.get(), SHUT_RDWR);
+      entry->previous = std::move(*old);
+      peers_in_.erase(old);
+    }
+  }
+  link_counter* counter = this->counter(protocol::link_kind::peer_in, peer);
+  peer_in* raw = entry.get();
+  FERRY_INFO("session", "session %s: peer link %s from %s", core_->label.c_str(),
+             raw->previous ? "reconnected" : "attached", peer.c_str());
+  raw->reader = std::thread([this, raw, counter, welcome] {
+    name_thread("peer-i", core_->label);
+    serve_peer_in(*raw, counter, welcome);
+  });
+  peers_in_.push_back(std::move(entry));
+  return true;
+}
+
+void session::serve_peer_in(peer_in& link, link_counter* counter, const protocol::welcome& welcome) {
+  const int link_fd = link.fd.get();
+  if (link.previous) {
+    // Its count is final once its reader has ended.
+    if (link.previous->reader.joinable()) link.previous->reader.join();
+    link.received = link.previous->received;
+    link.violated = link.previous->violated;
+    link.previous.reset();
+  }
+  std::vector<uint8_t> frames;
+  if (link.violated) {
+    protocol::append_frame(frames, protocol::refused{static_cast<int32_t>(refusal::unknown_session),
+                                                     "this peer link was closed for breaking a rule"});
+    write_all(link_fd, frames.data(), frames.size());
+    FERRY_WARN("session", "session %s: refusing the peer link from %s again: it broke a rule", core_->label.c_str(),
+               link.peer.c_str());
+    ::shutdown(link_fd, SHUT_RDWR);
+    return;
+  }
+  protocol::append_frame(frames, welcome);
+  protocol::append_frame(frames, protocol::session_state{link.received, 0,
+                                                         static_cast<uint32_t>(services_.grace.count()), 0});
+  if (!write_all(link_fd, frames.data(), frames.size())) {
+    FERRY_INFO("session", "session %s: the peer link from %s closed before its welcome", core_->label.c_str(),
+               link.peer.c_str());
+    return;
+  }
+  peer_reader reader(link_fd, *core_, counter, link.received);
+  std::string reason;
+  peer_reader::end end = reader.run(reason);
+  link.received = reader.received();
+  link.violated = end == peer_reader::end::violation;
+  {
+    std::lock_guard lock(mutex_);
+    if (closing_) return;  // we are being shut down
+  }
+  // Only this link ends; the session and its other links go on.
+  if (end == peer_reader::end::violation)
+    FERRY_WARN("session", "session %s: closing the peer link from %s: %s", core_->label.c_str(), link.peer.c_str(),
+               reason.c_str());
+  else
+    FERRY_INFO("session", "session %s: %s (%s)", core_->label.c_str(), reason.c_str(), link.peer.c_str());
+  ::shutdown(link_fd, SHUT_RDWR);
 }
 
 void session::join_peer_readers() {
@@ -176,6 +373,7 @@ void session::close(const std::string& reason) {
     if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
     if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
     for (auto& link : peers_in_) ::shutdown(link->fd.get(), SHUT_RDWR);
+    resumed_.notify_all();
   }
   core_->peers.interrupt();
   // The control writer keeps running: it still frees what finished commands
@@ -192,12 +390,20 @@ void session::control_main() {
     executor handler(core_, services_.catalog);
     // Owners of the core besides native callbacks still to come.
     const long owners = core_.use_count();
-    protocol::frame_assembler assembler(protocol::max_control_payload);
-    pump_result result =
-        run_control_reader(control_.get(), assembler, handler, why, counter(protocol::link_kind::client_control, peer_));
-    {
-      std::lock_guard lock(mutex_);
-      if (closing_) why = close_reason_;
+    pump_result result;
+    for (;;) {
+      protocol::frame_assembler assembler(protocol::max_control_payload);
+      result = run_control_reader(control_.get(), assembler, handler, why,
+                                  counter(protocol::link_kind::client_control, peer_));
+      {
+        std::lock_guard lock(mutex_);
+        if (closing_) why = close_reason_;
+        if (closing_) break;
+      }
+      // A lost connection (not a violation, not goodbye) leaves the session
+      // waiting for its client; a partial frame it carried is sent again.
+      if (result != pump_result::stop || handler.stop_requested() || services_.grace.count() == 0) break;
+      if (!wait_for_resume(why)) break;
     }
     if (result == pump_result::violation) report_end(peer_, why, true);
     close(why);

@@ -10,15 +10,23 @@
 //    statuses and migrated bytes into this session), and one writer per
 //    outgoing peer link (peer_directory), each started when first needed.
 //
-// A session ends when its control connection closes, on goodbye, on a
-// protocol violation on either client connection, or when the daemon stops;
-// all its native objects are released and the daemon keeps serving the
-// others. A peer link that breaks a rule closes alone.
+// When the client's connection is lost, the session is detached: its work
+// goes on, what it would send is kept, and the client may resume it within
+// the grace period (docs/protocol.md, "Resuming a session"): it has the
+// frames it missed sent again and sends again those the session missed.
+// A session ends on goodbye, on a protocol violation on either client
+// connection, when the grace period passes without a resumption (or at
+// once without one), or when the daemon stops; all its native objects are
+// released and the daemon keeps serving the others. A peer link that breaks
+// a rule closes alone.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +40,7 @@
 
 namespace ferry::server {
 
+class control_writer;
 class printf_capture;
 
 /// What every session uses and the server owns.
@@ -41,6 +50,8 @@ struct session_services {
   printf_capture* printf = nullptr;
   link_stats* links = nullptr;   // daemon-wide traffic counters (null: none)
   std::string peer_address;      // server_info.peer_address
+  /// How long a session outlives its client's lost connection (0: not at all).
+  std::chrono::milliseconds grace{0};
 };
 
 class session {
@@ -60,11 +71,21 @@ class session {
   /// ending; `fd` is then left to the caller.
   bool attach_bulk(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
                    protocol::refused& why);
-  /// Attaches an incoming peer link (the hello showed peer_key()): sends
-  /// `welcome` on it and starts its reader. False with a refusal when the
-  /// session is ending; `fd` is then left to the caller.
-  bool attach_peer_in(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
-                      protocol::refused& why);
+  /// A client resumes the session on a new control connection (the server
+  /// checked its secret). The session drops the connection it has, if any,
+  /// and takes this one; its control reader then sends `welcome` and the
+  /// session_state. False with a refusal when the session is ending; `fd`
+  /// is then left to the caller.
+  bool resume(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome, protocol::refused& why);
+  /// Attaches an incoming peer link (the hello showed peer_key()) and
+  /// starts its reader, which first sends `welcome` and the session_state
+  /// (the frames the link `link` has delivered so far). A connection of a
+  /// link that is connected already replaces the old one, whose reader ends
+  /// first, so that the count is final. A link closed for breaking a rule
+  /// is refused instead. False with a refusal when the session is ending;
+  /// `fd` is then left to the caller.
+  bool attach_peer_in(unique_fd& fd, const std::string& peer, const protocol::session_token& link,
+                      const protocol::welcome& welcome, protocol::refused& why);
   /// Ends the session (any thread, idempotent): shuts the sockets down so
   /// that every thread unblocks; the control reader then tears down.
   void close(const std::string& reason);
@@ -80,20 +101,41 @@ class session {
  private:
   void control_main();
   void report_end(const std::string& connection_peer, const std::string& reason, bool violation);
+  /// The client's connection broke (any thread): shuts both streams down so
+  /// that the control reader notices and detaches the session.
+  void connection_broken(const std::string& reason);
+  /// Control reader: waits up to the grace period for resume() and takes the
+  /// new connection over. False, with why the session ends, otherwise.
+  bool wait_for_resume(std::string& why);
+  /// Control reader: the client's first frame on a resumed connection.
+  bool read_resume_ack(protocol::ack& ack, std::string& why);
+  /// Stops the bulk threads of a lost connection and forgets it.
+  void drop_bulk();
 
   const protocol::session_token secret_;
   const protocol::session_token peer_key_;
   const session_services services_;
   std::shared_ptr<session_core> core_;
   unique_fd control_;
-  const std::string peer_;
+  std::string peer_;  // of the control connection; changes only on the control reader, under mutex_
   std::function<void(session&)> finished_;
+  std::unique_ptr<control_writer> writer_;
 
+  /// An incoming peer link's current connection. One per link id: a new
+  /// connection of the link takes the old one over as `previous`.
   struct peer_in {
     unique_fd fd;
     std::string peer;
+    protocol::session_token link{};  // the source's id for the link (zero: none, never matched)
     std::thread reader;
+    /// Frames the link has delivered, over its connections up to this one;
+    /// final once `reader` has ended (read after joining it).
+    uint64_t received = 0;
+    bool violated = false;  // the link broke a rule: its reconnections are refused
+    std::unique_ptr<peer_in> previous;  // joined by `reader` before it answers the hello
   };
+  /// The body of a peer link's reader thread.
+  void serve_peer_in(peer_in& link, link_counter* counter, const protocol::welcome& welcome);
   void join_peer_readers();
   /// The daemon's counter of this kind of link with `peer`'s host (null: none).
   link_counter* counter(protocol::link_kind kind, const std::string& peer) const;
@@ -108,6 +150,14 @@ class session {
   std::thread bulk_reader_;
   std::thread bulk_writer_;
   std::vector<std::unique_ptr<peer_in>> peers_in_;
+  // Resumption (guarded by mutex_; resumed_ wakes the control reader and the bulk writer):
+  std::condition_variable resumed_;
+  unique_fd resume_fd_;            // a resumed connection the control reader has not taken yet
+  std::string resume_peer_;
+  protocol::welcome resume_welcome_;
+  /// Bulk frames the client has received, once known for the current
+  /// connection (the bulk writer sends again what follows).
+  std::optional<uint64_t> client_bulk_received_ = 0;
 };
 
 }  // namespace ferry::server

@@ -20,6 +20,7 @@
 #include <optional>
 #include <thread>
 
+#include "server/handshake.hpp"
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
 #include "server/object_table.hpp"
@@ -100,6 +101,7 @@ class daemon_test : public ::testing::Test {
     server_config config;
     config.port = 0;
     config.handshake_timeout_s = 2;
+    config.session_grace_s = 0;  // sessions end with their connection unless a test resumes them
     server_ = std::make_unique<server>(config, session_services{*catalog_, native::real_api(), capture, nullptr, {}});
     std::string error;
     ASSERT_TRUE(server_->start(error)) << error;
@@ -1090,6 +1092,102 @@ TEST_F(dry_session_test, server_info_announces_the_peer_address_with_the_listeni
   ASSERT_TRUE(info);
   EXPECT_EQ(info->peer_address, "");
   announcing.stop();
+}
+
+// ---------------------------------------------------------------------------
+// Resuming a session after a lost connection (dry API: no device needed)
+
+class resume_test : public ::testing::Test {
+ protected:
+  void start(double grace_s) {
+    server_config config;
+    config.port = 0;
+    config.session_grace_s = grace_s;
+    server_ = std::make_unique<server>(config, session_services{catalog_, native::dry_api(), nullptr, nullptr, {}});
+    std::string error;
+    ASSERT_TRUE(server_->start(error)) << error;
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+  }
+  /// A new control connection that resumes the session `w` welcomed.
+  connection resume(const p::welcome& w) {
+    connection again(testing::connect_loopback(server_->port()));
+    EXPECT_TRUE(again.send(testing::make_hello(p::stream_kind::control, w.session, w.secret)));
+    return again;
+  }
+
+  native::device_catalog catalog_ = native::device_catalog::dry(1);
+  std::unique_ptr<server> server_;
+};
+
+TEST_F(resume_test, a_resumed_session_gets_what_it_missed_and_runs_nothing_twice) {
+  start(10);
+  client c;
+  ASSERT_TRUE(c.open(server_->port(), false));
+  EXPECT_EQ(c.state.grace_ms, 10000u);
+  ASSERT_TRUE(c.send(p::ping{1}));
+  ASSERT_EQ(c.wait_reply<p::pong>()->request, 1u);
+  // Two more requests whose answers the client never reads.
+  ASSERT_TRUE(c.send(p::ping{2}));
+  ASSERT_TRUE(c.send(p::ping{3}));
+  ASSERT_TRUE(c.send(p::get_object_counts{4}));
+  ASSERT_TRUE(c.control.expect<p::pong>());  // pong 2 is out: the session has run ping 2
+  c.control = connection();                   // the connection breaks
+  connection again = resume(c.welcome);
+  auto welcome = again.expect<p::welcome>();
+  ASSERT_TRUE(welcome);
+  EXPECT_EQ(welcome->session, c.welcome.session);
+  EXPECT_EQ(welcome->peer_key, c.welcome.peer_key);
+  auto state = again.expect<p::session_state>();
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->control, 4u) << "every frame the client sent was received once";
+  // The client has received one frame (pong 1): the rest comes again.
+  ASSERT_TRUE(again.send(p::ack{1, 0}));
+  auto pong2 = again.expect<p::pong>();
+  ASSERT_TRUE(pong2);
+  EXPECT_EQ(pong2->request, 2u);
+  EXPECT_EQ(again.expect<p::pong>()->request, 3u);
+  EXPECT_EQ(again.expect<p::object_counts>()->request, 4u);
+  ASSERT_TRUE(again.send(p::ping{5}));
+  EXPECT_EQ(again.expect<p::pong>()->request, 5u);
+  EXPECT_EQ(server_->session_count(), 1u);
+}
+
+TEST_F(resume_test, a_resumption_that_claims_frames_never_sent_ends_the_session) {
+  start(10);
+  client c;
+  ASSERT_TRUE(c.open(server_->port(), false));
+  c.control = connection();
+  connection again = resume(c.welcome);
+  ASSERT_TRUE(again.expect<p::welcome>());
+  ASSERT_TRUE(again.expect<p::session_state>());
+  ASSERT_TRUE(again.send(p::ack{7, 0}));
+  EXPECT_TRUE(again.closed_by_peer());
+  for (int i = 0; i < 500 && server_->session_count() != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(server_->session_count(), 0u);
+}
+
+TEST_F(resume_test, a_wrong_secret_or_an_expired_session_is_refused) {
+  start(0.2);
+  client c;
+  ASSERT_TRUE(c.open(server_->port(), false));
+  p::welcome wrong = c.welcome;
+  wrong.secret[0] ^= 1;
+  connection refused = resume(wrong);
+  auto why = refused.expect<p::refused>();
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->code, static_cast<int32_t>(refusal::unknown_session));
+  c.control = connection();
+  // The grace period passes: the session is freed.
+  for (int i = 0; i < 500 && server_->session_count() != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(server_->session_count(), 0u);
+  connection late = resume(c.welcome);
+  why = late.expect<p::refused>();
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->code, static_cast<int32_t>(refusal::unknown_session));
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ uint64_t key_of(const protocol::session_token& id) {
 }  // namespace
 
 session_core::session_core(const protocol::session_token& session, const native::api& native,
-                           printf_capture* capture, link_stats* link_counters, std::string address)
+                           printf_capture* capture, link_stats* link_counters, std::string address,
+                           std::chrono::milliseconds grace)
     : id(session),
       label(session_label(session)),
       key(key_of(session)),
@@ -35,6 +36,6 @@ session_core::session_core(const protocol::session_token& session, const native:
       bulk(native),
       transfers(native),
       imports(native),
-      peers(native, outbox, link_counters, label) {}
+      peers(native, outbox, link_counters, label, grace) {}
 
 }  // namespace ferry::server

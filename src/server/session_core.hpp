@@ -3,7 +3,10 @@
 // stays alive until the last callback has run, even after the session ended.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "protocol/messages.hpp"
@@ -25,9 +28,11 @@ std::string session_label(const protocol::session_token& id);
 
 struct session_core {
   /// `links` (may be null: nothing is counted) and `peer_address` (for
-  /// server_info) are the daemon's.
+  /// server_info) are the daemon's; `grace` is the session's grace period,
+  /// which its peer links also give a lost connection.
   session_core(const protocol::session_token& session, const native::api& native, printf_capture* capture,
-               link_stats* links = nullptr, std::string peer_address = {});
+               link_stats* links = nullptr, std::string peer_address = {},
+               std::chrono::milliseconds grace = {});
 
   const protocol::session_token id;
   const std::string label;
@@ -37,6 +42,16 @@ struct session_core {
   printf_capture* const printf;  // null: no printf forwarding (tests)
   link_stats* const links;
   const std::string peer_address;
+
+  /// Frames received from the client over every connection so far: the
+  /// control stream's (each run once, counted as it runs; acks excluded)
+  /// and the bulk stream's (counted once whole). `ack` and session_state
+  /// report them.
+  std::atomic<uint64_t> control_in{0};
+  std::atomic<uint64_t> bulk_in{0};
+  /// The client's ack (set by the session before its threads start): lets
+  /// go of what it covers; false when it claims more than was sent.
+  std::function<bool(const protocol::ack&)> acked;
 
   control_outbox outbox;
   bulk_outbox bulk;

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/socket.hpp"
@@ -84,7 +85,10 @@ class connection {
   std::optional<T> expect(int timeout_ms = 20000) {
     p::frame_header header;
     std::vector<uint8_t> payload;
-    if (!next(header, payload, timeout_ms)) return std::nullopt;
+    // The server's acks ride ahead of its answers; they are skipped unless asked for.
+    do {
+      if (!next(header, payload, timeout_ms)) return std::nullopt;
+    } while (header.message_id == static_cast<uint16_t>(p::message_id::ack) && !std::is_same_v<T, p::ack>);
     if (header.message_id != static_cast<uint16_t>(p::message_traits<T>::id)) return std::nullopt;
     T message;
     const char* error = "";
@@ -118,6 +122,9 @@ class client {
     auto w = control.expect<p::welcome>();
     if (!w) return false;
     welcome = *w;
+    auto s = control.expect<p::session_state>();
+    if (!s) return false;
+    state = *s;
     if (!with_bulk) return true;
     bulk = connection(connect_loopback(port));
     if (!bulk.valid() || !bulk.send(make_hello(p::stream_kind::bulk, welcome.session, welcome.secret))) return false;
@@ -172,6 +179,10 @@ class client {
         if (!p::decode_payload(payload.data(), payload.size(), out, error)) return false;
         printf_text.append(out.text.begin(), out.text.end());
         printf_seen_at.push_back(completion_order.size());
+      } else if (header.message_id == static_cast<uint16_t>(p::message_id::ack)) {
+        p::ack a;
+        if (!p::decode_payload(payload.data(), payload.size(), a, error)) return false;
+        last_ack = a;
       } else {
         replies.emplace_back(header.message_id, std::move(payload));
       }
@@ -234,6 +245,8 @@ class client {
   connection control;
   connection bulk;
   p::welcome welcome;
+  p::session_state state;
+  p::ack last_ack;  // the server's latest
   std::map<p::object_id, p::completion> completions;
   std::vector<p::object_id> completion_order;
   size_t completion_frames = 0;

@@ -100,6 +100,13 @@ bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint
   return true;
 }
 
+void transfer_table::abandon_chunk(uint64_t transfer, uint64_t size) {
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(transfer);
+  if (it == entries_.end() || it->second.reserved < size) return;
+  it->second.reserved -= size;
+}
+
 void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
   cl_event to_complete = nullptr;
   entry finished;

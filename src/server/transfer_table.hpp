@@ -61,6 +61,9 @@ class transfer_table {
   /// The chunk's bytes are in place. The last one completes the transfer:
   /// its user event (if a write waits on it) is set CL_COMPLETE, waiters wake.
   void end_chunk(uint64_t transfer, uint64_t size);
+  /// The connection broke inside the chunk begin_chunk reserved: its bytes
+  /// will come again (a resumed session sends the whole frame again).
+  void abandon_chunk(uint64_t transfer, uint64_t size);
 
   // --- control reader ----------------------------------------------------
 

@@ -68,6 +68,7 @@ result<cl_context> create_context(const cl_context_properties* properties, cl_ui
   // devices, under one id.
   c->servers = servers_of(c->devices);
   for (server* s : c->servers) {
+    c->epochs.push_back(s->link->epoch());
     protocol::create_context message;
     message.id = c->id;
     for (auto* d : c->devices)

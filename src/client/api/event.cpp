@@ -87,7 +87,7 @@ cl_int CL_API_CALL clReleaseEvent(cl_event e) {
 cl_event CL_API_CALL clCreateUserEvent(cl_context c, cl_int* errcode_ret) {
   return guarded_create<cl_event>(errcode_ret, [&]() -> result<cl_event> {
     FERRY_CHECK_HANDLE_R(c);
-    if (!all_alive(c->servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
+    if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
     // A user event exists on every server of its context.
     event* e = make_event(c, nullptr, CL_COMMAND_USER, next_object_id());
     e->status = CL_SUBMITTED;

@@ -5,6 +5,7 @@
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/core/availability.hpp"
 #include "client/core/event_state.hpp"
 #include "client/core/placement.hpp"
 #include "client/core/platform.hpp"
@@ -43,10 +44,13 @@ cl_int CL_API_CALL ferry_get_object_counts(cl_device_id d, cl_ferry_object_count
     for (const auto& s : connected_servers()) s->link->settle();
     for (const auto& s : connected_servers()) s->link->quiesce_bulk();
     wait_for_callbacks();
-    auto r = d->host->link->call<protocol::object_counts>(request);
+    uint64_t frame = 0;
+    auto r = d->host->link->call<protocol::object_counts>(request, [] {}, frame);
     if (!r) return r.error();
     counts->client_objects = live_object_count() + svm_allocation_count();
     counts->server_objects = r->objects;
+    counts->messages_sent = frame;
+    counts->messages_run = r->control_frames;
     return CL_SUCCESS;
   });
 }
@@ -71,6 +75,16 @@ cl_int CL_API_CALL ferry_get_link_counters(cl_device_id d, cl_uint capacity, cl_
       to.messages_out = from.messages_out;
     }
     if (count) *count = static_cast<cl_uint>(r->links.size());
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL ferry_set_availability_callback(cl_platform_id platform, cl_ferry_availability_notify notify,
+                                                   void* user_data) {
+  return guarded([&]() -> cl_int {
+    if (platform != nullptr && platform != &the_platform()) return CL_INVALID_PLATFORM;
+    if (notify == nullptr) return CL_INVALID_VALUE;
+    add_availability_callback(notify, user_data);
     return CL_SUCCESS;
   });
 }
@@ -104,6 +118,8 @@ void* extension_function(const char* name) {
   if (std::strcmp(name, "clFerryGetLinkCounters") == 0) return reinterpret_cast<void*>(&ferry_get_link_counters);
   if (std::strcmp(name, "clSetContentSizeBufferPoCL") == 0)
     return reinterpret_cast<void*>(&set_content_size_buffer);
+  if (std::strcmp(name, "clFerrySetAvailabilityCallback") == 0)
+    return reinterpret_cast<void*>(&ferry_set_availability_callback);
   if (std::strcmp(name, "clFerryPingServer") == 0) return reinterpret_cast<void*>(&ferry_ping_server);
   if (std::strcmp(name, "clFerryGetObjectCounts") == 0) return reinterpret_cast<void*>(&ferry_get_object_counts);
   if (std::strcmp(name, "clIcdGetPlatformIDsKHR") == 0) return reinterpret_cast<void*>(&clIcdGetPlatformIDsKHR);

@@ -185,7 +185,7 @@ result<cl_mem> create_image(cl_context c, const cl_mem_properties* properties, c
     // must be 0 if host_ptr is NULL (and no buffer is given).
     return fail(CL_INVALID_IMAGE_DESCRIPTOR);
   }
-  if (!all_alive(c->servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
 
   protocol::create_image request;
   request.id = next_object_id();

@@ -37,7 +37,7 @@ result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, 
   // reach past the end of the allocation.
   svm_ref svm = flags & CL_MEM_USE_HOST_PTR ? find_svm(host_ptr, c) : nullptr;
   if (svm && !svm->contains(host_ptr, size)) return fail(CL_INVALID_HOST_PTR);
-  if (!all_alive(c->servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
   // The buffer exists on every server of the context; initial contents go
   // to the first, which then holds the only current copy.
   server* first = c->servers.front();

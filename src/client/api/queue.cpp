@@ -51,7 +51,7 @@ result<cl_command_queue> create_queue(cl_context c, cl_device_id d, const cl_que
   // but are not supported by the device (device-side queues are not served).
   if ((bits & CL_QUEUE_ON_DEVICE) || (bits & ~d->queue_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
     return fail(CL_INVALID_QUEUE_PROPERTIES);
-  if (!d->available()) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!d->available() || !reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
   auto* q = new queue();
   q->id = next_object_id();
   q->context = c;
@@ -156,7 +156,8 @@ cl_int CL_API_CALL clFlush(cl_command_queue q) {
   return guarded([&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     connection* link = q->device->host->link.get();
-    if (!link->alive()) return CL_DEVICE_NOT_AVAILABLE;
+    // Offline, the flush waits in the replay log with the commands it covers.
+    if (link->ended() || !reachable(q->context)) return CL_DEVICE_NOT_AVAILABLE;
     link->post(protocol::flush_queue{q->id});
     link->flush();
     return CL_SUCCESS;
@@ -175,6 +176,9 @@ cl_int CL_API_CALL clFinish(cl_command_queue q) {
                                     [](event* e) { return e->status.load() <= CL_COMPLETE; });
       if (reads_done) return CL_SUCCESS;
     }
+    // Commands already accepted wait for the server to come back, and so
+    // does the marker that waits for them.
+    if (!q->device->host->link->wait_online()) return CL_DEVICE_NOT_AVAILABLE;
     // A marker whose completion means every earlier command of the queue is done.
     cl_int code = enqueue_sync_point<protocol::enqueue_marker>(q, CL_COMMAND_MARKER, 0, nullptr, nullptr,
                                                                blocking::yes);

@@ -67,7 +67,7 @@ result<cl_sampler> create_sampler(cl_context c, const cl_sampler_properties* pro
                                              CL_SAMPLER_ADDRESSING_MODE,   s->addressing_mode,
                                              CL_SAMPLER_FILTER_MODE,       s->filter_mode,
                                              0};
-  if (!all_alive(c->servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
   request.id = next_object_id();
   request.context = c->id;
   auto reply = call_each<protocol::status_reply>(c->servers, request);

@@ -45,8 +45,9 @@ cl_int check_wait_list(const queue* q, cl_uint count, const cl_event* list) {
     // events in event_wait_list are not the same.
     if (q && e->context != q->context) return CL_INVALID_CONTEXT;
   }
-  // While the server is unreachable its devices take no new commands.
-  if (q && !q->device->available()) return CL_DEVICE_NOT_AVAILABLE;
+  // While the server is unreachable its devices take no new commands, and a
+  // context whose session a restarted server lost takes none at all.
+  if (q && (!q->device->available() || !reachable(q->context))) return CL_DEVICE_NOT_AVAILABLE;
   return CL_SUCCESS;
 }
 

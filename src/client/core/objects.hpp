@@ -131,6 +131,10 @@ struct _cl_context : ferry::client::object_base {
   /// the same id, except queues and command events (on their device's
   /// server only) and programs made for some devices (programs::servers).
   std::vector<ferry::client::server*> servers;
+  /// The session of each of `servers` that the context lives in
+  /// (connection::epoch): after a server lost the session (restart), the
+  /// context stays unusable there, with CL_DEVICE_NOT_AVAILABLE.
+  std::vector<uint64_t> epochs;
   bool spans_servers() const { return servers.size() > 1; }
   bool has_device(cl_device_id d) const;
 

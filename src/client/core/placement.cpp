@@ -129,7 +129,7 @@ cl_int bring_contents(memory* m, access how, server& to, queue& q, std::span<con
   out.buffer = root->id;
   out.offset = 0;
   out.size = root->size;
-  out.peer = to.slot;
+  out.peer = peer_number(to);
   out.transfer = transfer;
   // The size buffer is only of use where its own contents are current.
   if (root->content_size && (prefer & from->bit())) out.content_size = root->content_size->id;

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "client/core/availability.hpp"
 #include "client/core/config.hpp"
 #include "client/core/device_capabilities.hpp"
 #include "common/log.hpp"
@@ -65,8 +66,15 @@ std::unique_ptr<server> connect_server(const std::string& text) {
     decode_device_fields(*d);
     s->devices.push_back(d);
   }
+  s->link->set_availability_listener([target = s.get()](bool available) { announce_availability(*target, available); });
   FERRY_INFO("net", "server %s: %zu device(s)", text.c_str(), s->devices.size());
   return s;
+}
+
+platform_state& state();
+
+void say_goodbye_to_servers() {
+  for (const auto& s : state().servers) s->link->say_goodbye();
 }
 
 platform_state& state() {
@@ -97,6 +105,9 @@ platform_state& state() {
       for (device* d : s->devices) st->the_platform.devices.push_back(d);
       st->servers.push_back(std::move(s));
     }
+    // A process that ends frees its sessions at once; without goodbye each
+    // server would keep them for a resumption until the grace period passed.
+    if (!st->servers.empty()) std::atexit(say_goodbye_to_servers);
     return st;
   }();
   return *instance;

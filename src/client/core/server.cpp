@@ -21,11 +21,27 @@ bool all_alive(const std::vector<server*>& servers) {
   return std::all_of(servers.begin(), servers.end(), [](const server* s) { return s->link && s->link->alive(); });
 }
 
+bool reachable(const context* c) {
+  if (!all_alive(c->servers)) return false;
+  for (size_t i = 0; i < c->servers.size() && i < c->epochs.size(); ++i)
+    if (c->servers[i]->link->epoch() != c->epochs[i]) return false;
+  return true;
+}
+
+uint32_t peer_number(const server& to) {
+  return static_cast<uint32_t>(to.slot + max_servers * (to.link->epoch() - 1));
+}
+
 void introduce(server& from, server& to) {
   std::lock_guard lock(from.peers_mutex);
-  if (from.introduced & to.bit()) return;
-  from.link->post(protocol::add_peer{to.slot, to.peer_address, to.link->session(), to.link->peer_key()});
-  from.introduced |= to.bit();
+  if (from.introduced_epoch != from.link->epoch()) {
+    // A new session on `from` knows no peers yet.
+    from.introduced.clear();
+    from.introduced_epoch = from.link->epoch();
+  }
+  const uint32_t number = peer_number(to);
+  if (!from.introduced.insert(number).second) return;
+  from.link->post(protocol::add_peer{number, to.peer_address, to.link->session(), to.link->peer_key()});
 }
 
 }  // namespace ferry::client

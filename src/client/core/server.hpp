@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "client/core/result.hpp"
@@ -30,9 +31,11 @@ struct server {
   std::vector<device*> devices;
   std::vector<protocol::info_entry> platform_info;
 
-  std::mutex peers_mutex;  // guards introduced
-  /// Slots of the servers this one has been told about (add_peer).
-  uint64_t introduced = 0;
+  std::mutex peers_mutex;  // guards introduced, introduced_epoch
+  /// The peer numbers this server's session has been told about (add_peer),
+  /// valid while its session is `introduced_epoch`.
+  std::unordered_set<uint32_t> introduced;
+  uint64_t introduced_epoch = 0;
 
   uint64_t bit() const { return uint64_t{1} << slot; }
 };
@@ -78,6 +81,15 @@ std::vector<server*> servers_of(const std::vector<cl_device_id>& devices);
 
 /// Whether every server in `servers` is reachable.
 bool all_alive(const std::vector<server*>& servers);
+/// Whether every server of `c` is reachable and still holds the session the
+/// context lives in (a restarted server lost it).
+bool reachable(const context* c);
+
+/// The number under which other servers know `to`'s current session
+/// (add_peer.peer): its slot, made unique per session so that a server whose
+/// session was renewed is introduced afresh rather than contradicting an
+/// earlier add_peer.
+uint32_t peer_number(const server& to);
 
 /// Tells `from` how to reach this client's session on `to` (add_peer), once.
 void introduce(server& from, server& to);

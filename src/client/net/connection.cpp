@@ -5,7 +5,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "client/core/event_state.hpp"
 #include "common/log.hpp"
@@ -34,6 +36,24 @@ bool read_frame(int fd, protocol::frame_header& header, std::vector<uint8_t>& pa
   return read_exact(fd, payload.data(), payload.size());
 }
 
+/// How long a connection may stay silent with data unacknowledged, or fail
+/// its keepalive probes, before libferry counts it as lost and resumes
+/// (FERRY_LINK_TIMEOUT_MS, default 10 s).
+int link_timeout_ms() {
+  if (const char* text = std::getenv("FERRY_LINK_TIMEOUT_MS")) {
+    int value = std::atoi(text);
+    if (value > 0) return value;
+  }
+  return 10000;
+}
+
+/// Connects one stream of the session, with dead-peer detection.
+unique_fd connect_stream(const endpoint& where, std::string& error) {
+  unique_fd fd = connect_endpoint(where, connect_timeout_ms(), error);
+  if (fd.valid()) detect_dead_peer(fd.get(), link_timeout_ms());
+  return fd;
+}
+
 }  // namespace
 
 std::chrono::microseconds spin_duration() {
@@ -47,41 +67,84 @@ std::chrono::microseconds spin_duration() {
 std::unique_ptr<connection> connection::open(const endpoint& where, std::string& error) {
   std::unique_ptr<connection> c(new connection);
   c->name_ = where.to_string();
-  int timeout = connect_timeout_ms();
-  c->control_ = connect_endpoint(where, timeout, error);
-  if (!c->control_.valid() || !c->handshake(c->control_.get(), protocol::stream_kind::control, error))
+  c->where_ = where;
+  protocol::session_state state;
+  c->control_ = connect_stream(where, error);
+  if (!c->control_.valid() ||
+      c->handshake(c->control_.get(), protocol::stream_kind::control, error, &state) != handshake_result::ok)
     return nullptr;
-  c->bulk_ = connect_endpoint(where, timeout, error);
-  if (!c->bulk_.valid() || !c->handshake(c->bulk_.get(), protocol::stream_kind::bulk, error)) {
+  c->grace_ms_ = state.grace_ms;
+  c->bulk_ = connect_stream(where, error);
+  if (!c->bulk_.valid() || c->handshake(c->bulk_.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) {
     error = "bulk stream: " + error;
     return nullptr;
   }
   c->alive_ = true;
   c->out_.reserve(64 * 1024);
   c->spare_.reserve(64 * 1024);
-  c->writer_ = std::thread([p = c.get()] { p->writer_loop(); });
-  c->bulk_reader_ = std::thread([p = c.get()] { p->bulk_reader_loop(); });
-  c->control_reader_ = std::thread([p = c.get()] { p->control_reader_loop(); });
+  c->start_threads();
   return c;
+}
+
+void connection::start_threads() {
+  writer_ = std::thread([this] { writer_loop(); });
+  bulk_reader_ = std::thread([this, fd = bulk_.get(), g = generation_.load()] { bulk_reader_loop(fd, g); });
+  control_reader_ = std::thread([this] { control_reader_loop(); });
 }
 
 connection::~connection() {
   stopping_ = true;
-  if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
-  if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
+  {
+    std::lock_guard lock(fd_mutex_);
+    if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
+    if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
+  }
+  {
+    std::lock_guard lock(stop_mutex_);
+  }
+  stop_cv_.notify_all();
+  online_cv_.notify_all();
   out_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
   if (control_reader_.joinable()) control_reader_.join();
   if (bulk_reader_.joinable()) bulk_reader_.join();
 }
 
-bool connection::handshake(int fd, protocol::stream_kind kind, std::string& error) {
+bool connection::wait_online() {
+  std::unique_lock lock(stop_mutex_);
+  online_cv_.wait(lock, [&] { return alive_ || ended_ || stopping_; });
+  return alive_.load();
+}
+
+void connection::wake_online_waiters() {
+  {
+    std::lock_guard lock(stop_mutex_);
+  }
+  online_cv_.notify_all();
+}
+
+void connection::set_availability_listener(std::function<void(bool)> listener) {
+  std::lock_guard lock(listener_mutex_);
+  availability_listener_ = std::move(listener);
+}
+
+void connection::notify_availability(bool available) {
+  // Only the control reader calls this, so the listener hears each change
+  // once and in order.
+  std::lock_guard lock(listener_mutex_);
+  if (reported_available_ == available) return;
+  reported_available_ = available;
+  if (availability_listener_) availability_listener_(available);
+}
+
+connection::handshake_result connection::handshake(int fd, protocol::stream_kind kind, std::string& error,
+                                                   protocol::session_state* state) {
   protocol::hello h = protocol::make_hello(kind, session_, secret_, "libferry");
   std::vector<uint8_t> frame;
   protocol::append_frame(frame, h);
   if (!write_all(fd, frame.data(), frame.size())) {
     error = "connection closed during handshake";
-    return false;
+    return handshake_result::failed;
   }
   protocol::frame_header header;
   std::vector<uint8_t> payload;
@@ -91,45 +154,112 @@ bool connection::handshake(int fd, protocol::stream_kind kind, std::string& erro
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   bool answered = read_frame(fd, header, payload, 4096);
   int saved_errno = errno;
+  protocol::frame_header state_header{};
+  std::vector<uint8_t> state_payload;
+  if (answered && kind == protocol::stream_kind::control &&
+      header.message_id == static_cast<uint16_t>(protocol::message_id::welcome)) {
+    answered = read_frame(fd, state_header, state_payload, 4096);
+    saved_errno = errno;
+  }
   timeval forever{0, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
   if (!answered) {
     error = saved_errno == EAGAIN || saved_errno == EWOULDBLOCK
                 ? "no handshake answer within " + std::to_string(timeout) + " ms (is this a ferryd port?)"
                 : "connection closed during handshake (is this a ferryd port?)";
-    return false;
+    return handshake_result::failed;
   }
   const char* why = "";
   if (header.message_id == static_cast<uint16_t>(protocol::message_id::refused)) {
     protocol::refused r;
     protocol::decode_payload(payload.data(), payload.size(), r, why);
     error = "refused by server: " + r.reason;
-    return false;
+    return handshake_result::refused;
   }
   protocol::welcome w;
   if (header.message_id != static_cast<uint16_t>(protocol::message_id::welcome) ||
       !protocol::decode_payload(payload.data(), payload.size(), w, why)) {
     error = "unexpected handshake answer (is this a ferryd port?)";
-    return false;
+    return handshake_result::refused;
   }
   if (kind == protocol::stream_kind::control) {
+    protocol::session_state st;
+    if (state_header.message_id != static_cast<uint16_t>(protocol::message_id::session_state) ||
+        !protocol::decode_payload(state_payload.data(), state_payload.size(), st, why)) {
+      error = "no session_state after welcome (a ferryd of another version?)";
+      return handshake_result::refused;
+    }
+    if (state) *state = st;
+    std::lock_guard lock(session_mutex_);
     session_ = w.session;
     secret_ = w.secret;
     peer_key_ = w.peer_key;
   }
-  return true;
+  return handshake_result::ok;
+}
+
+void connection::write_control_locked(const std::vector<uint8_t>& batch) {
+  const uint64_t control = received_control_.load(std::memory_order_acquire);
+  const uint64_t bulk = received_bulk_.load(std::memory_order_acquire);
+  iovec pieces[2];
+  int count = 0;
+  // What the client has received rides ahead of what it sends, so the server
+  // can let go of it.
+  const bool ack = control != acked_control_.load(std::memory_order_relaxed) ||
+                   bulk != acked_bulk_.load(std::memory_order_relaxed);
+  if (ack) {
+    ack_frame_.clear();
+    protocol::append_frame(ack_frame_, protocol::ack{control, bulk});
+    pieces[count++] = {ack_frame_.data(), ack_frame_.size()};
+  }
+  if (!batch.empty()) pieces[count++] = {const_cast<uint8_t*>(batch.data()), batch.size()};
+  if (count == 0) return;
+  const uint64_t generation = generation_.load(std::memory_order_acquire);
+  if (!writev_all(control_.get(), pieces, count)) {
+    if (!stopping_) broken(generation, "cannot send to server");
+    return;
+  }
+  if (ack) {
+    acked_control_.store(control, std::memory_order_relaxed);
+    acked_bulk_.store(bulk, std::memory_order_relaxed);
+  }
 }
 
 void connection::flush() {
   std::lock_guard send(send_mutex_);
+  uint64_t frames;
   {
     std::lock_guard lock(out_mutex_);
-    if (out_.empty()) return;
+    if (out_.empty() && !ack_due_) return;
+    ack_due_ = false;
     out_.swap(spare_);
+    frames = std::exchange(out_frames_, 0);
   }
-  if (!write_all(control_.get(), spare_.data(), spare_.size()) && !stopping_)
-    lost("cannot send to server");
+  // Offline, the batch goes into the log only: the resumption sends it.
+  if (alive_.load(std::memory_order_acquire)) write_control_locked(spare_);
+  uint64_t claimed;
+  bool overclaimed;
+  {
+    std::lock_guard lock(log_mutex_);
+    control_log_.append(spare_, frames);
+    // Everything written is in the log now, so an earlier ack that claimed
+    // more than the log held must fit.
+    claimed = std::exchange(early_ack_, 0);
+    overclaimed = claimed > control_log_.sent();
+    if (claimed && !overclaimed) control_log_.acknowledge(claimed);
+  }
   spare_.clear();
+  if (overclaimed) end_session("server acknowledged control frames never sent");
+}
+
+void connection::request_ack() {
+  bool wake;
+  {
+    std::lock_guard lock(out_mutex_);
+    ack_due_ = true;
+    wake = writer_idle_;
+  }
+  if (wake) out_cv_.notify_one();
 }
 
 void connection::writer_loop() {
@@ -138,42 +268,76 @@ void connection::writer_loop() {
     {
       std::unique_lock lock(out_mutex_);
       writer_idle_ = true;
-      out_cv_.wait(lock, [&] { return !out_.empty() || stopping_ || !alive_; });
+      out_cv_.wait(lock, [&] { return !out_.empty() || ack_due_ || stopping_ || ended_; });
       writer_idle_ = false;
-      if (stopping_ || !alive_) return;
+      if (stopping_ || ended_) return;
     }
     flush();
   }
 }
 
+namespace {
+
+bool write_bulk_frame(int fd, protocol::object_id transfer, uint64_t offset, uint64_t total, const uint8_t* data,
+                      uint64_t size) {
+  uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];
+  protocol::frame_header h{static_cast<uint32_t>(protocol::bulk_prefix_size + size),
+                           static_cast<uint16_t>(protocol::message_id::bulk_data), 0};
+  protocol::store_header(head, h);
+  std::memcpy(head + 8, &transfer, 8);
+  std::memcpy(head + 16, &offset, 8);
+  std::memcpy(head + 24, &total, 8);
+  iovec pieces[2] = {{head, sizeof head}, {const_cast<uint8_t*>(data), size}};
+  return writev_all(fd, pieces, size ? 2 : 1);
+}
+
+}  // namespace
+
 bool connection::send_data(protocol::object_id transfer, const void* data, uint64_t size) {
-  std::lock_guard lock(bulk_send_mutex_);
-  uint64_t offset = 0;
-  do {
-    uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
-    uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];
-    protocol::frame_header h{static_cast<uint32_t>(protocol::bulk_prefix_size + chunk),
-                             static_cast<uint16_t>(protocol::message_id::bulk_data), 0};
-    protocol::store_header(head, h);
-    protocol::bulk_data prefix{transfer, offset, size};
-    std::memcpy(head + 8, &prefix.transfer, 8);
-    std::memcpy(head + 16, &prefix.offset, 8);
-    std::memcpy(head + 24, &prefix.total, 8);
-    iovec pieces[2] = {{head, sizeof head}, {const_cast<uint8_t*>(static_cast<const uint8_t*>(data) + offset), chunk}};
-    if (!writev_all(bulk_.get(), pieces, chunk ? 2 : 1)) {
-      lost("cannot send bulk data to server");
-      return false;
-    }
-    offset += chunk;
-  } while (offset < size);
-  return true;
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  const bool copy = size <= bulk_log::copy_limit;
+  const uint64_t epoch = epoch_.load(std::memory_order_acquire);
+  uint64_t last = 0;
+  {
+    std::lock_guard lock(bulk_send_mutex_);
+    // Offline (or once a write fails) the chunks go into the log only; the
+    // resumption sends them.
+    bool writing = alive_.load(std::memory_order_acquire);
+    const uint64_t generation = generation_.load(std::memory_order_acquire);
+    uint64_t offset = 0;
+    do {
+      uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
+      const uint8_t* from;
+      {
+        std::lock_guard log(bulk_log_mutex_);
+        const bulk_log::frame& f = bulk_log_.append(transfer, offset, size, bytes + offset, chunk, copy);
+        last = f.number;
+        from = f.data;  // stays put until written() says the write is over
+      }
+      if (writing && !write_bulk_frame(bulk_.get(), transfer, offset, size, from, chunk)) {
+        if (!stopping_) broken(generation, "cannot send bulk data to server");
+        writing = false;
+      }
+      {
+        std::lock_guard log(bulk_log_mutex_);
+        bulk_log_.written(last);
+      }
+      offset += chunk;
+    } while (offset < size);
+  }
+  auto over = [&] { return ended_ || stopping_ || epoch_.load(std::memory_order_acquire) != epoch; };
+  if (copy) return !over();
+  // The log points into the caller's memory: keep it until the server has it.
+  std::unique_lock lock(bulk_log_mutex_);
+  bulk_acked_cv_.wait(lock, [&] { return over() || bulk_log_.acknowledged() >= last; });
+  return !over();
 }
 
 void connection::track(event* e) {
   retain_internal(e);
   {
     std::lock_guard lock(tracked_mutex_);
-    if (alive_) {
+    if (!ended_) {
       tracked_.emplace(e->id, e);
       return;
     }
@@ -186,7 +350,7 @@ void connection::track(event* e) {
 void connection::on_failure(protocol::object_id command, std::function<void(cl_int)> hook) {
   {
     std::lock_guard lock(tracked_mutex_);
-    if (alive_) {
+    if (!ended_) {
       failure_hooks_.emplace(command, std::move(hook));
       ++hooks_alive_;
       return;
@@ -233,26 +397,36 @@ void connection::settle() {
 
 void connection::expect_data(protocol::object_id id, void* destination, uint64_t size, event* e) {
   std::lock_guard lock(tracked_mutex_);
-  if (!alive_) return;  // track() fails the event
+  if (ended_) return;  // track() fails the event
   retain_internal(e);
   transfers_.emplace(id, transfer{static_cast<uint8_t*>(destination), size, 0, e});
 }
 
-bool connection::wait_reply(uint64_t request, uint16_t& id, std::vector<uint8_t>& payload) {
+bool connection::wait_reply(uint64_t request, uint64_t epoch, uint16_t& id, std::vector<uint8_t>& payload) {
+  // Over when the session ends or a new one replaced it.
+  auto over = [&] { return ended_ || epoch_.load(std::memory_order_acquire) != epoch; };
   // Look for the reply a little while before sleeping (see spin_duration).
   auto deadline = std::chrono::steady_clock::now() + spin_duration();
   while (std::chrono::steady_clock::now() < deadline) {
     std::lock_guard lock(requests_mutex_);
-    if (requests_[request].done || !alive_) break;
+    if (requests_[request].done || over()) break;
   }
+  // Offline, the request waits for the resumption (it is in the replay log).
   std::unique_lock lock(requests_mutex_);
-  requests_cv_.wait(lock, [&] { return requests_[request].done || !alive_; });
+  requests_cv_.wait(lock, [&] { return requests_[request].done || over(); });
   auto it = requests_.find(request);
   bool done = it->second.done;
   id = it->second.id;
   payload = std::move(it->second.payload);
   requests_.erase(it);
   return done;
+}
+
+void connection::say_goodbye() {
+  stopping_ = true;  // the server closes the streams next: no resumption
+  if (!alive()) return;
+  post(protocol::goodbye{});
+  flush();
 }
 
 result<uint64_t> connection::ping() {
@@ -268,13 +442,176 @@ void connection::quiesce_bulk() const {
   while (bulk_busy_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 }
 
-void connection::lost(const std::string& reason) {
-  if (alive_.exchange(false)) FERRY_WARN("net", "connection to %s lost: %s", name_.c_str(), reason.c_str());
-  // Wake the readers; the control reader fails what is outstanding.
+void connection::broken(uint64_t generation, const char* why) {
+  std::lock_guard lock(fd_mutex_);
+  if (generation != generation_.load(std::memory_order_acquire)) return;  // those streams are gone already
+  FERRY_DEBUG("net", "%s: %s", name_.c_str(), why);
+  // Wakes the control reader, which takes the server offline and resumes.
   ::shutdown(control_.get(), SHUT_RDWR);
   ::shutdown(bulk_.get(), SHUT_RDWR);
+}
+
+void connection::end_session(const std::string& why) {
+  if (!ended_.exchange(true)) FERRY_WARN("net", "session with %s ends: %s", name_.c_str(), why.c_str());
+  {
+    std::lock_guard lock(fd_mutex_);
+    ::shutdown(control_.get(), SHUT_RDWR);
+    ::shutdown(bulk_.get(), SHUT_RDWR);
+  }
+  {
+    std::lock_guard lock(stop_mutex_);
+  }
+  stop_cv_.notify_all();
+  wake_online_waiters();
   out_cv_.notify_all();
   requests_cv_.notify_all();
+}
+
+void connection::go_offline(const std::string& why) {
+  alive_.store(false, std::memory_order_release);
+  FERRY_WARN("net", "connection to %s lost: %s; resuming the session (grace period %u ms)", name_.c_str(),
+             why.c_str(), grace_ms_);
+  {
+    std::lock_guard lock(fd_mutex_);
+    generation_.fetch_add(1, std::memory_order_acq_rel);  // writes that fail from now on are expected
+    ::shutdown(control_.get(), SHUT_RDWR);
+    ::shutdown(bulk_.get(), SHUT_RDWR);
+  }
+  if (bulk_reader_.joinable()) bulk_reader_.join();
+  notify_availability(false);
+}
+
+namespace {
+
+/// The longest pause between two reconnection attempts: short, because the
+/// time from a link's return to the first completed command is what users
+/// notice, and a refused connection costs next to nothing.
+std::chrono::milliseconds max_reconnect_pause() {
+  if (const char* text = std::getenv("FERRY_RECONNECT_MAX_MS")) {
+    int value = std::atoi(text);
+    if (value > 0) return std::chrono::milliseconds(value);
+  }
+  return std::chrono::milliseconds(20);
+}
+
+}  // namespace
+
+bool connection::reconnect() {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::milliseconds(grace_ms_);
+  auto pause = std::chrono::milliseconds(5);
+  const auto longest = max_reconnect_pause();
+  std::string error;
+  for (;;) {
+    if (stopping_ || ended_) return false;
+    switch (try_resume(error)) {
+      case resume_result::resumed:
+        resumptions_.fetch_add(1, std::memory_order_relaxed);
+        FERRY_INFO("net", "session with %s resumed", name_.c_str());
+        return true;
+      case resume_result::refused:
+        end_session("cannot resume: " + error);
+        return false;
+      case resume_result::failed:
+        break;
+    }
+    const auto now = clock::now();
+    if (now >= deadline) {
+      end_session("not back within the grace period of " + std::to_string(grace_ms_) + " ms (last try: " + error +
+                  ")");
+      return false;
+    }
+    std::unique_lock lock(stop_mutex_);
+    stop_cv_.wait_until(lock, std::min(now + pause, deadline), [&] { return stopping_ || ended_; });
+    pause = std::min(pause * 2, longest);
+  }
+}
+
+connection::resume_result connection::try_resume(std::string& error) {
+  unique_fd control = connect_stream(where_, error);
+  if (!control.valid()) return resume_result::failed;
+  protocol::session_state state;
+  switch (handshake(control.get(), protocol::stream_kind::control, error, &state)) {
+    case handshake_result::ok: break;
+    case handshake_result::refused: return resume_result::refused;
+    case handshake_result::failed: return resume_result::failed;
+  }
+  unique_fd bulk = connect_stream(where_, error);
+  if (!bulk.valid()) return resume_result::failed;
+  // A refused bulk stream is not the end: the server may still hold one of an
+  // attempt that broke, and drops it on the next.
+  if (handshake(bulk.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) return resume_result::failed;
+  return resume_streams(std::move(control), std::move(bulk), state, error);
+}
+
+connection::resume_result connection::resume_streams(unique_fd control, unique_fd bulk,
+                                                     const protocol::session_state& state, std::string& error) {
+  {
+    // Nothing else writes meanwhile: what is flushed or sent from now on
+    // follows what goes again here.
+    std::scoped_lock locks(send_mutex_, log_mutex_, bulk_send_mutex_, bulk_log_mutex_);
+    if (state.control > control_log_.sent() || state.bulk > bulk_log_.sent()) {
+      error = "the server claims frames never sent";
+      return resume_result::refused;
+    }
+    if (state.control < control_log_.acknowledged() || state.bulk < bulk_log_.acknowledged()) {
+      error = "the server lost frames it had acknowledged";
+      return resume_result::refused;
+    }
+    control_log_.acknowledge(state.control);
+    bulk_log_.acknowledge(state.bulk);
+    // The server waits for the client's ack first, then sends again what
+    // follows it.
+    const uint64_t received_control = received_control_.load();
+    const uint64_t received_bulk = received_bulk_.load();
+    std::vector<uint8_t> out;
+    protocol::append_frame(out, protocol::ack{received_control, received_bulk});
+    control_log_.replay(state.control, out);
+    if (!write_all(control.get(), out.data(), out.size())) {
+      error = "connection closed while resuming";
+      return resume_result::failed;
+    }
+    acked_control_ = received_control;
+    acked_bulk_ = received_bulk;
+    bool sent = bulk_log_.replay(state.bulk, [&](const bulk_log::frame& f) {
+      return write_bulk_frame(bulk.get(), f.transfer, f.offset, f.total, f.data, f.size);
+    });
+    if (!sent) {
+      error = "connection closed while resuming";
+      return resume_result::failed;
+    }
+    {
+      std::lock_guard lock(fd_mutex_);
+      control_ = std::move(control);  // closes the broken streams
+      bulk_ = std::move(bulk);
+      generation_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    alive_.store(true, std::memory_order_release);
+    bulk_reader_ = std::thread([this, fd = bulk_.get(), g = generation_.load()] { bulk_reader_loop(fd, g); });
+  }
+  out_cv_.notify_all();  // what was posted offline goes now
+  wake_online_waiters();
+  notify_availability(true);
+  return resume_result::resumed;
+}
+
+bool connection::on_ack(const protocol::ack& a) {
+  {
+    std::lock_guard lock(log_mutex_);
+    // The ack may overtake its frames' entry into the log (they enter it
+    // right after they are written); flush() settles it then.
+    if (a.control <= control_log_.sent())
+      control_log_.acknowledge(a.control);
+    else
+      early_ack_ = std::max(early_ack_, a.control);
+  }
+  {
+    // Bulk frames enter the log before they are written.
+    std::lock_guard lock(bulk_log_mutex_);
+    if (!bulk_log_.acknowledge(a.bulk)) return false;
+  }
+  bulk_acked_cv_.notify_all();
+  return true;
 }
 
 void connection::on_completions(const protocol::completions& batch) {
@@ -334,6 +671,19 @@ bool connection::on_frame(const protocol::frame_view& frame, std::string& why) {
         return false;
       }
       on_completions(batch);
+      return true;
+    }
+    case message_id::ack: {
+      protocol::ack a;
+      const char* error = "";
+      if (!protocol::decode_payload(frame.payload, frame.header.payload_size, a, error)) {
+        why = std::string("malformed ack: ") + error;
+        return false;
+      }
+      if (!on_ack(a)) {
+        why = "ack of bulk frames never sent";
+        return false;
+      }
       return true;
     }
     case message_id::printf_output: {
@@ -399,34 +749,73 @@ ssize_t connection::receive(void* area, size_t size) {
   return ::recv(control_.get(), area, size, 0);
 }
 
-void connection::control_reader_loop() {
-  pthread_setname_np(pthread_self(), "ferry-reader");
+bool connection::read_control_stream(std::string& why) {
   protocol::frame_assembler assembler(protocol::max_control_payload);
-  std::string why = "server closed the connection";
-  for (bool running = true; running;) {
+  why = "server closed the connection";
+  for (;;) {
     size_t available;
     uint8_t* area = assembler.write_area(64 * 1024, available);
     ssize_t n = receive(area, available);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
-      break;
+      if (n < 0) why = std::string("receive failed: ") + std::strerror(errno);
+      return true;
     }
     assembler.commit(static_cast<size_t>(n));
     protocol::frame_view frame;
     for (;;) {
       auto r = assembler.next(frame, why);
       if (r == protocol::frame_assembler::result::need_more) break;
-      if (r == protocol::frame_assembler::result::error || !on_frame(frame, why)) {
-        running = false;
-        break;
-      }
+      if (r == protocol::frame_assembler::result::error || !on_frame(frame, why)) return false;
+      // Acks are not counted (docs/protocol.md, "Resuming a session").
+      if (frame.header.message_id != static_cast<uint16_t>(protocol::message_id::ack))
+        received_control_.fetch_add(1, std::memory_order_release);
     }
+    // The server keeps what it sent until the client says it has it.
+    if (received_control_.load(std::memory_order_relaxed) - acked_control_.load(std::memory_order_relaxed) >= 128)
+      request_ack();
   }
-  if (!stopping_) lost(why);
+}
+
+void connection::control_reader_loop() {
+  pthread_setname_np(pthread_self(), "ferry-reader");
+  do {
+    serve_session();
+    fail_outstanding();
+    // A server that lost the session (it restarted, or the grace period
+    // passed) is usable again in a new one; the old one's objects are not.
+  } while (!stopping_ && start_new_session());
+}
+
+void connection::serve_session() {
+  for (;;) {
+    std::string why;
+    const bool intact = read_control_stream(why);
+    if (stopping_ || ended_) break;
+    if (!intact) {
+      end_session(why);
+      break;
+    }
+    if (grace_ms_ == 0) {
+      end_session(why + " (the server keeps no detached sessions)");
+      break;
+    }
+    go_offline(why);
+    if (!reconnect()) break;
+  }
+}
+
+void connection::fail_outstanding() {
+  ended_ = true;
   alive_ = false;
   // The bulk reader may be writing into an application buffer: wait for it to
   // stop before failing the events that own those buffers.
+  {
+    std::lock_guard lock(fd_mutex_);
+    ::shutdown(bulk_.get(), SHUT_RDWR);
+  }
   if (bulk_reader_.joinable()) bulk_reader_.join();
+  if (!stopping_) notify_availability(false);
   std::vector<event*> orphans;
   std::unordered_map<protocol::object_id, std::function<void(cl_int)>> hooks;
   {
@@ -445,16 +834,82 @@ void connection::control_reader_loop() {
     complete_event(e, CL_DEVICE_NOT_AVAILABLE);
     release_internal(e);
   }
+  {
+    std::lock_guard lock(requests_mutex_);
+  }
   requests_cv_.notify_all();
+  {
+    std::lock_guard lock(bulk_log_mutex_);
+  }
+  bulk_acked_cv_.notify_all();
   out_cv_.notify_all();
+  wake_online_waiters();
 }
 
-void connection::bulk_reader_loop() {
+bool connection::start_new_session() {
+  if (writer_.joinable()) writer_.join();  // it stops when the session ends
+  auto pause = std::chrono::milliseconds(5);
+  for (;;) {
+    {
+      std::unique_lock lock(stop_mutex_);
+      if (stop_cv_.wait_for(lock, pause, [&] { return stopping_.load(); })) return false;
+    }
+    pause = std::min(pause * 2, std::chrono::milliseconds(1000));
+    std::string error;
+    {
+      std::lock_guard lock(session_mutex_);
+      session_ = {};
+      secret_ = {};
+    }
+    unique_fd control = connect_stream(where_, error);
+    protocol::session_state state;
+    if (!control.valid() ||
+        handshake(control.get(), protocol::stream_kind::control, error, &state) != handshake_result::ok)
+      continue;
+    unique_fd bulk = connect_stream(where_, error);
+    if (!bulk.valid() || handshake(bulk.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) continue;
+    {
+      std::scoped_lock locks(send_mutex_, log_mutex_, bulk_send_mutex_, bulk_log_mutex_, out_mutex_);
+      // Nothing of the old session carries over: what was posted for it
+      // names objects the new one does not have.
+      out_.clear();
+      out_frames_ = 0;
+      posted_ = 0;
+      ack_due_ = false;
+      control_log_ = protocol::replay_log{};
+      early_ack_ = 0;
+      bulk_log_ = bulk_log{};
+      received_control_ = 0;
+      received_bulk_ = 0;
+      acked_control_ = 0;
+      acked_bulk_ = 0;
+      grace_ms_ = state.grace_ms;
+      {
+        std::lock_guard lock(fd_mutex_);
+        control_ = std::move(control);
+        bulk_ = std::move(bulk);
+        generation_.fetch_add(1, std::memory_order_acq_rel);
+      }
+      // The new epoch first: a waiter of the old session that has not seen
+      // it end must not take the new one for its own.
+      epoch_.fetch_add(1, std::memory_order_acq_rel);
+      ended_ = false;
+      alive_ = true;
+    }
+    FERRY_WARN("net", "%s: new session opened; objects of the lost one stay unavailable", name_.c_str());
+    writer_ = std::thread([this] { writer_loop(); });
+    bulk_reader_ = std::thread([this, fd = bulk_.get(), g = generation_.load()] { bulk_reader_loop(fd, g); });
+    wake_online_waiters();
+    notify_availability(true);
+    return true;
+  }
+}
+
+void connection::bulk_reader_loop(int fd, uint64_t generation) {
   pthread_setname_np(pthread_self(), "ferry-bulk-in");
-  std::vector<uint8_t> discard;
   for (;;) {
     uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];
-    if (!read_exact(bulk_.get(), head, sizeof head)) break;
+    if (!read_exact(fd, head, sizeof head)) break;
     bulk_busy_.store(1, std::memory_order_release);
     struct not_busy {
       std::atomic<int>& flag;
@@ -468,8 +923,8 @@ void connection::bulk_reader_loop() {
     if (h.message_id != static_cast<uint16_t>(protocol::message_id::bulk_data) ||
         h.payload_size < protocol::bulk_prefix_size ||
         h.payload_size > protocol::max_bulk_chunk + protocol::bulk_prefix_size) {
-      lost("malformed bulk frame");
-      break;
+      end_session("malformed bulk frame");
+      return;
     }
     uint64_t chunk = h.payload_size - protocol::bulk_prefix_size;
     uint8_t* destination = nullptr;
@@ -483,13 +938,15 @@ void connection::bulk_reader_loop() {
       }
     }
     if (destination == nullptr) {
-      lost("bulk data for unknown transfer " + std::to_string(transfer_id));
-      break;
+      end_session("bulk data for unknown transfer " + std::to_string(transfer_id));
+      return;
     }
-    if (chunk != 0 && !read_exact(bulk_.get(), destination, chunk)) break;
+    // A chunk cut in the middle is not counted: it comes again whole.
+    if (chunk != 0 && !read_exact(fd, destination, chunk)) break;
     event* done = nullptr;
     {
       std::lock_guard lock(tracked_mutex_);
+      received_bulk_.fetch_add(1, std::memory_order_release);
       auto it = transfers_.find(transfer_id);
       if (it != transfers_.end() && (it->second.received += chunk) == it->second.size) {
         done = it->second.owner;
@@ -497,11 +954,12 @@ void connection::bulk_reader_loop() {
       }
     }
     if (done) {
+      request_ack();  // the server keeps the staging of the read until then
       event_part_done(done, CL_COMPLETE, nullptr);
       release_internal(done);  // the reference expect_data() took
     }
   }
-  if (!stopping_ && alive_) lost("bulk stream closed");
+  if (!stopping_) broken(generation, "bulk stream closed");
 }
 
 }  // namespace ferry::client

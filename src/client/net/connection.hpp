@@ -6,6 +6,16 @@
 // has accumulated; blocking calls flush from their own thread so a lone
 // request leaves at once. The control reader completes events and answers
 // requests; the bulk reader writes incoming data straight into its target.
+//
+// The session outlives its connections (docs/protocol.md, "Resuming a
+// session"): every frame sent stays in a replay log until the server
+// acknowledges it. When the streams break, the control reader takes the
+// server offline (its devices report CL_DEVICE_AVAILABLE false and take no new
+// commands), reconnects with backoff and resumes: both sides send again what
+// the other has not received, so nothing is lost and nothing runs twice.
+// Commands already accepted wait meanwhile. Only when the session cannot be
+// resumed (grace period passed, refused, protocol violation) does everything
+// outstanding fail with CL_DEVICE_NOT_AVAILABLE.
 #pragma once
 
 #include <atomic>
@@ -22,8 +32,10 @@
 
 #include "client/core/objects.hpp"
 #include "client/core/result.hpp"
+#include "client/net/bulk_log.hpp"
 #include "common/socket.hpp"
 #include "protocol/dispatch.hpp"
+#include "protocol/replay_log.hpp"
 
 namespace ferry::client {
 
@@ -37,22 +49,28 @@ class connection {
   static std::unique_ptr<connection> open(const endpoint& where, std::string& error);
   ~connection();
 
-  /// Queues a message; the writer thread sends it soon (batched with others).
+  /// Queues a message; the writer thread sends it soon (batched with
+  /// others). Returns its number among the session's control frames.
   template <class T>
-  void post(const T& message) {
+  uint64_t post(const T& message) {
     bool wake;
+    uint64_t number;
     {
       std::lock_guard lock(out_mutex_);
       protocol::append_frame(out_, message);
+      ++out_frames_;
+      number = ++posted_;
       wake = writer_idle_;
     }
     if (wake) out_cv_.notify_one();
+    return number;
   }
   /// Sends everything queued so far from the calling thread.
   void flush();
 
   /// Sends a request, waits for the reply with the same request id and
-  /// decodes it. CL_DEVICE_NOT_AVAILABLE when the connection is lost.
+  /// decodes it. CL_DEVICE_NOT_AVAILABLE while the server is offline (a new
+  /// request) or when the session ends before the reply comes.
   template <class Reply, class Request>
   result<Reply> call(Request& request) {
     return call<Reply>(request, [] {});
@@ -61,24 +79,32 @@ class connection {
   /// send bulk data that the server awaits before it replies).
   template <class Reply, class Request, class AfterSend>
   result<Reply> call(Request& request, AfterSend&& after_send) {
+    uint64_t frame;
+    return call<Reply>(request, after_send, frame);
+  }
+  /// The same, storing the request's number among the session's control
+  /// frames in `frame`.
+  template <class Reply, class Request, class AfterSend>
+  result<Reply> call(Request& request, AfterSend&& after_send, uint64_t& frame) {
     request.request = next_request_.fetch_add(1);
+    const uint64_t epoch = epoch_.load(std::memory_order_acquire);
     {
       std::lock_guard lock(requests_mutex_);
-      if (!alive_) return fail(CL_DEVICE_NOT_AVAILABLE);
+      if (!alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
       requests_[request.request];
     }
     waiting scope(*this);
-    post(request);
+    frame = post(request);
     flush();
     after_send();
     std::vector<uint8_t> payload;
     uint16_t id = 0;
-    if (!wait_reply(request.request, id, payload)) return fail(CL_DEVICE_NOT_AVAILABLE);
+    if (!wait_reply(request.request, epoch, id, payload)) return fail(CL_DEVICE_NOT_AVAILABLE);
     Reply reply;
     const char* why = "";
     if (id != static_cast<uint16_t>(protocol::message_traits<Reply>::id) ||
         !protocol::decode_payload(payload.data(), payload.size(), reply, why)) {
-      lost("malformed reply");
+      end_session("malformed reply");
       return fail(CL_DEVICE_NOT_AVAILABLE);
     }
     return reply;
@@ -91,15 +117,40 @@ class connection {
   /// bytes than `size` (a buffer with a content size); the rest of the
   /// destination is left as it was.
   void expect_data(protocol::object_id transfer, void* destination, uint64_t size, event* e);
-  /// Sends `size` bytes as bulk transfer `transfer` (blocks until written).
+  /// Sends `size` bytes as bulk transfer `transfer`. When it returns, the
+  /// caller may reuse `data`: a small transfer has been copied into the
+  /// replay log, a large one acknowledged by the server. False when the
+  /// session ended first.
   bool send_data(protocol::object_id transfer, const void* data, uint64_t size);
 
+  /// Whether the server is reachable now (false while offline and after the
+  /// session ended).
   bool alive() const { return alive_.load(std::memory_order_acquire); }
+  /// Waits while the server is offline: true once it is back (or was never
+  /// gone), false when the session ended instead.
+  bool wait_online();
+  /// Whether the session is over for good: nothing outstanding will complete.
+  bool ended() const { return ended_.load(std::memory_order_acquire); }
+  /// Runs `listener(available)` on the reader thread each time the server
+  /// goes offline or comes back (and once, false, when the session ends).
+  void set_availability_listener(std::function<void(bool)> listener);
+  /// How many times the session was resumed after a lost connection.
+  uint64_t resumptions() const { return resumptions_.load(std::memory_order_relaxed); }
 
   /// This client's session on the server and the key other servers show to
   /// open a peer link into it (welcome.peer_key).
-  const protocol::session_token& session() const { return session_; }
-  const protocol::session_token& peer_key() const { return peer_key_; }
+  protocol::session_token session() const {
+    std::lock_guard lock(session_mutex_);
+    return session_;
+  }
+  protocol::session_token peer_key() const {
+    std::lock_guard lock(session_mutex_);
+    return peer_key_;
+  }
+  /// Which session with the server this is: 1 for the first, one more each
+  /// time a new session replaces one that ended (the server restarted).
+  /// Objects made in an earlier session stay unusable.
+  uint64_t epoch() const { return epoch_.load(std::memory_order_acquire); }
 
   /// Runs `hook` (on the reader thread, outside Ferry's locks) when the
   /// server reports command `command` failed; a success report, or
@@ -128,6 +179,11 @@ class connection {
   };
   const std::string& name() const { return name_; }
 
+  /// Tells the server the process is leaving (goodbye), so that it frees the
+  /// session now instead of keeping it for a resumption; nothing reconnects
+  /// afterwards. For the end of the process: best effort, never waits.
+  void say_goodbye();
+
   /// Round trip of one ping, in nanoseconds.
   result<uint64_t> ping();
 
@@ -137,39 +193,117 @@ class connection {
 
  private:
   connection() = default;
-  bool handshake(int fd, protocol::stream_kind kind, std::string& error);
+  enum class handshake_result { ok, refused, failed };
+  /// Sends hello on `fd` and reads the answer; on a control stream also the
+  /// session_state that follows the welcome.
+  handshake_result handshake(int fd, protocol::stream_kind kind, std::string& error,
+                             protocol::session_state* state = nullptr);
+  void start_threads();
   void writer_loop();
   void control_reader_loop();
+  /// Serves the session, resuming it after lost connections, until it ends.
+  void serve_session();
+  /// Reads and handles frames until the stream breaks (true) or the server
+  /// breaks the protocol (false); `why` says what happened.
+  bool read_control_stream(std::string& why);
   /// recv() that first polls for a short while when somebody waits.
   ssize_t receive(void* area, size_t size);
-  void bulk_reader_loop();
-  bool wait_reply(uint64_t request, uint16_t& id, std::vector<uint8_t>& payload);
+  void bulk_reader_loop(int fd, uint64_t generation);
+  /// Waits for the reply to `request`, sent in session `epoch`.
+  bool wait_reply(uint64_t request, uint64_t epoch, uint16_t& id, std::vector<uint8_t>& payload);
   bool on_frame(const protocol::frame_view& frame, std::string& why);
   void on_completions(const protocol::completions& batch);
+  /// Drops what the server has acknowledged; false for a claim beyond what
+  /// was sent.
+  bool on_ack(const protocol::ack& a);
+  /// Asks the writer to send an ack soon (the server keeps what it sent
+  /// until then).
+  void request_ack();
+  /// Writes an ack (when the counts moved) and `batch` to the control
+  /// stream. Called with send_mutex_ held, while online.
+  void write_control_locked(const std::vector<uint8_t>& batch);
   /// Counts `count` hooks as gone and wakes settle().
   void retire_hooks(size_t count);
-  /// Marks the connection dead: wakes everyone, fails events and requests.
-  void lost(const std::string& reason);
+
+  /// The streams of connection `generation` broke: shuts both down so that
+  /// the control reader notices and resumes. A stale generation is ignored.
+  void broken(uint64_t generation, const char* why);
+  /// Ends the session for good (no resumption): the control reader then
+  /// fails everything outstanding.
+  void end_session(const std::string& why);
+  /// Takes the server offline after its streams broke.
+  void go_offline(const std::string& why);
+  /// Reconnects with backoff until the grace period passes; true once the
+  /// session is resumed.
+  bool reconnect();
+  enum class resume_result { resumed, refused, failed };
+  resume_result try_resume(std::string& error);
+  /// Sends again what the server has not received and makes the new streams
+  /// current.
+  resume_result resume_streams(unique_fd control, unique_fd bulk, const protocol::session_state& state,
+                               std::string& error);
+  /// Fails everything outstanding once the session has ended.
+  void fail_outstanding();
+  /// Opens a new session with the server (after one ended), retrying with
+  /// backoff until it succeeds or the connection is destroyed.
+  bool start_new_session();
+  void notify_availability(bool available);
 
   std::string name_;
-  unique_fd control_;
+  endpoint where_;
+  unique_fd control_;  // replaced by the control reader when it resumes
   unique_fd bulk_;
+  mutable std::mutex session_mutex_;  // guards session_, peer_key_ (read by other threads)
   protocol::session_token session_{};
-  protocol::session_token secret_{};
+  protocol::session_token secret_{};  // used by the control reader only, after open()
   protocol::session_token peer_key_{};
+  std::atomic<uint64_t> epoch_{1};
+  uint32_t grace_ms_ = 0;  // session_state.grace_ms: 0 means no resumption
   std::atomic<bool> alive_{false};
+  std::atomic<bool> ended_{false};
   std::atomic<int> waiters_{0};
   std::atomic<int> bulk_busy_{0};  // 1 while the bulk reader handles a chunk
   std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> resumptions_{0};
 
-  std::mutex out_mutex_;  // guards out_, writer_idle_
+  std::mutex fd_mutex_;  // guards shutting down and replacing control_ and bulk_
+  std::atomic<uint64_t> generation_{1};  // of the current pair of streams
+
+  std::mutex out_mutex_;  // guards out_, out_frames_, writer_idle_, ack_due_
   std::condition_variable out_cv_;
   std::vector<uint8_t> out_;
+  uint64_t out_frames_ = 0;  // frames in out_
+  uint64_t posted_ = 0;      // frames posted in this session
   bool writer_idle_ = false;
-  std::mutex send_mutex_;  // serialises writes to the control socket; guards spare_
+  bool ack_due_ = false;
+  std::mutex send_mutex_;  // serialises writes to the control socket; guards spare_, ack_frame_
   std::vector<uint8_t> spare_;
+  std::vector<uint8_t> ack_frame_;
+
+  // What the client has received (and handled) of the session's frames, and
+  // the counts its last ack carried.
+  std::atomic<uint64_t> received_control_{0};
+  std::atomic<uint64_t> received_bulk_{0};
+  std::atomic<uint64_t> acked_control_{0};
+  std::atomic<uint64_t> acked_bulk_{0};
+
+  std::mutex log_mutex_;  // guards control_log_, early_ack_
+  protocol::replay_log control_log_;
+  uint64_t early_ack_ = 0;  // an ack that overtook its frames' entry into the log
 
   std::mutex bulk_send_mutex_;  // serialises writes to the bulk socket
+  std::mutex bulk_log_mutex_;   // guards bulk_log_
+  std::condition_variable bulk_acked_cv_;
+  bulk_log bulk_log_;
+
+  std::mutex listener_mutex_;
+  std::function<void(bool)> availability_listener_;
+  bool reported_available_ = true;  // what the listener last heard
+
+  std::mutex stop_mutex_;  // with stop_cv_: the reconnection's pauses; with online_cv_: wait_online
+  std::condition_variable stop_cv_;
+  std::condition_variable online_cv_;  // the server came back or the session ended
+  void wake_online_waiters();
 
   std::atomic<uint64_t> next_request_{1};
   struct reply_slot {
@@ -196,7 +330,7 @@ class connection {
 
   std::thread writer_;
   std::thread control_reader_;
-  std::thread bulk_reader_;
+  std::thread bulk_reader_;  // of the current streams; started and joined by the control reader
 };
 
 }  // namespace ferry::client

@@ -1,0 +1,467 @@
+// Sessions that outlive their connections (issue 5): every scenario runs in a child
+// process of its own that starts a ferryd, puts the fault proxy (tools/faultproxy) between
+// it and libferry, points the loader at Ferry and then breaks the link on purpose. The
+// loader reads its environment once per process, hence a process per scenario.
+#include <CL/cl_ext_ferry.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cl_helpers.hpp"
+#include "daemon.hpp"
+#include "faultproxy/fault_proxy.hpp"
+
+using namespace ferry::test;
+using clock_type = std::chrono::steady_clock;
+
+suite_config ferry::test::this_suite() {
+  suite_config config;
+  config.start_daemon = false;    // each child starts its own
+  config.set_loader_env = false;  // and points its own loader at it
+  return config;
+}
+
+namespace {
+
+// Reports a failed check of a child on stdout (the parent shows it) and makes the child
+// exit with status 1.
+#define CHILD_CHECK(condition, ...)              \
+  do {                                           \
+    if (!(condition)) {                          \
+      std::printf("FAIL %s: ", #condition);      \
+      std::printf(__VA_ARGS__);                  \
+      std::printf(" (line %d)\n", __LINE__);     \
+      std::fflush(stdout);                       \
+      return 1;                                  \
+    }                                            \
+  } while (0)
+
+constexpr const char* accumulate_source = R"CLC(
+__kernel void scale_add(__global uint* acc, __global const uint* src, uint factor) {
+  size_t i = get_global_id(0);
+  acc[i] = acc[i] * 3u + src[i] * factor;
+}
+__kernel void mix_into(__global uint* acc2, __global const uint* src, uint step) {
+  size_t i = get_global_id(0);
+  acc2[i] = (acc2[i] ^ (src[i] + step)) * 2654435761u;
+}
+)CLC";
+
+// A daemon, the proxy in front of it, and the loader pointed at the proxy.
+struct rig {
+  explicit rig(std::vector<std::string> daemon_args = {}) : server(std::move(daemon_args)) {
+    if (!server.started()) return;
+    proxy = std::make_unique<ferry::tools::fault_proxy>("127.0.0.1", server.port());
+    std::string error;
+    if (!proxy->start(error)) {
+      std::printf("proxy: %s\n", error.c_str());
+      proxy.reset();
+      return;
+    }
+    set_ferry_env(loader_mode::ferry_only, "127.0.0.1:" + std::to_string(proxy->port()));
+  }
+  bool ready() const { return proxy != nullptr; }
+
+  ferry::test::daemon server;
+  std::unique_ptr<ferry::tools::fault_proxy> proxy;
+};
+
+// The first Ferry device with a context, an in-order queue and the accumulate program.
+struct session {
+  bool open() {
+    platform = find_ferry_platform();
+    if (platform == nullptr) return false;
+    auto devices = platform_devices(platform);
+    if (devices.empty()) return false;
+    device = devices.front();
+    return open_context();
+  }
+  bool open_context() {
+    cl_int rc = CL_SUCCESS;
+    context.reset(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &rc));
+    if (rc != CL_SUCCESS) return false;
+    queue.reset(clCreateCommandQueueWithProperties(context, device, nullptr, &rc));
+    if (rc != CL_SUCCESS) return false;
+    program = build_program(context, device, accumulate_source, "", false);
+    if (!program) return false;
+    scale_add = create_kernel(program, "scale_add");
+    mix = create_kernel(program, "mix_into");
+    return scale_add && mix;
+  }
+  bool available() const { return device_value<cl_bool>(device, CL_DEVICE_AVAILABLE) == CL_TRUE; }
+  // Waits (polling) until the device reports `wanted`; false after `limit`.
+  bool wait_available(bool wanted, std::chrono::milliseconds limit = std::chrono::seconds(20)) const {
+    const auto end = clock_type::now() + limit;
+    while (available() != wanted) {
+      if (clock_type::now() > end) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
+
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  context_handle context;
+  queue_handle queue;
+  program_handle program;
+  kernel_handle scale_add;
+  kernel_handle mix;
+};
+
+// Runs `enqueue` until the device takes it: while the server is offline new commands fail
+// with CL_DEVICE_NOT_AVAILABLE, and an application retries them once it is back.
+template <class Enqueue>
+cl_int enqueue_retrying(const session& s, Enqueue&& enqueue, uint64_t& refusals) {
+  for (;;) {
+    const cl_int rc = enqueue();
+    if (rc != CL_DEVICE_NOT_AVAILABLE) return rc;
+    ++refusals;
+    if (!s.wait_available(true)) return rc;
+  }
+}
+
+uint32_t source_value(uint32_t round, size_t i) { return round * 2246822519u + static_cast<uint32_t>(i) * 3266489917u; }
+
+// The workload: each round writes a source buffer, runs two kernels that fold it into two
+// accumulators (an order-sensitive update each, so a lost or repeated command changes every
+// later value) and reads one accumulator back; 2500 rounds make 10,000 commands. Fifty cuts
+// fall at random points, half of them in the middle of a frame.
+FERRY_IT_CHILD(cut_workload) {
+  rig r;
+  CHILD_CHECK(r.ready(), "no daemon or proxy");
+  session s;
+  CHILD_CHECK(s.open(), "no Ferry device, context or program");
+  constexpr size_t n = 1024;
+  constexpr uint32_t rounds = 2500;
+  constexpr int cuts = 50;
+  constexpr uint32_t check_every = 50;
+  cl_int rc = CL_SUCCESS;
+  std::vector<uint32_t> zeros(n, 0);
+  mem_handle acc = create_buffer(s.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, zeros.data());
+  mem_handle acc2 = create_buffer(s.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, zeros.data());
+  mem_handle src = create_buffer(s.context, CL_MEM_READ_ONLY, n * 4);
+  CHILD_CHECK(acc && acc2 && src, "buffers");
+
+  std::mt19937 random(20261124);
+  std::vector<uint32_t> cut_rounds;
+  for (int i = 0; i < cuts; ++i) cut_rounds.push_back(1 + random() % (rounds - 2));
+  std::sort(cut_rounds.begin(), cut_rounds.end());
+
+  std::vector<uint32_t> expected(n, 0), expected2(n, 0), host(n);
+  std::vector<std::vector<uint32_t>> snapshots(check_every, std::vector<uint32_t>(n));
+  std::vector<std::vector<uint32_t>> expected_snapshots(check_every);
+  uint64_t refusals = 0;
+  size_t next_cut = 0;
+  for (uint32_t round = 0; round < rounds; ++round) {
+    for (size_t i = 0; i < n; ++i) host[i] = source_value(round, i);
+    const uint32_t factor = round % 7 + 1;
+    rc = enqueue_retrying(s, [&] { return clEnqueueWriteBuffer(s.queue, src, CL_TRUE, 0, n * 4, host.data(), 0, nullptr, nullptr); }, refusals);
+    CHILD_CHECK(rc == CL_SUCCESS, "write in round %u: %d", round, rc);
+    clSetKernelArg(s.scale_add, 0, sizeof(cl_mem), acc.address());
+    clSetKernelArg(s.scale_add, 1, sizeof(cl_mem), src.address());
+    clSetKernelArg(s.scale_add, 2, sizeof factor, &factor);
+    rc = enqueue_retrying(s, [&] { return clEnqueueNDRangeKernel(s.queue, s.scale_add, 1, nullptr, &n, nullptr, 0, nullptr, nullptr); }, refusals);
+    CHILD_CHECK(rc == CL_SUCCESS, "scale_add in round %u: %d", round, rc);
+    clSetKernelArg(s.mix, 0, sizeof(cl_mem), acc2.address());
+    clSetKernelArg(s.mix, 1, sizeof(cl_mem), src.address());
+    clSetKernelArg(s.mix, 2, sizeof round, &round);
+    rc = enqueue_retrying(s, [&] { return clEnqueueNDRangeKernel(s.queue, s.mix, 1, nullptr, &n, nullptr, 0, nullptr, nullptr); }, refusals);
+    CHILD_CHECK(rc == CL_SUCCESS, "mix in round %u: %d", round, rc);
+    auto& snapshot = snapshots[round % check_every];
+    rc = enqueue_retrying(s, [&] { return clEnqueueReadBuffer(s.queue, acc, CL_FALSE, 0, n * 4, snapshot.data(), 0, nullptr, nullptr); }, refusals);
+    CHILD_CHECK(rc == CL_SUCCESS, "read in round %u: %d", round, rc);
+    for (size_t i = 0; i < n; ++i) {
+      expected[i] = expected[i] * 3u + host[i] * factor;
+      expected2[i] = (expected2[i] ^ (host[i] + round)) * 2654435761u;
+    }
+    expected_snapshots[round % check_every] = expected;
+
+    while (next_cut < cut_rounds.size() && cut_rounds[next_cut] == round) {
+      // Alternately a cut at once (frames in flight are lost on the wire) and one a few
+      // bytes further, in either direction (the receiver sees half a frame).
+      if (next_cut % 2 == 0) {
+        r.proxy->cut();
+      } else {
+        const auto way = next_cut % 4 == 1 ? ferry::tools::direction::to_target : ferry::tools::direction::to_client;
+        r.proxy->cut_after(1 + random() % 3000, way);
+      }
+      ++next_cut;
+    }
+    if ((round + 1) % check_every == 0) {
+      rc = clFinish(s.queue);
+      CHILD_CHECK(rc == CL_SUCCESS, "clFinish after round %u: %d", round, rc);
+      for (uint32_t k = 0; k < check_every; ++k)
+        CHILD_CHECK(snapshots[k] == expected_snapshots[k], "snapshot of round %u differs", round + 1 - check_every + k);
+    }
+  }
+  std::vector<uint32_t> final_acc(n), final_acc2(n);
+  rc = enqueue_retrying(s, [&] { return clEnqueueReadBuffer(s.queue, acc2, CL_TRUE, 0, n * 4, final_acc2.data(), 0, nullptr, nullptr); }, refusals);
+  CHILD_CHECK(rc == CL_SUCCESS, "final read: %d", rc);
+  rc = enqueue_retrying(s, [&] { return clEnqueueReadBuffer(s.queue, acc, CL_TRUE, 0, n * 4, final_acc.data(), 0, nullptr, nullptr); }, refusals);
+  CHILD_CHECK(rc == CL_SUCCESS, "final read: %d", rc);
+  CHILD_CHECK(final_acc == expected, "accumulator differs from the host's");
+  CHILD_CHECK(final_acc2 == expected2, "second accumulator differs from the host's");
+
+  // The server's count of control messages it ran equals the client's count of those it
+  // sent: none lost, none run twice, over every reconnection.
+  std::optional<cl_ferry_object_counts> counts;
+  for (int attempt = 0; attempt < 100 && !counts; ++attempt) {
+    counts = object_counts(s.platform, s.device, &rc);
+    if (!counts && rc == CL_DEVICE_NOT_AVAILABLE) s.wait_available(true);
+  }
+  CHILD_CHECK(counts.has_value(), "object counts: %d", rc);
+  CHILD_CHECK(counts->messages_sent == counts->messages_run, "sent %llu messages, server ran %llu",
+              static_cast<unsigned long long>(counts->messages_sent),
+              static_cast<unsigned long long>(counts->messages_run));
+  CHILD_CHECK(counts->messages_sent > 4 * rounds, "only %llu messages",
+              static_cast<unsigned long long>(counts->messages_sent));
+  CHILD_CHECK(r.proxy->cuts() >= static_cast<uint64_t>(cuts) - 1, "only %llu cuts happened",
+              static_cast<unsigned long long>(r.proxy->cuts()));
+  std::printf("PASS commands=%u cuts=%llu refused_while_offline=%llu messages=%llu\n", 4 * rounds,
+              static_cast<unsigned long long>(r.proxy->cuts()), static_cast<unsigned long long>(refusals),
+              static_cast<unsigned long long>(counts->messages_sent));
+  return 0;
+}
+
+struct availability_log {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<std::pair<cl_device_id, cl_bool>> calls;
+
+  static void CL_CALLBACK record(cl_device_id device, cl_bool available, void* self) {
+    auto* log = static_cast<availability_log*>(self);
+    {
+      std::lock_guard lock(log->mutex);
+      log->calls.emplace_back(device, available);
+    }
+    log->changed.notify_all();
+  }
+  // Waits for the `count`th call; false after ten seconds.
+  bool wait_for(size_t count) {
+    std::unique_lock lock(mutex);
+    return changed.wait_for(lock, std::chrono::seconds(10), [&] { return calls.size() >= count; });
+  }
+};
+
+// While the link is down the device reports itself unavailable and refuses new commands;
+// a command accepted before the outage waits and completes once the link is back; the
+// application hears both changes through its availability callback.
+FERRY_IT_CHILD(availability) {
+  rig r;
+  CHILD_CHECK(r.ready(), "no daemon or proxy");
+  session s;
+  CHILD_CHECK(s.open(), "no Ferry device, context or program");
+  auto set_callback = reinterpret_cast<clFerrySetAvailabilityCallback_fn>(
+      ferry_extension(s.platform, "clFerrySetAvailabilityCallback"));
+  CHILD_CHECK(set_callback != nullptr, "clFerrySetAvailabilityCallback is not offered");
+  // Callbacks cannot be removed, and more come when the daemon stops at the end:
+  // the log lives as long as the process.
+  auto& log = *new availability_log;
+  CHILD_CHECK(set_callback(s.platform, nullptr, &log) == CL_INVALID_VALUE, "NULL callback accepted");
+  CHILD_CHECK(set_callback(s.platform, &availability_log::record, &log) == CL_SUCCESS, "registration");
+
+  cl_int rc = CL_SUCCESS;
+  const uint32_t value = 41;
+  mem_handle buffer = create_buffer(s.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4, const_cast<uint32_t*>(&value));
+  event_handle gate(clCreateUserEvent(s.context, &rc));
+  CHILD_CHECK(rc == CL_SUCCESS, "user event: %d", rc);
+  const uint32_t one = 1;
+  event_handle fill;
+  rc = clEnqueueFillBuffer(s.queue, buffer, &one, 4, 0, 4, 1, gate.address(), fill.out());
+  CHILD_CHECK(rc == CL_SUCCESS, "fill: %d", rc);
+  CHILD_CHECK(clFlush(s.queue) == CL_SUCCESS, "flush");
+
+  r.proxy->refuse(true);
+  r.proxy->cut();
+  CHILD_CHECK(log.wait_for(1), "no callback after the link went down");
+  {
+    std::lock_guard lock(log.mutex);
+    CHILD_CHECK(log.calls[0].first == s.device && log.calls[0].second == CL_FALSE, "first call is not 'unavailable'");
+  }
+  CHILD_CHECK(!s.available(), "CL_DEVICE_AVAILABLE stays true while offline");
+  uint32_t scratch = 0;
+  rc = clEnqueueWriteBuffer(s.queue, buffer, CL_FALSE, 0, 4, &scratch, 0, nullptr, nullptr);
+  CHILD_CHECK(rc == CL_DEVICE_NOT_AVAILABLE, "a new command while offline gave %d", rc);
+  // Releasing the gate while offline: the status goes out with the resumption.
+  CHILD_CHECK(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS, "user event status");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // stay offline a while: the session waits
+  CHILD_CHECK(event_status(fill) > CL_COMPLETE, "the fill completed while the link was down");
+
+  r.proxy->refuse(false);
+  CHILD_CHECK(log.wait_for(2), "no callback after the link came back");
+  {
+    std::lock_guard lock(log.mutex);
+    CHILD_CHECK(log.calls[1].first == s.device && log.calls[1].second == CL_TRUE, "second call is not 'available'");
+  }
+  CHILD_CHECK(clWaitForEvents(1, fill.address()) == CL_SUCCESS, "the accepted fill did not complete");
+  uint32_t result = 0;
+  rc = clEnqueueReadBuffer(s.queue, buffer, CL_TRUE, 0, 4, &result, 0, nullptr, nullptr);
+  CHILD_CHECK(rc == CL_SUCCESS && result == 1, "read after the resumption: rc %d value %u", rc, result);
+  std::printf("PASS callbacks=%zu\n", log.calls.size());
+  return 0;
+}
+
+// A link down for longer than the grace period: the session is over. A blocking wait on a
+// command accepted before the outage returns CL_DEVICE_NOT_AVAILABLE instead of hanging,
+// the old context's queue refuses new work, and a new context on the same device works
+// once the server is reachable again.
+FERRY_IT_CHILD(grace_expiry) {
+  rig r({"--session-grace", "1"});
+  CHILD_CHECK(r.ready(), "no daemon or proxy");
+  session s;
+  CHILD_CHECK(s.open(), "no Ferry device, context or program");
+  cl_int rc = CL_SUCCESS;
+  event_handle gate(clCreateUserEvent(s.context, &rc));
+  mem_handle buffer = create_buffer(s.context, CL_MEM_READ_WRITE, 4);
+  const uint32_t one = 1;
+  event_handle fill;
+  rc = clEnqueueFillBuffer(s.queue, buffer, &one, 4, 0, 4, 1, gate.address(), fill.out());
+  CHILD_CHECK(rc == CL_SUCCESS, "fill: %d", rc);
+  CHILD_CHECK(clFlush(s.queue) == CL_SUCCESS, "flush");
+
+  r.proxy->refuse(true);
+  r.proxy->cut();
+  const auto start = clock_type::now();
+  rc = clWaitForEvents(1, fill.address());
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - start);
+  CHILD_CHECK(rc == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "wait gave %d", rc);
+  CHILD_CHECK(event_status(fill) == CL_DEVICE_NOT_AVAILABLE, "the fill's status is %d", event_status(fill));
+  const cl_int finish = clFinish(s.queue);  // returns rather than waiting for a lost session
+  CHILD_CHECK(finish == CL_SUCCESS || finish == CL_DEVICE_NOT_AVAILABLE, "clFinish gave %d", finish);
+  r.proxy->refuse(false);
+  CHILD_CHECK(s.wait_available(true), "the device did not come back");
+  uint32_t scratch = 0;
+  rc = clEnqueueWriteBuffer(s.queue, buffer, CL_TRUE, 0, 4, &scratch, 0, nullptr, nullptr);
+  CHILD_CHECK(rc == CL_DEVICE_NOT_AVAILABLE, "the old context took a command: %d", rc);
+  CHILD_CHECK(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS, "user event");
+
+  session fresh;
+  fresh.platform = s.platform;
+  fresh.device = s.device;
+  CHILD_CHECK(fresh.open_context(), "a new context on the device after the session ended");
+  std::string error = run_vector_add(s.device, 4096, 2.0f);
+  CHILD_CHECK(error.empty(), "vector_add in a new context: %s", error.c_str());
+  std::printf("PASS waited_ms=%lld\n", static_cast<long long>(waited.count()));
+  return 0;
+}
+
+// The server restarts (same address, new process): it knows nothing of the session, so
+// the resumption is refused. The affected events fail with CL_DEVICE_NOT_AVAILABLE, no call
+// hangs, and the restarted server serves new contexts.
+FERRY_IT_CHILD(server_restart) {
+  auto first = std::make_unique<ferry::test::daemon>();
+  CHILD_CHECK(first->started(), "no daemon");
+  const uint16_t port = first->port();
+  set_ferry_env(loader_mode::ferry_only, first->address());
+  session s;
+  CHILD_CHECK(s.open(), "no Ferry device, context or program");
+  cl_int rc = CL_SUCCESS;
+  event_handle gate(clCreateUserEvent(s.context, &rc));
+  mem_handle buffer = create_buffer(s.context, CL_MEM_READ_WRITE, 4);
+  const uint32_t one = 1;
+  event_handle fill;
+  rc = clEnqueueFillBuffer(s.queue, buffer, &one, 4, 0, 4, 1, gate.address(), fill.out());
+  CHILD_CHECK(rc == CL_SUCCESS, "fill: %d", rc);
+  CHILD_CHECK(clFlush(s.queue) == CL_SUCCESS, "flush");
+
+  first->stop();
+  first.reset();
+  ferry::test::daemon second({"--port", std::to_string(port)});
+  CHILD_CHECK(second.started(), "the daemon did not restart on port %u", port);
+  rc = clWaitForEvents(1, fill.address());
+  CHILD_CHECK(rc == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "wait gave %d", rc);
+  CHILD_CHECK(event_status(fill) == CL_DEVICE_NOT_AVAILABLE, "the fill's status is %d", event_status(fill));
+  CHILD_CHECK(s.wait_available(true), "the device did not come back");
+  uint32_t scratch = 0;
+  rc = clEnqueueWriteBuffer(s.queue, buffer, CL_TRUE, 0, 4, &scratch, 0, nullptr, nullptr);
+  CHILD_CHECK(rc == CL_DEVICE_NOT_AVAILABLE, "the old context took a command: %d", rc);
+  mem_handle another;
+  cl_mem raw = clCreateBuffer(s.context, CL_MEM_READ_WRITE, 4, nullptr, &rc);
+  another.reset(raw);
+  CHILD_CHECK(rc == CL_DEVICE_NOT_AVAILABLE, "the old context made a buffer: %d", rc);
+  CHILD_CHECK(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS, "user event");
+  std::string error = run_vector_add(s.device, 4096, 3.0f);
+  CHILD_CHECK(error.empty(), "vector_add in a new context: %s", error.c_str());
+  std::printf("PASS\n");
+  return 0;
+}
+
+// The client's address changes mid-run (the proxy connects from another loopback address
+// after a cut): the session resumes from the new address and the work goes on.
+FERRY_IT_CHILD(roaming_source_address) {
+  rig r;
+  CHILD_CHECK(r.ready(), "no daemon or proxy");
+  session s;
+  CHILD_CHECK(s.open(), "no Ferry device, context or program");
+  constexpr size_t n = 256;
+  std::vector<uint32_t> zeros(n, 0), host(n);
+  mem_handle acc = create_buffer(s.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, zeros.data());
+  mem_handle src = create_buffer(s.context, CL_MEM_READ_ONLY, n * 4);
+  std::vector<uint32_t> expected(n, 0);
+  uint64_t refusals = 0;
+  const char* addresses[] = {"127.0.0.2", "127.0.0.3", ""};
+  for (uint32_t round = 0; round < 300; ++round) {
+    if (round % 100 == 50) {
+      r.proxy->set_source_address(addresses[round / 100]);
+      r.proxy->cut();
+    }
+    for (size_t i = 0; i < n; ++i) host[i] = source_value(round, i);
+    const uint32_t factor = 3;
+    cl_int rc = enqueue_retrying(s, [&] { return clEnqueueWriteBuffer(s.queue, src, CL_TRUE, 0, n * 4, host.data(), 0, nullptr, nullptr); }, refusals);
+    CHILD_CHECK(rc == CL_SUCCESS, "write: %d", rc);
+    clSetKernelArg(s.scale_add, 0, sizeof(cl_mem), acc.address());
+    clSetKernelArg(s.scale_add, 1, sizeof(cl_mem), src.address());
+    clSetKernelArg(s.scale_add, 2, sizeof factor, &factor);
+    rc = enqueue_retrying(s, [&] { return clEnqueueNDRangeKernel(s.queue, s.scale_add, 1, nullptr, &n, nullptr, 0, nullptr, nullptr); }, refusals);
+    CHILD_CHECK(rc == CL_SUCCESS, "kernel: %d", rc);
+    for (size_t i = 0; i < n; ++i) expected[i] = expected[i] * 3u + host[i] * factor;
+  }
+  std::vector<uint32_t> result(n);
+  cl_int rc = enqueue_retrying(s, [&] { return clEnqueueReadBuffer(s.queue, acc, CL_TRUE, 0, n * 4, result.data(), 0, nullptr, nullptr); }, refusals);
+  CHILD_CHECK(rc == CL_SUCCESS, "read: %d", rc);
+  CHILD_CHECK(result == expected, "results differ after roaming");
+  std::printf("PASS cuts=%llu\n", static_cast<unsigned long long>(r.proxy->cuts()));
+  return 0;
+}
+
+void expect_child_passes(const char* name, std::chrono::seconds timeout = std::chrono::seconds(240)) {
+  const auto start = clock_type::now();
+  std::string out;
+  std::optional<int> status;
+  try {
+    child_process child = spawn_self(name);
+    out = child.read_all(start + timeout);
+    status = child.wait(start + timeout);
+    if (!status) child.kill_and_wait();
+  } catch (const process_error& e) {
+    ADD_FAILURE() << e.what();
+    return;
+  }
+  EXPECT_EQ(status, std::optional<int>(0)) << out;
+  EXPECT_NE(out.find("PASS"), std::string::npos) << out;
+  std::printf("%s", out.c_str());
+}
+
+}  // namespace
+
+TEST(resilience, ten_thousand_commands_through_fifty_cuts_run_once_each) { expect_child_passes("cut_workload"); }
+
+TEST(resilience, availability_callback_hears_the_outage_and_the_return) { expect_child_passes("availability"); }
+
+TEST(resilience, grace_period_expiry_fails_waiting_work_and_a_new_context_works) {
+  expect_child_passes("grace_expiry");
+}
+
+TEST(resilience, restarted_server_fails_the_lost_session_and_serves_new_contexts) {
+  expect_child_passes("server_restart");
+}
+
+TEST(resilience, a_client_whose_address_changes_resumes_its_session) { expect_child_passes("roaming_source_address"); }
