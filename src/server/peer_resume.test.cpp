@@ -101,6 +101,17 @@ class peer_resume_test : public ::testing::Test {
 
   /// The source daemon, with `grace_s`, whose peer 1 is the destination
   /// through the fault proxy.
+  // A user event of A's session, imported into B's under the same id, where a
+  // marker (command `marker`) waits for it; A exports it (export command
+  // `export_command`) and sets `status`, which crosses the peer link.
+  void send_status_across(p::object_id event, p::object_id marker, p::object_id export_command, cl_int status) {
+    ASSERT_TRUE(a_.send(p::create_user_event{event, 1}));
+    ASSERT_TRUE(b_.send(p::import_event{event, 1}));
+    ASSERT_TRUE(b_.send(p::enqueue_marker{header(marker, 2, p::notify, {event})}));
+    ASSERT_TRUE(a_.send(p::export_event{event, 1, export_command}));
+    ASSERT_TRUE(a_.send(p::set_user_event_status{event, status}));
+  }
+
   void start_source(double grace_s) {
     source_ = start_server(grace_s);
     ASSERT_TRUE(source_);
@@ -279,11 +290,7 @@ TEST_F(peer_resume_test, a_migration_cut_in_the_middle_completes_once_the_link_i
   EXPECT_EQ(read_back(b_, 60, 3, size), bytes);
 
   // The link goes on: a status crosses it.
-  ASSERT_TRUE(a_.send(p::create_user_event{7, 1}));
-  ASSERT_TRUE(b_.send(p::import_event{7, 1}));
-  ASSERT_TRUE(b_.send(p::enqueue_marker{header(80, 2, p::notify, {7})}));
-  ASSERT_TRUE(a_.send(p::export_event{7, 1, 90}));
-  ASSERT_TRUE(a_.send(p::set_user_event_status{7, CL_COMPLETE}));
+  ASSERT_NO_FATAL_FAILURE(send_status_across(7, 80, 90, CL_COMPLETE));
   EXPECT_EQ(status_of(b_, 80), CL_COMPLETE);
   sync(a_, 2);
   EXPECT_EQ(a_.completions.count(90), 0u) << "a delivered export reports nothing";
@@ -292,20 +299,12 @@ TEST_F(peer_resume_test, a_migration_cut_in_the_middle_completes_once_the_link_i
 TEST_F(peer_resume_test, statuses_held_in_a_stalled_link_arrive_after_it_is_cut_and_comes_back) {
   start_source(30);
   // The link is up (the first status went through).
-  ASSERT_TRUE(a_.send(p::create_user_event{7, 1}));
-  ASSERT_TRUE(b_.send(p::import_event{7, 1}));
-  ASSERT_TRUE(b_.send(p::enqueue_marker{header(80, 2, p::notify, {7})}));
-  ASSERT_TRUE(a_.send(p::export_event{7, 1, 90}));
-  ASSERT_TRUE(a_.send(p::set_user_event_status{7, CL_COMPLETE}));
+  ASSERT_NO_FATAL_FAILURE(send_status_across(7, 80, 90, CL_COMPLETE));
   EXPECT_EQ(status_of(b_, 80), CL_COMPLETE);
 
   proxy_->stall(true);
   const uint64_t before = counter_of(a_, p::link_kind::peer_out, 1).messages_out;
-  ASSERT_TRUE(a_.send(p::create_user_event{8, 1}));
-  ASSERT_TRUE(b_.send(p::import_event{8, 1}));
-  ASSERT_TRUE(b_.send(p::enqueue_marker{header(81, 2, p::notify, {8})}));
-  ASSERT_TRUE(a_.send(p::export_event{8, 1, 91}));
-  ASSERT_TRUE(a_.send(p::set_user_event_status{8, -42}));
+  ASSERT_NO_FATAL_FAILURE(send_status_across(8, 81, 91, -42));
   // Written into the stalled link, then lost with it.
   uint64_t request = 100;
   ASSERT_TRUE(eventually([&] { return counter_of(a_, p::link_kind::peer_out, ++request).messages_out > before; }));
@@ -320,11 +319,7 @@ TEST_F(peer_resume_test, statuses_held_in_a_stalled_link_arrive_after_it_is_cut_
 
 TEST_F(peer_resume_test, a_link_that_stays_down_past_the_grace_period_fails_its_commands) {
   start_source(0.3);
-  ASSERT_TRUE(a_.send(p::create_user_event{7, 1}));
-  ASSERT_TRUE(b_.send(p::import_event{7, 1}));
-  ASSERT_TRUE(b_.send(p::enqueue_marker{header(80, 2, p::notify, {7})}));
-  ASSERT_TRUE(a_.send(p::export_event{7, 1, 90}));
-  ASSERT_TRUE(a_.send(p::set_user_event_status{7, CL_COMPLETE}));
+  ASSERT_NO_FATAL_FAILURE(send_status_across(7, 80, 90, CL_COMPLETE));
   EXPECT_EQ(status_of(b_, 80), CL_COMPLETE);
 
   // Sent into a stalled link that then goes down for good.
@@ -346,22 +341,14 @@ TEST_F(peer_resume_test, a_link_that_stays_down_past_the_grace_period_fails_its_
   // A later command tries a new link, and gets through once the way is open.
   proxy_->refuse(false);
   proxy_->stall(false);
-  ASSERT_TRUE(a_.send(p::create_user_event{9, 1}));
-  ASSERT_TRUE(b_.send(p::import_event{9, 1}));
-  ASSERT_TRUE(b_.send(p::enqueue_marker{header(82, 2, p::notify, {9})}));
-  ASSERT_TRUE(a_.send(p::export_event{9, 1, 92}));
-  ASSERT_TRUE(a_.send(p::set_user_event_status{9, CL_COMPLETE}));
+  ASSERT_NO_FATAL_FAILURE(send_status_across(9, 82, 92, CL_COMPLETE));
   EXPECT_EQ(status_of(b_, 82), CL_COMPLETE);
 }
 
 TEST_F(peer_resume_test, a_link_whose_destination_session_is_gone_fails_without_waiting_for_the_grace_period) {
   // The grace period (60 s) is longer than the completion's wait (20 s).
   start_source(60);
-  ASSERT_TRUE(a_.send(p::create_user_event{7, 1}));
-  ASSERT_TRUE(b_.send(p::import_event{7, 1}));
-  ASSERT_TRUE(b_.send(p::enqueue_marker{header(80, 2, p::notify, {7})}));
-  ASSERT_TRUE(a_.send(p::export_event{7, 1, 90}));
-  ASSERT_TRUE(a_.send(p::set_user_event_status{7, CL_COMPLETE}));
+  ASSERT_NO_FATAL_FAILURE(send_status_across(7, 80, 90, CL_COMPLETE));
   EXPECT_EQ(status_of(b_, 80), CL_COMPLETE);
 
   proxy_->stall(true);

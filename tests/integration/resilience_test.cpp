@@ -116,6 +116,24 @@ struct session {
   kernel_handle mix;
 };
 
+// A fill of one 4-byte buffer (holding 41) with 1, held back by a user event and flushed:
+// a command the server has accepted and cannot run until the gate opens.
+struct gated_fill {
+  event_handle gate;
+  mem_handle buffer;
+  event_handle fill;
+
+  bool enqueue(const session& s) {
+    cl_int rc = CL_SUCCESS;
+    const uint32_t initial = 41, one = 1;
+    buffer = create_buffer(s.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4, const_cast<uint32_t*>(&initial));
+    gate.reset(clCreateUserEvent(s.context, &rc));
+    if (!buffer || rc != CL_SUCCESS) return false;
+    rc = clEnqueueFillBuffer(s.queue, buffer, &one, 4, 0, 4, 1, gate.address(), fill.out());
+    return rc == CL_SUCCESS && clFlush(s.queue) == CL_SUCCESS;
+  }
+};
+
 // Runs `enqueue` until the device takes it: while the server is offline new commands fail
 // with CL_DEVICE_NOT_AVAILABLE, and an application retries them once it is back.
 template <class Enqueue>
@@ -269,15 +287,9 @@ FERRY_IT_CHILD(availability) {
   CHILD_CHECK(set_callback(s.platform, &availability_log::record, &log) == CL_SUCCESS, "registration");
 
   cl_int rc = CL_SUCCESS;
-  const uint32_t value = 41;
-  mem_handle buffer = create_buffer(s.context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4, const_cast<uint32_t*>(&value));
-  event_handle gate(clCreateUserEvent(s.context, &rc));
-  CHILD_CHECK(rc == CL_SUCCESS, "user event: %d", rc);
-  const uint32_t one = 1;
-  event_handle fill;
-  rc = clEnqueueFillBuffer(s.queue, buffer, &one, 4, 0, 4, 1, gate.address(), fill.out());
-  CHILD_CHECK(rc == CL_SUCCESS, "fill: %d", rc);
-  CHILD_CHECK(clFlush(s.queue) == CL_SUCCESS, "flush");
+  gated_fill gated;
+  CHILD_CHECK(gated.enqueue(s), "a fill behind a user event");
+  auto& [gate, buffer, fill] = gated;
 
   r.proxy->refuse(true);
   r.proxy->cut();
@@ -319,13 +331,9 @@ FERRY_IT_CHILD(grace_expiry) {
   session s;
   CHILD_CHECK(s.open(), "no Ferry device, context or program");
   cl_int rc = CL_SUCCESS;
-  event_handle gate(clCreateUserEvent(s.context, &rc));
-  mem_handle buffer = create_buffer(s.context, CL_MEM_READ_WRITE, 4);
-  const uint32_t one = 1;
-  event_handle fill;
-  rc = clEnqueueFillBuffer(s.queue, buffer, &one, 4, 0, 4, 1, gate.address(), fill.out());
-  CHILD_CHECK(rc == CL_SUCCESS, "fill: %d", rc);
-  CHILD_CHECK(clFlush(s.queue) == CL_SUCCESS, "flush");
+  gated_fill gated;
+  CHILD_CHECK(gated.enqueue(s), "a fill behind a user event");
+  auto& [gate, buffer, fill] = gated;
 
   r.proxy->refuse(true);
   r.proxy->cut();
@@ -364,13 +372,9 @@ FERRY_IT_CHILD(server_restart) {
   session s;
   CHILD_CHECK(s.open(), "no Ferry device, context or program");
   cl_int rc = CL_SUCCESS;
-  event_handle gate(clCreateUserEvent(s.context, &rc));
-  mem_handle buffer = create_buffer(s.context, CL_MEM_READ_WRITE, 4);
-  const uint32_t one = 1;
-  event_handle fill;
-  rc = clEnqueueFillBuffer(s.queue, buffer, &one, 4, 0, 4, 1, gate.address(), fill.out());
-  CHILD_CHECK(rc == CL_SUCCESS, "fill: %d", rc);
-  CHILD_CHECK(clFlush(s.queue) == CL_SUCCESS, "flush");
+  gated_fill gated;
+  CHILD_CHECK(gated.enqueue(s), "a fill behind a user event");
+  auto& [gate, buffer, fill] = gated;
 
   first->stop();
   first.reset();
