@@ -34,10 +34,6 @@ typedef cl_int(CL_API_CALL *clFerryPingServer_fn)(cl_device_id device, cl_ulong 
 typedef struct cl_ferry_object_counts {
   cl_ulong client_objects; /* Ferry objects alive in this process (all servers) */
   cl_ulong server_objects; /* native objects alive in this process's session on the device's server */
-  cl_ulong messages_sent;  /* control messages this process has sent in its current session with that
-                              server, this query's own included */
-  cl_ulong messages_run;   /* of those, how many the server has run: equal to messages_sent when none
-                              was lost or run twice, over every reconnection */
 } cl_ferry_object_counts;
 
 /* Fills `counts` for the server that hosts `device`. The server figure is
@@ -45,6 +41,15 @@ typedef struct cl_ferry_object_counts {
 typedef cl_int(CL_API_CALL *clFerryGetObjectCounts_fn)(cl_device_id device,
                                                        cl_ferry_object_counts *counts);
 
+/* Proof that no control message was lost or run twice across reconnections:
+ * stores how many control messages this process has sent in its current
+ * session with the server that hosts `device`, this query's own included, and
+ * how many of those the server has run. The two are equal unless a message
+ * was lost or ran twice. Either pointer may be NULL, not both.
+ * CL_INVALID_DEVICE for a device that is not Ferry's, CL_INVALID_VALUE when
+ * both are NULL, CL_DEVICE_NOT_AVAILABLE when the server cannot be reached. */
+typedef cl_int(CL_API_CALL *clFerryGetMessageCounts_fn)(cl_device_id device, cl_ulong *messages_sent,
+                                                        cl_ulong *messages_run);
 /* Traffic counters of one kind of link of a server with one remote host,
  * summed over sessions since the daemon started. A message is one frame;
  * bytes include frame headers. */

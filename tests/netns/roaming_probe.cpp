@@ -117,9 +117,9 @@ int main(int argc, char** argv) {
   cl_device_id device = nullptr;
   cl_int rc = clGetDeviceIDs(ferry, CL_DEVICE_TYPE_ALL, 1, &device, nullptr);
   if (rc != CL_SUCCESS) return failed("clGetDeviceIDs", rc);
-  auto object_counts = reinterpret_cast<clFerryGetObjectCounts_fn>(
-      clGetExtensionFunctionAddressForPlatform(ferry, "clFerryGetObjectCounts"));
-  if (object_counts == nullptr) return failed("finding clFerryGetObjectCounts", CL_INVALID_VALUE);
+  auto message_counts = reinterpret_cast<clFerryGetMessageCounts_fn>(
+      clGetExtensionFunctionAddressForPlatform(ferry, "clFerryGetMessageCounts"));
+  if (message_counts == nullptr) return failed("finding clFerryGetMessageCounts", CL_INVALID_VALUE);
 
   cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &rc);
   if (rc != CL_SUCCESS) return failed("clCreateContext", rc);
@@ -191,11 +191,11 @@ int main(int argc, char** argv) {
   std::printf("REFUSED %lu\n", refused);
   std::printf("RESULT %s\n", wrong == 0 ? "ok" : "mismatch");
 
-  cl_ferry_object_counts counts{};
-  rc = until_accepted(device, [&] { return object_counts(device, &counts); });
-  if (rc != CL_SUCCESS) return failed("clFerryGetObjectCounts", rc);
-  std::printf("MESSAGES sent=%llu run=%llu\n", static_cast<unsigned long long>(counts.messages_sent),
-              static_cast<unsigned long long>(counts.messages_run));
+  cl_ulong sent = 0, run = 0;
+  rc = until_accepted(device, [&] { return message_counts(device, &sent, &run); });
+  if (rc != CL_SUCCESS) return failed("clFerryGetMessageCounts", rc);
+  std::printf("MESSAGES sent=%llu run=%llu\n", static_cast<unsigned long long>(sent),
+              static_cast<unsigned long long>(run));
   std::fflush(stdout);
 
   clReleaseMemObject(src);
@@ -205,10 +205,9 @@ int main(int argc, char** argv) {
   clReleaseCommandQueue(queue);
   clReleaseContext(context);
   if (wrong != 0) return 1;
-  if (counts.messages_sent != counts.messages_run) {
-    std::fprintf(stderr, "roaming_probe: %llu messages sent but %llu run\n",
-                 static_cast<unsigned long long>(counts.messages_sent),
-                 static_cast<unsigned long long>(counts.messages_run));
+  if (sent != run) {
+    std::fprintf(stderr, "roaming_probe: %llu messages sent but %llu run\n", static_cast<unsigned long long>(sent),
+                 static_cast<unsigned long long>(run));
     return 1;
   }
   return 0;

@@ -44,13 +44,26 @@ cl_int CL_API_CALL ferry_get_object_counts(cl_device_id d, cl_ferry_object_count
     for (const auto& s : connected_servers()) s->link->settle();
     for (const auto& s : connected_servers()) s->link->quiesce_bulk();
     wait_for_callbacks();
-    uint64_t frame = 0;
-    auto r = d->host->link->call<protocol::object_counts>(request, [] {}, frame);
+    auto r = d->host->link->call<protocol::object_counts>(request);
     if (!r) return r.error();
     counts->client_objects = live_object_count() + svm_allocation_count();
     counts->server_objects = r->objects;
-    counts->messages_sent = frame;
-    counts->messages_run = r->control_frames;
+    return CL_SUCCESS;
+  });
+}
+
+cl_int CL_API_CALL ferry_get_message_counts(cl_device_id d, cl_ulong* messages_sent, cl_ulong* messages_run) {
+  return guarded([&]() -> cl_int {
+    FERRY_CHECK_HANDLE(d);
+    if (messages_sent == nullptr && messages_run == nullptr) return CL_INVALID_VALUE;
+    // The reply carries the server's count of the session's control frames
+    // run, this request included; the request's own number is the count sent.
+    protocol::get_object_counts request;
+    uint64_t frame = 0;
+    auto r = d->host->link->call<protocol::object_counts>(request, [] {}, frame);
+    if (!r) return r.error();
+    if (messages_sent) *messages_sent = frame;
+    if (messages_run) *messages_run = r->control_frames;
     return CL_SUCCESS;
   });
 }
@@ -115,6 +128,7 @@ cl_int CL_API_CALL set_content_size_buffer(cl_mem buffer, cl_mem content_size_bu
 }  // namespace
 
 void* extension_function(const char* name) {
+  if (std::strcmp(name, "clFerryGetMessageCounts") == 0) return reinterpret_cast<void*>(&ferry_get_message_counts);
   if (std::strcmp(name, "clFerryGetLinkCounters") == 0) return reinterpret_cast<void*>(&ferry_get_link_counters);
   if (std::strcmp(name, "clSetContentSizeBufferPoCL") == 0)
     return reinterpret_cast<void*>(&set_content_size_buffer);
