@@ -69,21 +69,28 @@ std::unique_ptr<connection> connection::open(const endpoint& where, std::string&
   c->name_ = where.to_string();
   c->where_ = where;
   protocol::session_state state;
-  c->control_ = connect_stream(where, error);
-  if (!c->control_.valid() ||
-      c->handshake(c->control_.get(), protocol::stream_kind::control, error, &state) != handshake_result::ok)
-    return nullptr;
+  if (c->connect_streams(c->control_, c->bulk_, state, error) != handshake_result::ok) return nullptr;
   c->grace_ms_ = state.grace_ms;
-  c->bulk_ = connect_stream(where, error);
-  if (!c->bulk_.valid() || c->handshake(c->bulk_.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) {
-    error = "bulk stream: " + error;
-    return nullptr;
-  }
   c->alive_ = true;
   c->out_.reserve(64 * 1024);
   c->spare_.reserve(64 * 1024);
   c->start_threads();
   return c;
+}
+
+connection::handshake_result connection::connect_streams(unique_fd& control, unique_fd& bulk,
+                                                         protocol::session_state& state, std::string& error) {
+  control = connect_stream(where_, error);
+  if (!control.valid()) return handshake_result::failed;
+  if (handshake_result r = handshake(control.get(), protocol::stream_kind::control, error, &state);
+      r != handshake_result::ok)
+    return r;
+  bulk = connect_stream(where_, error);
+  if (!bulk.valid() || handshake(bulk.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) {
+    error = "bulk stream: " + error;
+    return handshake_result::failed;
+  }
+  return handshake_result::ok;
 }
 
 void connection::start_threads() {
@@ -111,6 +118,7 @@ connection::~connection() {
 }
 
 bool connection::wait_online() {
+  if (alive()) return true;  // clFinish asks every time: no lock on the common path
   std::unique_lock lock(stop_mutex_);
   online_cv_.wait(lock, [&] { return alive_ || ended_ || stopping_; });
   return alive_.load();
@@ -506,7 +514,6 @@ bool connection::reconnect() {
     if (stopping_ || ended_) return false;
     switch (try_resume(error)) {
       case resume_result::resumed:
-        resumptions_.fetch_add(1, std::memory_order_relaxed);
         FERRY_INFO("net", "session with %s resumed", name_.c_str());
         return true;
       case resume_result::refused:
@@ -528,19 +535,13 @@ bool connection::reconnect() {
 }
 
 connection::resume_result connection::try_resume(std::string& error) {
-  unique_fd control = connect_stream(where_, error);
-  if (!control.valid()) return resume_result::failed;
+  unique_fd control, bulk;
   protocol::session_state state;
-  switch (handshake(control.get(), protocol::stream_kind::control, error, &state)) {
+  switch (connect_streams(control, bulk, state, error)) {
     case handshake_result::ok: break;
     case handshake_result::refused: return resume_result::refused;
     case handshake_result::failed: return resume_result::failed;
   }
-  unique_fd bulk = connect_stream(where_, error);
-  if (!bulk.valid()) return resume_result::failed;
-  // A refused bulk stream is not the end: the server may still hold one of an
-  // attempt that broke, and drops it on the next.
-  if (handshake(bulk.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) return resume_result::failed;
   return resume_streams(std::move(control), std::move(bulk), state, error);
 }
 
@@ -861,13 +862,9 @@ bool connection::start_new_session() {
       session_ = {};
       secret_ = {};
     }
-    unique_fd control = connect_stream(where_, error);
+    unique_fd control, bulk;
     protocol::session_state state;
-    if (!control.valid() ||
-        handshake(control.get(), protocol::stream_kind::control, error, &state) != handshake_result::ok)
-      continue;
-    unique_fd bulk = connect_stream(where_, error);
-    if (!bulk.valid() || handshake(bulk.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) continue;
+    if (connect_streams(control, bulk, state, error) != handshake_result::ok) continue;
     {
       std::scoped_lock locks(send_mutex_, log_mutex_, bulk_send_mutex_, bulk_log_mutex_, out_mutex_);
       // Nothing of the old session carries over: what was posted for it

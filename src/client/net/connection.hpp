@@ -134,8 +134,6 @@ class connection {
   /// Runs `listener(available)` on the reader thread each time the server
   /// goes offline or comes back (and once, false, when the session ends).
   void set_availability_listener(std::function<void(bool)> listener);
-  /// How many times the session was resumed after a lost connection.
-  uint64_t resumptions() const { return resumptions_.load(std::memory_order_relaxed); }
 
   /// This client's session on the server and the key other servers show to
   /// open a peer link into it (welcome.peer_key).
@@ -198,6 +196,13 @@ class connection {
   /// session_state that follows the welcome.
   handshake_result handshake(int fd, protocol::stream_kind kind, std::string& error,
                              protocol::session_state* state = nullptr);
+  /// Connects both streams and performs their handshakes (a new session
+  /// when session_ is zero, else a resumption). `refused` only when the
+  /// control stream is refused; any trouble with the bulk stream is
+  /// `failed` (a resumption may meet the bulk stream of an attempt that
+  /// broke, which the server drops on the next).
+  handshake_result connect_streams(unique_fd& control, unique_fd& bulk, protocol::session_state& state,
+                                   std::string& error);
   void start_threads();
   void writer_loop();
   void control_reader_loop();
@@ -264,7 +269,6 @@ class connection {
   std::atomic<int> waiters_{0};
   std::atomic<int> bulk_busy_{0};  // 1 while the bulk reader handles a chunk
   std::atomic<bool> stopping_{false};
-  std::atomic<uint64_t> resumptions_{0};
 
   std::mutex fd_mutex_;  // guards shutting down and replacing control_ and bulk_
   std::atomic<uint64_t> generation_{1};  // of the current pair of streams
