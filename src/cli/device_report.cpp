@@ -52,7 +52,8 @@ std::string no_server_message(const server_configuration& config) {
   }
   out +=
       ".\n"
-      "Start a daemon on the machine with the devices:  ferryd --listen 0.0.0.0   (port 7780)\n"
+      "Start a daemon on the machine with the devices:  ferryd --listen 0.0.0.0 --token-file FILE\n"
+      "(port 7780; clients then set FERRY_TOKEN_FILE to a copy of FILE),\n"
       "then point Ferry at it, either for one command:  ferry devices --servers HOST[:PORT]\n"
       "or with FERRY_SERVERS=HOST[:PORT][,HOST[:PORT]...], or with lines \"server HOST:PORT\"\n"
       "in $FERRY_CONFIG or ~/.config/ferry/config.\n"

@@ -29,6 +29,8 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(1, hello, direction::to_server, 4096)                                          \
   X(2, welcome, direction::to_client, 4096)                                        \
   X(3, refused, direction::to_client, 4096)                                        \
+  X(4, challenge, direction::to_client, 64)                                        \
+  X(5, proof, direction::both, 128)                                                \
   X(10, ping, direction::to_server, 64)                                            \
   X(11, pong, direction::to_client, 64)                                            \
   X(12, get_server_info, direction::to_server, 64)                                 \
@@ -247,6 +249,28 @@ struct refused {
   std::string reason;
   FERRY_FIELDS(code, reason)
   bool operator==(const refused&) const = default;
+};
+
+/// 32 random bytes, fresh for each authentication.
+using nonce = std::array<uint8_t, 32>;
+/// HMAC-SHA256 output.
+using mac = std::array<uint8_t, 32>;
+
+/// The server's answer to a hello when it requires a token
+/// (docs/protocol.md, "Authentication").
+struct challenge {
+  nonce server_nonce{};
+  FERRY_FIELDS(server_nonce)
+  bool operator==(const challenge&) const = default;
+};
+/// To the server: the client's nonce and its proof of holding the token. To
+/// the client: the server's proof, over the same nonces (`client_nonce`
+/// repeats the client's).
+struct proof {
+  nonce client_nonce{};
+  mac proof_mac{};
+  FERRY_FIELDS(client_nonce, proof_mac)
+  bool operator==(const proof&) const = default;
 };
 
 struct ping {

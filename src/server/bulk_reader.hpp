@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/stream.hpp"
 #include "server/link_stats.hpp"
 #include "server/transfer_table.hpp"
 
@@ -20,7 +21,7 @@ class bulk_reader {
   /// `received` (may be null) counts whole frames for a resumed session;
   /// `acks` (may be null) is asked for an ack once a transfer is complete,
   /// so that a client waiting to reuse its memory hears at once.
-  bulk_reader(int fd, transfer_table& transfers, link_counter* counter = nullptr,
+  bulk_reader(stream* fd, transfer_table& transfers, link_counter* counter = nullptr,
               std::atomic<uint64_t>* received = nullptr, control_outbox* acks = nullptr)
       : fd_(fd), transfers_(transfers), counter_(counter), received_(received), acks_(acks) {}
 
@@ -42,7 +43,7 @@ class bulk_reader {
                        uint64_t& total, std::string& why);
 
  private:
-  int fd_;
+  stream* fd_;
   transfer_table& transfers_;
   link_counter* counter_;
   std::atomic<uint64_t>* received_;

@@ -97,7 +97,7 @@ bool bulk_outbox::acknowledge(uint64_t received) {
   return true;
 }
 
-bool bulk_outbox::resend(int fd, uint64_t received, link_counter* counter) {
+bool bulk_outbox::resend(stream* fd, uint64_t received, link_counter* counter) {
   std::lock_guard lock(kept_mutex_);
   // Frames acknowledged before are gone: a client cannot have lost them.
   if (received > frames_kept_ || received < frames_acknowledged_) return false;
@@ -113,7 +113,7 @@ bool bulk_outbox::resend(int fd, uint64_t received, link_counter* counter) {
   return true;
 }
 
-bool write_bulk_chunk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, uint64_t& offset,
+bool write_bulk_chunk(stream* fd, uint64_t transfer, const uint8_t* data, uint64_t size, uint64_t& offset,
                       link_counter* counter) {
   // Header and prefix go out in the same writev as the chunk they announce.
   uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];
@@ -134,7 +134,7 @@ bool write_bulk_chunk(int fd, uint64_t transfer, const uint8_t* data, uint64_t s
   return true;
 }
 
-bool write_bulk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, link_counter* counter) {
+bool write_bulk(stream* fd, uint64_t transfer, const uint8_t* data, uint64_t size, link_counter* counter) {
   uint64_t offset = 0;
   do {
     if (!write_bulk_chunk(fd, transfer, data, size, offset, counter)) return false;

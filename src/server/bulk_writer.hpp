@@ -16,6 +16,7 @@
 #include <string>
 #include <utility>
 
+#include "common/stream.hpp"
 #include "protocol/messages.hpp"
 #include "server/link_stats.hpp"
 #include "server/native/api.hpp"
@@ -93,7 +94,7 @@ class bulk_outbox {
   bool acknowledge(uint64_t received);
   /// Sends again every kept frame after the first `received`. False when
   /// the socket fails or those frames are gone.
-  bool resend(int fd, uint64_t received, link_counter* counter);
+  bool resend(stream* fd, uint64_t received, link_counter* counter);
 
  private:
   void discard(bulk_job& job);
@@ -130,17 +131,17 @@ uint64_t bulk_frames(uint64_t size);
 /// frames of at most max_bulk_chunk bytes (one empty frame when `size` is 0),
 /// each header and prefix in the same system call as its chunk. Counts the
 /// frames. False when the socket fails.
-bool write_bulk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, link_counter* counter);
+bool write_bulk(stream* fd, uint64_t transfer, const uint8_t* data, uint64_t size, link_counter* counter);
 /// One frame of write_bulk: the chunk at `offset` (peer links interleave
 /// other frames between chunks). Advances `offset`.
-bool write_bulk_chunk(int fd, uint64_t transfer, const uint8_t* data, uint64_t size, uint64_t& offset,
+bool write_bulk_chunk(stream* fd, uint64_t transfer, const uint8_t* data, uint64_t size, uint64_t& offset,
                       link_counter* counter);
 
 class bulk_writer {
  public:
   /// `resume_from`: bulk frames the client has received already (a resumed
   /// session); the writer first sends again those that follow.
-  bulk_writer(int fd, bulk_outbox& jobs, control_outbox& control, const native::api& api,
+  bulk_writer(stream* fd, bulk_outbox& jobs, control_outbox& control, const native::api& api,
               std::function<void(const std::string&)> broken, link_counter* counter = nullptr,
               uint64_t resume_from = 0)
       : fd_(fd),
@@ -157,7 +158,7 @@ class bulk_writer {
   void run();
 
  private:
-  int fd_;
+  stream* fd_;
   bulk_outbox& jobs_;
   control_outbox& control_;
   const native::api& api_;

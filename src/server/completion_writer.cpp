@@ -181,7 +181,7 @@ void control_writer::run() {
 void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted) {
   const uint64_t frames = count_frames(out.data(), out.size());
   std::vector<uint8_t> ack_frame;
-  if (received_.control && fd_ >= 0) {
+  if (received_.control && fd_ != nullptr) {
     protocol::ack now{received_.control->load(std::memory_order_acquire),
                       received_.bulk ? received_.bulk->load(std::memory_order_acquire) : 0};
     // Ahead of the batch, so that the client hears of its bulk bytes before
@@ -191,10 +191,10 @@ void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted) {
       acked_ = now;
     }
   }
-  if (fd_ >= 0 && (!ack_frame.empty() || !out.empty())) {
+  if (fd_ != nullptr && (!ack_frame.empty() || !out.empty())) {
     iovec pieces[2] = {{ack_frame.data(), ack_frame.size()}, {out.data(), out.size()}};
     if (!writev_all(fd_, pieces, 2)) {
-      fd_ = -1;
+      fd_ = nullptr;
       broken_("control stream write failed");
     } else if (counter_) {
       counter_->count_out(frames + (ack_frame.empty() ? 0 : 1), ack_frame.size() + out.size());
@@ -205,10 +205,10 @@ void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted) {
 
 void control_writer::detach() {
   std::lock_guard lock(link_mutex_);
-  fd_ = -1;
+  fd_ = nullptr;
 }
 
-control_writer::attach_result control_writer::attach(int fd, uint64_t received) {
+control_writer::attach_result control_writer::attach(stream* fd, uint64_t received) {
   std::lock_guard lock(link_mutex_);
   if (!log_.acknowledge(received)) return attach_result::bad_ack;
   std::vector<uint8_t> again;

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/stream.hpp"
 #include "protocol/dispatch.hpp"
 #include "protocol/messages.hpp"
 #include "protocol/replay_log.hpp"
@@ -140,7 +141,7 @@ class control_writer {
   /// `sweeper` finds the commands a platform does not call back for after a
   /// gate fails (see callback_pool); `counter` counts what is sent;
   /// `received` feeds the acks that go out ahead of each batch.
-  control_writer(int fd, control_outbox& outbox, transfer_table& transfers, printf_capture* printf,
+  control_writer(stream* fd, control_outbox& outbox, transfer_table& transfers, printf_capture* printf,
                  std::function<void(const std::string&)> broken, callback_pool* sweeper = nullptr,
                  link_counter* counter = nullptr, received_counts received = {})
       : fd_(fd),
@@ -166,7 +167,7 @@ class control_writer {
     bad_ack,  // `received` is more than was ever sent, or less than acknowledged before
     broken,   // the replay could not be written: the connection broke again
   };
-  attach_result attach(int fd, uint64_t received);
+  attach_result attach(stream* fd, uint64_t received);
   /// The client's ack: drops the frames it covers. False when it claims more
   /// than was sent.
   bool acknowledge(uint64_t received);
@@ -179,7 +180,7 @@ class control_writer {
   void send_locked(std::vector<uint8_t>& out, bool ack_wanted);
 
   std::mutex link_mutex_;  // guards fd_, log_, acked_
-  int fd_;                 // -1: detached
+  stream* fd_;                 // -1: detached
   control_outbox& outbox_;
   transfer_table& transfers_;
   printf_capture* printf_;

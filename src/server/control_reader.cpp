@@ -39,19 +39,19 @@ pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler,
   }
 }
 
-pump_result run_control_reader(int fd, protocol::frame_assembler& assembler, executor& handler, std::string& why,
+pump_result run_control_reader(stream* fd, protocol::frame_assembler& assembler, executor& handler, std::string& why,
                                link_counter* counter) {
   for (;;) {
     size_t available = 0;
     uint8_t* area = assembler.write_area(64 * 1024, available);
-    ssize_t n = ::recv(fd, area, available, 0);
+    ssize_t n = fd->read_some(area, available);
     if (n == 0) {
       why = assembler.pending() ? "connection closed inside a frame" : "connection closed";
       return pump_result::stop;
     }
     if (n < 0) {
       if (errno == EINTR) continue;
-      why = std::string("receive failed: ") + std::strerror(errno);
+      why = std::string("receive failed: ") + (fd->tls() ? fd->tls()->last_error() : std::strerror(errno));
       return pump_result::stop;
     }
     assembler.commit(static_cast<size_t>(n));

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "common/stream.hpp"
 #include "protocol/dispatch.hpp"
 #include "protocol/frame.hpp"
 #include "server/executor.hpp"
@@ -26,7 +27,7 @@ pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler,
 
 /// The control reader thread's body: receives from `fd` until the peer
 /// closes, a violation, or goodbye. `why` describes how it ended.
-pump_result run_control_reader(int fd, protocol::frame_assembler& assembler, executor& handler, std::string& why,
+pump_result run_control_reader(stream* fd, protocol::frame_assembler& assembler, executor& handler, std::string& why,
                                link_counter* counter = nullptr);
 
 }  // namespace ferry::server

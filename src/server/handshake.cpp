@@ -7,7 +7,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/log.hpp"
+#include "protocol/auth.hpp"
 #include "protocol/codec.hpp"
+#include "protocol/dispatch.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/version.hpp"
 
@@ -29,18 +32,19 @@ hello_reader::state hello_reader::take(const uint8_t* data, size_t size, size_t&
       used += n;
       if (header_got_ < sizeof header_) return state::need_more;
       p::frame_header h = p::load_header(header_);
-      if (h.message_id != static_cast<uint16_t>(p::message_id::hello)) {
+      const std::string expected = p::message_name(static_cast<uint16_t>(expected_));
+      if (h.message_id != static_cast<uint16_t>(expected_)) {
         const char* name = p::message_name(h.message_id);
-        why = "first frame is " + (name ? std::string(name) : "message " + std::to_string(h.message_id)) +
-              ", not hello";
+        why = (expected_ == p::message_id::hello ? "first frame is " : "the answer to the challenge is ") +
+              (name ? std::string(name) : "message " + std::to_string(h.message_id)) + ", not " + expected;
         return state::failed;
       }
       if (h.flags != 0) {
-        why = "hello frame has reserved flags " + std::to_string(h.flags);
+        why = expected + " frame has reserved flags " + std::to_string(h.flags);
         return state::failed;
       }
       if (h.payload_size > p::message_limit(h.message_id)) {
-        why = "hello of " + std::to_string(h.payload_size) + " bytes is over its limit of " +
+        why = expected + " of " + std::to_string(h.payload_size) + " bytes is over its limit of " +
               std::to_string(p::message_limit(h.message_id));
         return state::failed;
       }
@@ -54,8 +58,10 @@ hello_reader::state hello_reader::take(const uint8_t* data, size_t size, size_t&
     used += n;
     if (payload_got_ < payload_.size()) return state::need_more;
     const char* error = "";
-    if (!p::decode_payload(payload_.data(), payload_.size(), hello_, error)) {
-      why = std::string("malformed hello: ") + error;
+    bool decoded = expected_ == p::message_id::hello ? p::decode_payload(payload_.data(), payload_.size(), hello_, error)
+                                                      : p::decode_payload(payload_.data(), payload_.size(), proof_, error);
+    if (!decoded) {
+      why = std::string("malformed ") + p::message_name(static_cast<uint16_t>(expected_)) + ": " + error;
       return state::failed;
     }
     return state::done;
@@ -71,7 +77,7 @@ hello_reader::state hello_reader::feed(const uint8_t*& data, size_t& size, std::
   return s;
 }
 
-hello_reader::state hello_reader::read_from(int fd, std::string& why) {
+hello_reader::state hello_reader::read_from(stream& s, std::string& why) {
   uint8_t buffer[4096 + 8];
   for (;;) {
     size_t want = std::min(wanted(), sizeof buffer);
@@ -79,14 +85,18 @@ hello_reader::state hello_reader::read_from(int fd, std::string& why) {
       size_t used;
       return take(buffer, 0, used, why);
     }
-    ssize_t n = ::recv(fd, buffer, want, 0);
+    ssize_t n = s.try_read_some(buffer, want);
     if (n == 0) {
-      why = header_got_ == 0 ? "closed before hello" : "closed inside hello";
+      const std::string expected = p::message_name(static_cast<uint16_t>(expected_));
+      why = (header_got_ == 0 ? "closed before " : "closed inside ") + expected;
       return state::failed;
     }
     if (n < 0) {
-      if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return state::need_more;
+      if (s.tls()) {
+        why = "TLS: " + s.tls()->last_error();
+        return state::failed;
+      }
       why = std::string("receive failed: ") + std::strerror(errno);
       return state::failed;
     }
@@ -128,6 +138,30 @@ hello_verdict check_hello(const p::hello& hello) {
   }
   v.accepted = true;
   return v;
+}
+
+void send_refusal(stream& s, const std::string& peer, const p::refused& why) {
+  FERRY_WARN("server", "refusing %s: %s", peer.c_str(), why.reason.c_str());
+  std::vector<uint8_t> frame;
+  p::append_frame(frame, why);
+  s.write_all(frame.data(), frame.size());
+}
+
+bool check_proof(const std::string& token, const p::nonce& server_nonce, const p::proof& client,
+                 const std::array<uint8_t, 32>& binding, p::proof& answer, p::refused& why) {
+  const p::proof nothing{};
+  if (client == nothing) {
+    why = {static_cast<int32_t>(refusal::not_authenticated), "this daemon requires a token and the client has none"};
+    return false;
+  }
+  if (!p::macs_equal(client.proof_mac, p::auth_mac(token, p::auth_role::client, server_nonce, client.client_nonce,
+                                                   binding))) {
+    why = {static_cast<int32_t>(refusal::not_authenticated), "wrong token"};
+    return false;
+  }
+  answer.client_nonce = client.client_nonce;
+  answer.proof_mac = p::auth_mac(token, p::auth_role::server, server_nonce, client.client_nonce, binding);
+  return true;
 }
 
 bool tokens_equal(const p::session_token& a, const p::session_token& b) {

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "common/stream.hpp"
+#include "common/tls.hpp"
 #include "protocol/messages.hpp"
 
 namespace ferry::server {
@@ -26,21 +28,36 @@ enum class refusal : int32_t {
   resume_unsupported = 6,    ///< protocol version 2 only: control with a session id
   shutting_down = 7,         ///< the daemon is stopping
   session_closing = 8,       ///< bulk, peer: the session is ending
+  not_authenticated = 9,     ///< a wrong token, or none for a daemon that requires one
+  tls_required = 10,         ///< a plain connection to a daemon that takes TLS only
 };
 
-/// Reads the hello frame from a non-blocking socket, exactly (never past its
-/// end, so whatever the client sends next stays in the socket for the stream's
-/// reader).
+/// What the acceptor demands of every connection before it is handed over.
+struct admission {
+  /// Shared token the client must prove it holds (empty: no authentication).
+  std::string token;
+  /// TLS for TCP connections (null: plain). Unix-socket connections stay
+  /// plain: they never leave the host.
+  std::shared_ptr<tls::context> tls;
+};
+
+/// Reads one handshake frame (the hello, or the proof that answers a
+/// challenge) from a non-blocking stream, exactly (never past its end, so
+/// whatever the client sends next stays in the stream for its reader).
 class hello_reader {
  public:
   enum class state { need_more, done, failed };
+  explicit hello_reader(protocol::message_id expected = protocol::message_id::hello) : expected_(expected) {}
   /// Reads what is available. `failed`: `why` says what was wrong (EOF
-  /// included); `done`: hello() is valid.
-  state read_from(int fd, std::string& why);
+  /// included); `done`: hello() or proof() is valid.
+  state read_from(stream& s, std::string& why);
   /// The same from bytes in memory (tests); consumes what it needs.
   state feed(const uint8_t*& data, size_t& size, std::string& why);
 
   const protocol::hello& hello() const { return hello_; }
+  const protocol::proof& proof() const { return proof_; }
+  /// Nothing read yet.
+  bool untouched() const { return header_got_ == 0; }
 
  private:
   state take(const uint8_t* data, size_t size, size_t& used, std::string& why);
@@ -51,7 +68,9 @@ class hello_reader {
   std::vector<uint8_t> payload_;
   size_t payload_got_ = 0;
   bool have_header_ = false;
+  protocol::message_id expected_;
   protocol::hello hello_;
+  protocol::proof proof_;
 };
 
 /// What the checks that need no session state conclude about a hello.
@@ -65,6 +84,14 @@ struct hello_verdict {
 /// and peer links must name a session (a control stream that names one
 /// resumes it).
 hello_verdict check_hello(const protocol::hello& hello);
+
+/// Sends a refusal (logged with `peer`); the caller then closes.
+void send_refusal(stream& s, const std::string& peer, const protocol::refused& why);
+
+/// Checks a client's proof of the token against the challenge it answers
+/// and writes the daemon's own proof into `answer`. False with a refusal.
+bool check_proof(const std::string& token, const protocol::nonce& server_nonce, const protocol::proof& client,
+                 const std::array<uint8_t, 32>& binding, protocol::proof& answer, protocol::refused& why);
 
 /// Constant-time comparison (secrets).
 bool tokens_equal(const protocol::session_token& a, const protocol::session_token& b);

@@ -12,17 +12,28 @@
 #include <list>
 
 #include "common/log.hpp"
+#include "protocol/auth.hpp"
+#include "protocol/dispatch.hpp"
 #include "server/handshake.hpp"
 
 namespace ferry::server {
 
 using clock = std::chrono::steady_clock;
 
+// A connection on its way in: TLS or not (TCP with a certificate only), the
+// TLS handshake, the hello, then the answer to the challenge (with a token).
 struct listener::pending {
-  unique_fd fd;
+  enum class stage { detect, tls_handshake, hello, proof };
+  unique_fd fd;        // until the stream takes it
+  stream_ptr s;        // from the end of `detect`
+  stage at = stage::hello;
+  short events = POLLIN;  // what the stage waits for
+  bool from_unix = false;
   std::string peer;
   clock::time_point deadline;
   hello_reader reader;
+  hello_reader proof_reader{protocol::message_id::proof};
+  protocol::nonce server_nonce{};
 };
 
 bool listener::open(const std::string& address, uint16_t port, const std::string& unix_path, std::string& error) {
@@ -41,8 +52,10 @@ bool listener::open(const std::string& address, uint16_t port, const std::string
   return true;
 }
 
-void listener::start(std::chrono::milliseconds handshake_timeout, hello_handler on_hello, wake_handler on_wake) {
+void listener::start(std::chrono::milliseconds handshake_timeout, admission rules, hello_handler on_hello,
+                     wake_handler on_wake) {
   timeout_ = handshake_timeout;
+  rules_ = std::move(rules);
   on_hello_ = std::move(on_hello);
   on_wake_ = std::move(on_wake);
   thread_ = std::thread([this] {
@@ -81,7 +94,7 @@ void listener::run() {
     auto now = clock::now();
     int timeout_ms = -1;
     for (pending& p : waiting) {
-      fds.push_back({p.fd.get(), POLLIN, 0});
+      fds.push_back({p.s ? p.s->fd() : p.fd.get(), p.events, 0});
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(p.deadline - now).count() + 1;
       if (left < 0) left = 0;
       if (timeout_ms < 0 || left < timeout_ms) timeout_ms = static_cast<int>(left);
@@ -110,9 +123,15 @@ void listener::run() {
         }
         pending p;
         p.fd.reset(fd);
+        p.from_unix = i == 2;
         p.peer = peer_name(fd);
         p.deadline = clock::now() + timeout_;
         tune_stream_socket(fd);
+        if (rules_.tls && !p.from_unix) {
+          p.at = pending::stage::detect;
+        } else {
+          p.s = plain_stream(std::move(p.fd));
+        }
         FERRY_DEBUG("server", "connection from %s", p.peer.c_str());
         waiting.push_back(std::move(p));
         // Listening sockets are blocking: take one connection per readiness.
@@ -124,30 +143,124 @@ void listener::run() {
     for (auto it = waiting.begin(); it != waiting.end(); ++index) {
       pending& p = *it;
       // New arrivals have no pollfd yet (index past the end): they get polled next round.
-      bool readable = index < fds.size() && (fds[index].revents & (POLLIN | POLLHUP | POLLERR));
-      std::string why;
-      hello_reader::state s = readable ? p.reader.read_from(p.fd.get(), why) : hello_reader::state::need_more;
-      if (s == hello_reader::state::need_more && now >= p.deadline) {
-        FERRY_INFO("server", "closing %s: no hello within %.3g s", p.peer.c_str(), timeout_.count() / 1000.0);
+      bool ready = index < fds.size() && (fds[index].revents & (p.events | POLLHUP | POLLERR));
+      progress result = ready ? advance(p) : progress::waiting;
+      if (result == progress::waiting && now >= p.deadline) {
+        static constexpr const char* waited_for[] = {"no first bytes", "no TLS handshake", "no hello",
+                                                     "no answer to the challenge"};
+        FERRY_INFO("server", "closing %s: %s within %.3g s", p.peer.c_str(), waited_for[static_cast<int>(p.at)],
+                   timeout_.count() / 1000.0);
         it = waiting.erase(it);
         continue;
       }
-      if (s == hello_reader::state::need_more) {
+      if (result == progress::waiting) {
         ++it;
         continue;
       }
-      if (s == hello_reader::state::failed) {
-        FERRY_WARN("server", "closing %s: %s", p.peer.c_str(), why.c_str());
-        it = waiting.erase(it);
-        continue;
+      if (result == progress::admitted) {
+        if (!p.s->encrypted()) ::fcntl(p.s->fd(), F_SETFL, ::fcntl(p.s->fd(), F_GETFL) & ~O_NONBLOCK);
+        on_hello_(std::move(p.s), p.peer, p.reader.hello());
       }
-      int flags = ::fcntl(p.fd.get(), F_GETFL);
-      ::fcntl(p.fd.get(), F_SETFL, flags & ~O_NONBLOCK);
-      on_hello_(std::move(p.fd), p.peer, p.reader.hello());
       it = waiting.erase(it);
     }
   }
   // Pending connections close with `waiting`.
+}
+
+listener::progress listener::advance(pending& p) {
+  std::string why;
+  if (p.at == pending::stage::detect) {
+    uint8_t first[3];
+    ssize_t n = ::recv(p.fd.get(), first, sizeof first, MSG_PEEK);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      FERRY_INFO("server", "closing %s: closed before its first bytes", p.peer.c_str());
+      return progress::dropped;
+    }
+    if (n < static_cast<ssize_t>(sizeof first)) return progress::waiting;
+    if (!tls::looks_like_tls(first, sizeof first)) {
+      p.s = plain_stream(std::move(p.fd));
+      send_refusal(*p.s, p.peer,
+                   {static_cast<int32_t>(refusal::tls_required),
+                    "this daemon takes TLS connections only: set FERRY_TLS_CA to the CA file that signed its "
+                    "certificate"});
+      return progress::dropped;
+    }
+    auto channel = tls::channel::accept(*rules_.tls, p.fd.get(), why);
+    if (!channel) {
+      FERRY_WARN("server", "closing %s: %s", p.peer.c_str(), why.c_str());
+      return progress::dropped;
+    }
+    unique_fd fd = std::move(p.fd);
+    p.s = std::make_shared<stream>(std::move(fd), std::move(channel));
+    p.at = pending::stage::tls_handshake;
+  }
+  if (p.at == pending::stage::tls_handshake) {
+    switch (p.s->tls()->handshake(why)) {
+      case tls::channel::step::want_read: p.events = POLLIN; return progress::waiting;
+      case tls::channel::step::want_write: p.events = POLLOUT; return progress::waiting;
+      case tls::channel::step::failed:
+        FERRY_WARN("server", "closing %s: %s", p.peer.c_str(), why.c_str());
+        return progress::dropped;
+      case tls::channel::step::done:
+        FERRY_DEBUG("server", "%s: %s", p.peer.c_str(), p.s->tls()->describe().c_str());
+        p.events = POLLIN;
+        p.at = pending::stage::hello;
+        break;
+    }
+  }
+  if (p.at == pending::stage::hello) {
+    uint8_t first[3];
+    // A TLS client of a daemon without a certificate: say so rather than
+    // "first frame is message 790, not hello".
+    if (!p.s->encrypted() && p.reader.untouched() && ::recv(p.s->fd(), first, sizeof first, MSG_PEEK) == 3 &&
+        tls::looks_like_tls(first, sizeof first)) {
+      FERRY_WARN("server", "closing %s: it starts TLS, but this daemon has no certificate (--tls-cert)",
+                 p.peer.c_str());
+      return progress::dropped;
+    }
+    switch (p.reader.read_from(*p.s, why)) {
+      case hello_reader::state::need_more: return progress::waiting;
+      case hello_reader::state::failed:
+        FERRY_WARN("server", "closing %s: %s", p.peer.c_str(), why.c_str());
+        return progress::dropped;
+      case hello_reader::state::done: break;
+    }
+    if (rules_.token.empty()) return progress::admitted;
+    // Checks of the hello itself come after the client proved the token, so
+    // that strangers learn nothing about the daemon's sessions.
+    if (!protocol::random_nonce(p.server_nonce)) {
+      FERRY_ERROR("server", "closing %s: no randomness for a challenge", p.peer.c_str());
+      return progress::dropped;
+    }
+    std::vector<uint8_t> frame;
+    protocol::append_frame(frame, protocol::challenge{p.server_nonce});
+    if (!p.s->write_all(frame.data(), frame.size())) {
+      FERRY_INFO("server", "closing %s: it left before its challenge", p.peer.c_str());
+      return progress::dropped;
+    }
+    p.at = pending::stage::proof;
+  }
+  switch (p.proof_reader.read_from(*p.s, why)) {
+    case hello_reader::state::need_more: return progress::waiting;
+    case hello_reader::state::failed:
+      FERRY_WARN("server", "closing %s: %s", p.peer.c_str(), why.c_str());
+      return progress::dropped;
+    case hello_reader::state::done: break;
+  }
+  protocol::proof answer;
+  protocol::refused refusal;
+  std::array<uint8_t, 32> binding = p.s->encrypted() ? p.s->tls()->binding() : std::array<uint8_t, 32>{};
+  if (!check_proof(rules_.token, p.server_nonce, p.proof_reader.proof(), binding, answer, refusal)) {
+    send_refusal(*p.s, p.peer, refusal);
+    return progress::dropped;
+  }
+  std::vector<uint8_t> frame;
+  protocol::append_frame(frame, answer);
+  if (!p.s->write_all(frame.data(), frame.size())) {
+    FERRY_INFO("server", "closing %s: it left during authentication", p.peer.c_str());
+    return progress::dropped;
+  }
+  return progress::admitted;
 }
 
 }  // namespace ferry::server

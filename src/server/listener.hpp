@@ -13,14 +13,18 @@
 #include <vector>
 
 #include "common/socket.hpp"
+#include "common/stream.hpp"
 #include "protocol/messages.hpp"
+#include "server/handshake.hpp"
 
 namespace ferry::server {
 
 class listener {
  public:
-  /// Called on the acceptor thread with a blocking socket whose hello was read.
-  using hello_handler = std::function<void(unique_fd fd, const std::string& peer, const protocol::hello& hello)>;
+  /// Called on the acceptor thread with a stream whose hello was read (and,
+  /// when the daemon has a token, whose client proved it). A plain stream's
+  /// socket is blocking.
+  using hello_handler = std::function<void(stream_ptr s, const std::string& peer, const protocol::hello& hello)>;
   /// Called on the acceptor thread after wake().
   using wake_handler = std::function<void()>;
 
@@ -34,7 +38,10 @@ class listener {
   bool open(const std::string& address, uint16_t port, const std::string& unix_path, std::string& error);
   uint16_t port() const { return port_; }
 
-  void start(std::chrono::milliseconds handshake_timeout, hello_handler on_hello, wake_handler on_wake);
+  /// Every connection must finish its handshake (TLS, hello and, with a
+  /// token, the challenge) within `handshake_timeout`.
+  void start(std::chrono::milliseconds handshake_timeout, admission rules, hello_handler on_hello,
+             wake_handler on_wake);
   /// Makes the acceptor call on_wake soon (thread-safe).
   void wake();
   /// Stops accepting, closes the listening sockets and pending connections,
@@ -43,6 +50,9 @@ class listener {
 
  private:
   struct pending;
+  enum class progress { waiting, dropped, admitted };
+  /// Takes a pending connection as far as it can go without blocking.
+  progress advance(pending& p);
   void run();
 
   unique_fd tcp_;
@@ -51,6 +61,7 @@ class listener {
   unique_fd wake_;  // eventfd
   uint16_t port_ = 0;
   std::chrono::milliseconds timeout_{5000};
+  admission rules_;
   hello_handler on_hello_;
   wake_handler on_wake_;
   std::thread thread_;

@@ -5,10 +5,14 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/log.hpp"
+#include "common/tls.hpp"
+#include "protocol/auth.hpp"
+#include "protocol/outgoing.hpp"
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
 #include "server/options.hpp"
@@ -29,6 +33,39 @@ bool write_fully(int fd, const std::string& text) {
     p += n;
     left -= static_cast<size_t>(n);
   }
+  return true;
+}
+
+/// Reads the token and the TLS files named on the command line: what every
+/// connection must show (`rules`) and what peer links show other daemons.
+bool load_security(const ferry::server::options& opts, ferry::server::admission& rules,
+                   std::shared_ptr<const ferry::protocol::credentials>& peers, std::string& error) {
+  using namespace ferry;
+  auto shown = std::make_shared<protocol::credentials>();
+  std::string warning;
+  if (!opts.token_file.empty()) {
+    if (!protocol::load_token(opts.token_file, rules.token, warning, error)) return false;
+    if (!warning.empty()) FERRY_WARN("server", "%s", warning.c_str());
+    shown->token = rules.token;
+  } else if (!ferry::server::is_loopback(opts.listen)) {
+    FERRY_WARN("server",
+               "listening on %s without a token (--insecure-listen): anybody who reaches the port can run code on "
+               "this host's devices",
+               opts.listen.c_str());
+  }
+  if (!opts.tls_cert.empty()) {
+    warning.clear();
+    rules.tls = tls::context::for_server(opts.tls_cert, opts.tls_key, warning, error);
+    if (!rules.tls) return false;
+    if (!warning.empty()) FERRY_WARN("server", "%s", warning.c_str());
+  }
+  if (!opts.tls_cert.empty() || !opts.tls_ca.empty()) {
+    shown->tls = tls::context::for_client(opts.tls_ca, error);
+    if (!shown->tls) return false;
+  }
+  FERRY_INFO("server", "connections: %s, %s", rules.token.empty() ? "no token required" : "token required",
+             rules.tls ? "TLS 1.3 on TCP" : "plain");
+  peers = std::move(shown);
   return true;
 }
 
@@ -81,14 +118,21 @@ int main(int argc, char** argv) {
   printf_capture capture(std::move(printf_pipe), STDERR_FILENO);
   capture.start();
 
+  std::shared_ptr<const protocol::credentials> peer_credentials;
   server_config config;
+  if (!load_security(opts, config.rules, peer_credentials, message)) {
+    std::fprintf(stderr, "ferryd: %s\n", message.c_str());
+    capture.stop();
+    return 1;
+  }
   config.listen = opts.listen;
   config.port = opts.port;
   config.unix_path = opts.unix_path;
   config.handshake_timeout_s = opts.handshake_timeout_s;
   config.session_grace_s = opts.session_grace_s;
   config.peer_address = opts.peer_address;
-  server::server ferryd(config, session_services{catalog, native::real_api(), &capture, nullptr, {}});
+  server::server ferryd(config,
+                        session_services{catalog, native::real_api(), &capture, nullptr, {}, {}, peer_credentials});
   if (!ferryd.start(message)) {
     std::fprintf(stderr, "ferryd: %s\n", message.c_str());
     capture.stop();

@@ -1,5 +1,7 @@
 #include "server/options.hpp"
 
+#include <arpa/inet.h>
+
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -49,12 +51,22 @@ bool parse_device_type(const std::string& text, cl_device_type& out) {
 
 }  // namespace
 
+bool is_loopback(const std::string& address) {
+  if (address == "localhost") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, address.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
+  return false;
+}
+
 std::string usage_text() {
   return "usage: ferryd [options]\n"
          "Serves this host's OpenCL devices to Ferry clients.\n"
          "\n"
          "  --port N                 TCP port (default 7780; 0 picks a free one)\n"
-         "  --listen ADDR            address to listen on (default 127.0.0.1)\n"
+         "  --listen ADDR            address to listen on (default 127.0.0.1; any other than loopback\n"
+         "                           needs --token-file or --insecure-listen)\n"
          "  --unix PATH              also listen on a Unix socket\n"
          "  --platform SUBSTRING     serve only platforms whose name contains SUBSTRING (any case)\n"
          "  --device-type TYPE       cpu, gpu, accelerator or all (default all)\n"
@@ -64,6 +76,16 @@ std::string usage_text() {
          "                           for the client to resume it (default 60; 0: end it at once)\n"
          "  --peer-address HOST[:PORT]  where other servers reach this one for peer links, told to\n"
          "                           clients (unix:/PATH too; the port defaults to the one listened on)\n"
+         "  --token-file FILE        accept only clients and peers that prove they hold the token in FILE\n"
+         "                           (challenge-response; the token is never sent). Without it ferryd\n"
+         "                           listens on loopback only\n"
+         "  --insecure-listen ADDR   listen on ADDR without a token anyway: anybody who reaches the port\n"
+         "                           can run code on this host's devices\n"
+         "  --tls-cert FILE          TLS 1.3 on TCP connections with this certificate chain (PEM);\n"
+         "  --tls-key FILE           and its private key; plain connections are then refused\n"
+         "  --tls-ca FILE            CA certificates (PEM) that other daemons' certificates must chain to\n"
+         "                           on peer links (default: the system's); peer links use TLS when\n"
+         "                           this or --tls-cert is given\n"
          "  --help                   show this text\n"
          "\n"
          "Prints \"READY <port>\" on stdout once it listens. Logs go to stderr.\n";
@@ -92,7 +114,8 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
     static constexpr const char* valued[] = {"--port",     "--listen",    "--unix",
                                              "--platform", "--device-type", "--log-level",
                                              "--handshake-timeout", "--peer-address",
-                                             "--session-grace"};
+                                             "--session-grace", "--token-file", "--tls-cert",
+                                             "--tls-key", "--tls-ca", "--insecure-listen"};
     bool known = false;
     for (const char* name : valued) known = known || flag == name;
     if (!known) {
@@ -139,7 +162,35 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
         return parse_outcome::error;
       }
       out.peer_address = v;
+    } else if (flag == "--token-file") {
+      if (v.empty()) return bad("a file");
+      out.token_file = v;
+    } else if (flag == "--tls-cert") {
+      if (v.empty()) return bad("a PEM file");
+      out.tls_cert = v;
+    } else if (flag == "--tls-key") {
+      if (v.empty()) return bad("a PEM file");
+      out.tls_key = v;
+    } else if (flag == "--tls-ca") {
+      if (v.empty()) return bad("a PEM file");
+      out.tls_ca = v;
+    } else if (flag == "--insecure-listen") {
+      if (v.empty()) return bad("an address");
+      out.listen = v;
+      out.insecure_listen = true;
     }
+  }
+  if (out.tls_cert.empty() != out.tls_key.empty()) {
+    message = out.tls_cert.empty() ? "--tls-key needs --tls-cert" : "--tls-cert needs --tls-key";
+    return parse_outcome::error;
+  }
+  // A daemon runs whatever code reaches it on this host's devices: open to
+  // the network only when every client must prove a token, or when told so.
+  if (out.token_file.empty() && !out.insecure_listen && !is_loopback(out.listen)) {
+    message = "listening on " + out.listen +
+              " without a token would let anybody who reaches the port run code on this host: give "
+              "--token-file FILE, or --insecure-listen " + out.listen + " to do it anyway";
+    return parse_outcome::error;
   }
   return parse_outcome::run;
 }

@@ -22,7 +22,15 @@ struct options {
   double handshake_timeout_s = 5.0;
   double session_grace_s = 60.0;
   std::string peer_address;     // --peer-address: announced to clients for peer links; empty: none
+  std::string token_file;       // --token-file: clients and peers must prove the token; empty: none
+  std::string tls_cert;         // --tls-cert/--tls-key: TLS on TCP; empty: plain
+  std::string tls_key;
+  std::string tls_ca;           // --tls-ca: CA file for other daemons' certificates on peer links
+  bool insecure_listen = false; // --insecure-listen: a non-loopback --listen without a token is meant
 };
+
+/// Whether `address` is a loopback address (127.0.0.0/8, ::1, localhost).
+bool is_loopback(const std::string& address);
 
 enum class parse_outcome {
   run,    ///< start the daemon with the parsed options

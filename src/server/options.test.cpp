@@ -26,7 +26,8 @@ TEST(options, every_flag_takes_separate_or_inline_values) {
   options o;
   std::string message;
   ASSERT_EQ(parse({"--port", "0", "--listen=0.0.0.0", "--unix", "/tmp/f.sock", "--platform=Portable", "--device-type",
-                   "gpu", "--log-level=debug", "--handshake-timeout", "0.5"},
+                   "gpu", "--log-level=debug", "--handshake-timeout", "0.5", "--token-file", "/etc/ferry/token",
+                   "--tls-cert=/etc/ferry/cert.pem", "--tls-key", "/etc/ferry/key.pem", "--tls-ca", "/etc/ferry/ca.pem"},
                   o, message),
             parse_outcome::run)
       << message;
@@ -38,6 +39,48 @@ TEST(options, every_flag_takes_separate_or_inline_values) {
   EXPECT_TRUE(o.level_given);
   EXPECT_EQ(o.level, log_level::debug);
   EXPECT_DOUBLE_EQ(o.handshake_timeout_s, 0.5);
+  EXPECT_EQ(o.token_file, "/etc/ferry/token");
+  EXPECT_EQ(o.tls_cert, "/etc/ferry/cert.pem");
+  EXPECT_EQ(o.tls_key, "/etc/ferry/key.pem");
+  EXPECT_EQ(o.tls_ca, "/etc/ferry/ca.pem");
+  EXPECT_FALSE(o.insecure_listen);
+}
+
+TEST(options, the_network_without_a_token_needs_insecure_listen) {
+  options o;
+  std::string message;
+  ASSERT_EQ(parse({"--listen", "0.0.0.0"}, o, message), parse_outcome::error);
+  EXPECT_NE(message.find("--token-file"), std::string::npos) << message;
+  EXPECT_NE(message.find("--insecure-listen 0.0.0.0"), std::string::npos) << message;
+  o = {};
+  ASSERT_EQ(parse({"--insecure-listen", "0.0.0.0"}, o, message), parse_outcome::run) << message;
+  EXPECT_EQ(o.listen, "0.0.0.0");
+  EXPECT_TRUE(o.insecure_listen);
+  o = {};
+  ASSERT_EQ(parse({"--listen", "::1"}, o, message), parse_outcome::run) << message;
+  o = {};
+  ASSERT_EQ(parse({"--listen", "127.0.0.2"}, o, message), parse_outcome::run) << message;
+}
+
+TEST(options, tls_needs_both_certificate_and_key) {
+  options o;
+  std::string message;
+  ASSERT_EQ(parse({"--tls-cert", "c.pem"}, o, message), parse_outcome::error);
+  EXPECT_EQ(message, "--tls-cert needs --tls-key");
+  ASSERT_EQ(parse({"--tls-key", "k.pem"}, o, message), parse_outcome::error);
+  EXPECT_EQ(message, "--tls-key needs --tls-cert");
+  ASSERT_EQ(parse({"--token-file", ""}, o, message), parse_outcome::error);
+}
+
+TEST(options, loopback_addresses_are_recognised) {
+  EXPECT_TRUE(is_loopback("127.0.0.1"));
+  EXPECT_TRUE(is_loopback("127.10.0.1"));
+  EXPECT_TRUE(is_loopback("::1"));
+  EXPECT_TRUE(is_loopback("localhost"));
+  EXPECT_FALSE(is_loopback("0.0.0.0"));
+  EXPECT_FALSE(is_loopback("10.0.0.1"));
+  EXPECT_FALSE(is_loopback("::"));
+  EXPECT_FALSE(is_loopback("example.org"));
 }
 
 TEST(options, device_types_map_to_opencl_bits) {

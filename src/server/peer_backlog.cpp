@@ -28,11 +28,11 @@ void peer_backlog::begin(peer_migration&& item, uint64_t to_send) {
   open_.push_back(std::move(m));
 }
 
-bool peer_backlog::write_chunk(int fd, const open_migration& m, uint64_t offset, link_counter* counter) {
+bool peer_backlog::write_chunk(stream* fd, const open_migration& m, uint64_t offset, link_counter* counter) {
   return write_bulk_chunk(fd, m.item.transfer, m.item.payload(), m.to_send, offset, counter);
 }
 
-bool peer_backlog::send_chunk(int fd, link_counter* counter) {
+bool peer_backlog::send_chunk(stream* fd, link_counter* counter) {
   open_migration& m = *current_;
   frame f;
   f.number = ++sent_;
@@ -65,7 +65,7 @@ peer_backlog::ack_result peer_backlog::acknowledge(uint64_t received, std::vecto
   return ack_result::ok;
 }
 
-bool peer_backlog::resend(int fd, link_counter* counter) const {
+bool peer_backlog::resend(stream* fd, link_counter* counter) const {
   std::vector<uint8_t> statuses;
   uint64_t status_frames = 0;
   auto flush = [&] {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/stream.hpp"
 #include "server/link_stats.hpp"
 #include "server/peer_items.hpp"
 
@@ -44,7 +45,7 @@ class peer_backlog {
   /// Numbers the current migration's next chunk and writes it to `fd`.
   /// The chunk counts as sent even when the write fails (the destination's
   /// count says whether it arrived). False when the write failed.
-  bool send_chunk(int fd, link_counter* counter);
+  bool send_chunk(stream* fd, link_counter* counter);
 
   enum class ack_result { ok, beyond_sent };
   /// The destination has received the first `received` frames: drops them,
@@ -53,7 +54,7 @@ class peer_backlog {
   ack_result acknowledge(uint64_t received, std::vector<peer_migration>& done);
   /// Writes again every frame after acknowledged(), in order. False when
   /// the socket fails.
-  bool resend(int fd, link_counter* counter) const;
+  bool resend(stream* fd, link_counter* counter) const;
 
   /// Takes out everything kept (to fail it) and starts numbering from 0
   /// again (a new link).
@@ -72,7 +73,7 @@ class peer_backlog {
     uint64_t offset = 0;                  // a chunk: where it starts in the payload
     peer_status status;                   // a status: what it said and for which command
   };
-  static bool write_chunk(int fd, const open_migration& m, uint64_t offset, link_counter* counter);
+  static bool write_chunk(stream* fd, const open_migration& m, uint64_t offset, link_counter* counter);
 
   std::deque<frame> frames_;
   std::deque<std::unique_ptr<open_migration>> open_;

@@ -1,5 +1,7 @@
 #include "server/peer_backlog.hpp"
 
+#include "common/stream.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -54,10 +56,10 @@ class backlog_test : public ::testing::Test {
   void SetUp() override {
     int pair[2];
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-    out_.reset(pair[0]);
+    out_ = plain_stream(unique_fd(pair[0]));
     in_.reset(pair[1]);
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-    sink_.reset(pair[0]);
+    sink_ = plain_stream(unique_fd(pair[0]));
     unique_fd drained(pair[1]);
     // Chunks are larger than a socket buffer: something must read them.
     drain_ = std::thread([fd = std::move(drained)] {
@@ -70,9 +72,10 @@ class backlog_test : public ::testing::Test {
     sink_.reset();  // the drain thread sees the end
     if (drain_.joinable()) drain_.join();
   }
-  unique_fd sink_;  // where first sends go: their bytes are not looked at
+  stream_ptr sink_;  // where first sends go: their bytes are not looked at
   std::thread drain_;
-  unique_fd out_, in_;
+  stream_ptr out_;
+  unique_fd in_;
 };
 
 TEST_F(backlog_test, frames_are_numbered_in_send_order_and_a_migration_completes_with_its_last_chunk) {

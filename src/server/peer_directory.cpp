@@ -6,7 +6,7 @@ peer_directory::add_result peer_directory::add(uint32_t index, const peer_target
   std::lock_guard lock(mutex_);
   auto it = links_.find(index);
   if (it != links_.end()) return it->second->target() == target ? add_result::same : add_result::conflict;
-  links_.emplace(index, std::make_unique<peer_link>(target, api_, outbox_, stats_, label_, grace_));
+  links_.emplace(index, std::make_unique<peer_link>(target, api_, outbox_, stats_, label_, grace_, credentials_));
   return add_result::added;
 }
 

@@ -20,9 +20,16 @@ namespace ferry::server {
 class peer_directory {
  public:
   /// `grace`: how long each link tries to get a lost connection back.
+  /// `credentials`: what links show other daemons (null: nothing, plain).
   peer_directory(const native::api& api, control_outbox& outbox, link_stats* stats, std::string label,
-                 std::chrono::milliseconds grace = {})
-      : api_(api), outbox_(outbox), stats_(stats), label_(std::move(label)), grace_(grace) {}
+                 std::chrono::milliseconds grace = {},
+                 std::shared_ptr<const protocol::credentials> credentials = {})
+      : api_(api),
+        outbox_(outbox),
+        stats_(stats),
+        label_(std::move(label)),
+        grace_(grace),
+        credentials_(std::move(credentials)) {}
   ~peer_directory() { close(); }
   peer_directory(const peer_directory&) = delete;
   peer_directory& operator=(const peer_directory&) = delete;
@@ -53,6 +60,7 @@ class peer_directory {
   link_stats* stats_;
   const std::string label_;
   const std::chrono::milliseconds grace_;
+  const std::shared_ptr<const protocol::credentials> credentials_;
   mutable std::mutex mutex_;  // guards links_ and closed_ (links guard themselves)
   std::map<uint32_t, std::unique_ptr<peer_link>> links_;
   bool closed_ = false;

@@ -8,6 +8,7 @@
 
 #include "common/log.hpp"
 #include "protocol/dispatch.hpp"
+#include "protocol/outgoing.hpp"
 #include "protocol/version.hpp"
 #include "server/bulk_writer.hpp"
 #include "server/completion_writer.hpp"
@@ -27,13 +28,15 @@ uint64_t peer_migration::payload_size() const {
 }
 
 peer_link::peer_link(peer_target target, const native::api& api, control_outbox& outbox, link_stats* stats,
-                     std::string label, std::chrono::milliseconds grace)
+                     std::string label, std::chrono::milliseconds grace,
+                     std::shared_ptr<const protocol::credentials> credentials)
     : target_(std::move(target)),
       api_(api),
       outbox_(outbox),
       counter_(stats ? stats->find(p::link_kind::peer_out, target_.address) : nullptr),
       label_(std::move(label)),
-      grace_(grace) {}
+      grace_(grace),
+      credentials_(credentials ? std::move(credentials) : std::make_shared<const protocol::credentials>()) {}
 
 peer_link::~peer_link() { close(); }
 
@@ -97,7 +100,7 @@ void peer_link::post(peer_migration&& item) {
 void peer_link::interrupt() {
   std::lock_guard lock(mutex_);
   ending_ = true;
-  if (fd_.valid()) ::shutdown(fd_.get(), SHUT_RDWR);
+  if (fd_) fd_->shutdown();
   ready_.notify_all();
 }
 
@@ -106,7 +109,7 @@ void peer_link::close() {
   {
     std::lock_guard lock(mutex_);
     closing_ = ending_ = true;
-    if (fd_.valid()) ::shutdown(fd_.get(), SHUT_RDWR);
+    if (fd_) fd_->shutdown();
     thread = std::move(thread_);
     ready_.notify_all();
   }
@@ -124,36 +127,6 @@ void peer_link::close() {
   for (auto& m : migrations) fail_item(api_, outbox_, m, CL_DEVICE_NOT_AVAILABLE);
 }
 
-namespace {
-
-// Reads one frame (header and payload of at most `limit` bytes) with the
-// socket's receive timeout in force.
-bool read_reply(int fd, p::frame_header& header, std::vector<uint8_t>& payload, uint32_t limit, std::string& why) {
-  uint8_t head[p::frame_header_size];
-  if (!read_exact(fd, head, sizeof head)) {
-    why = "no answer to hello (closed or timed out)";
-    return false;
-  }
-  header = p::load_header(head);
-  if (header.payload_size > limit) {
-    why = "reply of " + std::to_string(header.payload_size) + " bytes is over the limit";
-    return false;
-  }
-  payload.resize(header.payload_size);
-  if (!payload.empty() && !read_exact(fd, payload.data(), payload.size())) {
-    why = "closed inside the reply to hello";
-    return false;
-  }
-  return true;
-}
-
-void set_receive_timeout(int fd, int ms) {
-  timeval tv{ms / 1000, (ms % 1000) * 1000};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-}
-
-}  // namespace
-
 peer_link::opened peer_link::connect(uint64_t& received, std::string& why) {
   endpoint where;
   if (!parse_endpoint(target_.address, p::default_port, where, why)) return opened::failed;
@@ -161,12 +134,12 @@ peer_link::opened peer_link::connect(uint64_t& received, std::string& why) {
     why = "no randomness for a link id";
     return opened::failed;
   }
-  unique_fd made = connect_endpoint(where, connect_timeout_ms, why);
-  if (!made.valid()) {
+  stream_ptr made = p::open_stream(where, *credentials_, connect_timeout_ms, why);
+  if (!made) {
     why = "cannot connect: " + why;
     return opened::failed;
   }
-  int fd = made.get();
+  stream* fd = made.get();
   {
     // In fd_ from now on, so that interrupt() and close() can cut a slow handshake short.
     std::lock_guard lock(mutex_);
@@ -182,18 +155,16 @@ peer_link::opened peer_link::connect(uint64_t& received, std::string& why) {
     fd_.reset();
     return how;
   };
-  std::vector<uint8_t> out;
-  p::append_frame(out, p::make_hello(p::stream_kind::peer, target_.session, target_.key, "ferryd " + label_, link_id_));
-  if (!write_all(fd, out.data(), out.size())) {
-    why = "cannot send hello";
-    return fail(opened::failed);
-  }
-  count_out(counter_, 1, out.size());
-  set_receive_timeout(fd, connect_timeout_ms);
+  p::hello hello = p::make_hello(p::stream_kind::peer, target_.session, target_.key, "ferryd " + label_, link_id_);
   p::frame_header header;
   std::vector<uint8_t> payload;
-  if (!read_reply(fd, header, payload, p::message_limit(static_cast<uint16_t>(p::message_id::welcome)), why))
+  if (!p::exchange_hello(*fd, hello, *credentials_, connect_timeout_ms, header, payload, why))
     return fail(opened::failed);
+  {
+    std::vector<uint8_t> sent;
+    p::append_frame(sent, hello);
+    count_out(counter_, 1, sent.size());
+  }
   count_in(counter_, 1, p::frame_header_size + payload.size());
   const char* error = "";
   if (header.message_id == static_cast<uint16_t>(p::message_id::refused)) {
@@ -213,15 +184,17 @@ peer_link::opened peer_link::connect(uint64_t& received, std::string& why) {
   }
   // How much of this link the destination has.
   p::session_state state;
-  if (!read_reply(fd, header, payload, p::message_limit(static_cast<uint16_t>(p::message_id::session_state)), why))
+  if (!p::read_frame(*fd, header, payload, p::message_limit(static_cast<uint16_t>(p::message_id::session_state)), why)) {
+    why = "no session_state after the welcome: " + why;
     return fail(opened::failed);
+  }
   count_in(counter_, 1, p::frame_header_size + payload.size());
   if (header.message_id != static_cast<uint16_t>(p::message_id::session_state) ||
       !p::decode_payload(payload.data(), payload.size(), state, error)) {
     why = "the welcome is not followed by session_state";
     return fail(opened::failed);
   }
-  set_receive_timeout(fd, 0);
+  fd->set_receive_timeout(0);
   received = state.control;
   was_up_ = true;
   ack_reader_ = std::thread([this, fd] {
@@ -235,7 +208,7 @@ peer_link::opened peer_link::connect(uint64_t& received, std::string& why) {
   return opened::yes;
 }
 
-void peer_link::read_acks(int fd) {
+void peer_link::read_acks(stream* fd) {
   std::string why;
   for (;;) {
     uint8_t head[p::frame_header_size];
@@ -277,7 +250,7 @@ void peer_link::read_acks(int fd) {
 void peer_link::disconnect() {
   {
     std::lock_guard lock(mutex_);
-    if (fd_.valid()) ::shutdown(fd_.get(), SHUT_RDWR);
+    if (fd_) fd_->shutdown();
   }
   if (ack_reader_.joinable()) ack_reader_.join();
   std::lock_guard lock(mutex_);

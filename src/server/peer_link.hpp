@@ -31,6 +31,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -39,6 +40,8 @@
 #include <vector>
 
 #include "common/socket.hpp"
+#include "common/stream.hpp"
+#include "protocol/outgoing.hpp"
 #include "protocol/messages.hpp"
 #include "server/link_stats.hpp"
 #include "server/native/api.hpp"
@@ -62,8 +65,11 @@ class peer_link {
   /// `label` names the session in logs and in the thread's name.
   /// `grace`: how long after losing its connection the link keeps trying
   /// to connect again (the session's grace period; 0: it fails at once).
+  /// `credentials`: the token and TLS context shown to the destination
+  /// (null: none, a plain connection).
   peer_link(peer_target target, const native::api& api, control_outbox& outbox, link_stats* stats,
-            std::string label, std::chrono::milliseconds grace = {});
+            std::string label, std::chrono::milliseconds grace = {},
+            std::shared_ptr<const protocol::credentials> credentials = {});
   ~peer_link();
   peer_link(const peer_link&) = delete;
   peer_link& operator=(const peer_link&) = delete;
@@ -109,7 +115,7 @@ class peer_link {
   /// Shuts the connection down and joins its ack reader.
   void disconnect();
   /// The ack reader's body: takes acks until the connection ends.
-  void read_acks(int fd);
+  void read_acks(stream* fd);
   /// Applies the destination's count; completes the migrations it covers.
   /// False (with why) when it counts frames never sent.
   bool acknowledge(uint64_t received, std::string& why);
@@ -128,6 +134,7 @@ class peer_link {
   link_counter* counter_;
   const std::string label_;
   const std::chrono::milliseconds grace_;
+  const std::shared_ptr<const protocol::credentials> credentials_;  // never null
 
   // The link thread's own:
   peer_backlog backlog_;
@@ -140,7 +147,7 @@ class peer_link {
   std::condition_variable ready_;
   std::deque<peer_status> statuses_;
   std::deque<peer_migration> migrations_;
-  unique_fd fd_;
+  stream_ptr fd_;
   bool started_ = false;
   bool closing_ = false;
   bool ending_ = false;    // interrupt(): the session ends, no more connecting

@@ -22,7 +22,7 @@ bool peer_reader::maybe_ack() {
   if (received == acked_) return true;
   // Bytes already here: the ack can wait for them, unless many frames went unacknowledged.
   int waiting = 0;
-  if (received - acked_ < ack_every && ::ioctl(fd_, FIONREAD, &waiting) == 0 && waiting > 0) return true;
+  if (received - acked_ < ack_every && ::ioctl(fd_->fd(), FIONREAD, &waiting) == 0 && waiting > 0) return true;
   std::vector<uint8_t> frame;
   p::append_frame(frame, p::ack{received, 0});
   if (!write_all(fd_, frame.data(), frame.size())) return false;

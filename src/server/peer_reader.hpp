@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/stream.hpp"
 #include "server/link_stats.hpp"
 
 namespace ferry::server {
@@ -26,7 +27,7 @@ struct session_core;
 class peer_reader {
  public:
   /// `received`: frames of this link applied over its earlier connections.
-  peer_reader(int fd, session_core& core, link_counter* counter, uint64_t received = 0)
+  peer_reader(stream* fd, session_core& core, link_counter* counter, uint64_t received = 0)
       : fd_(fd), core_(core), counter_(counter), received_(received), acked_(received) {}
 
   enum class end { closed, violation };
@@ -42,7 +43,7 @@ class peer_reader {
   /// Sends an ack when one is due; false when the socket fails.
   bool maybe_ack();
 
-  int fd_;
+  stream* fd_;
   session_core& core_;
   link_counter* counter_;
   std::atomic<uint64_t> received_;

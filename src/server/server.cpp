@@ -29,48 +29,42 @@ bool server::start(std::string& error) {
   }
   auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config_.handshake_timeout_s * 1000));
   listener_.start(
-      timeout, [this](unique_fd fd, const std::string& peer, const p::hello& hello) { on_hello(std::move(fd), peer, hello); },
+      timeout, config_.rules,
+      [this](stream_ptr s, const std::string& peer, const p::hello& hello) { on_hello(std::move(s), peer, hello); },
       [this] { reap(); });
   FERRY_INFO("server", "listening on %s:%u%s%s", config_.listen.c_str(), listener_.port(),
              config_.unix_path.empty() ? "" : " and unix:", config_.unix_path.c_str());
   return true;
 }
 
-void server::refuse(int fd, const std::string& peer, const p::refused& why) {
-  FERRY_WARN("server", "refusing %s: %s", peer.c_str(), why.reason.c_str());
-  std::vector<uint8_t> frame;
-  p::append_frame(frame, why);
-  write_all(fd, frame.data(), frame.size());
-}
-
-void server::on_hello(unique_fd fd, const std::string& peer, const p::hello& hello) {
+void server::on_hello(stream_ptr fd, const std::string& peer, const p::hello& hello) {
   hello_verdict verdict = check_hello(hello);
-  if (!verdict.accepted) return refuse(fd.get(), peer, verdict.refusal);
+  if (!verdict.accepted) return refuse(*fd, peer, verdict.refusal);
   if (hello.stream == p::stream_kind::control && !is_zero(hello.session)) {
     // A client resumes its session after a lost connection. The same answer
     // for an unknown (expired, or another daemon's) session and a wrong secret.
     std::lock_guard lock(mutex_);
     auto it = by_id_.find(hello.session);
     if (it == by_id_.end() || !tokens_equal(it->second->secret(), hello.secret))
-      return refuse(fd.get(), peer, {static_cast<int32_t>(refusal::unknown_session), "unknown session or wrong secret"});
+      return refuse(*fd, peer, {static_cast<int32_t>(refusal::unknown_session), "unknown session or wrong secret"});
     p::refused why;
     p::welcome welcome{verdict.version, hello.session, hello.secret, it->second->peer_key()};
-    if (!it->second->resume(fd, peer, welcome, why)) refuse(fd.get(), peer, why);
+    if (!it->second->resume(fd, peer, welcome, why)) refuse(*fd, peer, why);
     return;
   }
   if (hello.stream == p::stream_kind::control) {
     p::welcome welcome{verdict.version, {}, {}, {}};
     if (!random_token(welcome.session) || !random_token(welcome.secret) || !random_token(welcome.peer_key)) {
-      return refuse(fd.get(), peer, {static_cast<int32_t>(refusal::shutting_down), "no randomness for a session id"});
+      return refuse(*fd, peer, {static_cast<int32_t>(refusal::shutting_down), "no randomness for a session id"});
     }
     std::shared_ptr<session> s;
     {
       std::lock_guard lock(mutex_);
-      if (stopping_) return refuse(fd.get(), peer, {static_cast<int32_t>(refusal::shutting_down), "the daemon is stopping"});
+      if (stopping_) return refuse(*fd, peer, {static_cast<int32_t>(refusal::shutting_down), "the daemon is stopping"});
       std::vector<uint8_t> frame;
       p::append_frame(frame, welcome);
       p::append_frame(frame, p::session_state{0, 0, static_cast<uint32_t>(services_.grace.count()), 0});
-      if (!write_all(fd.get(), frame.data(), frame.size())) {
+      if (!fd->write_all(frame.data(), frame.size())) {
         FERRY_INFO("server", "%s left before its welcome", peer.c_str());
         return;
       }
@@ -88,11 +82,11 @@ void server::on_hello(unique_fd fd, const std::string& peer, const p::hello& hel
     std::lock_guard lock(mutex_);
     auto it = by_id_.find(hello.session);
     if (it == by_id_.end() || !tokens_equal(it->second->peer_key(), hello.secret))
-      return refuse(fd.get(), peer, {static_cast<int32_t>(refusal::unknown_session), "unknown session or wrong peer key"});
+      return refuse(*fd, peer, {static_cast<int32_t>(refusal::unknown_session), "unknown session or wrong peer key"});
     // The client's secret and peer key stay out of a peer's welcome.
     p::refused why;
     p::welcome welcome{verdict.version, hello.session, {}, {}};
-    if (!it->second->attach_peer_in(fd, peer, hello.link, welcome, why)) refuse(fd.get(), peer, why);
+    if (!it->second->attach_peer_in(fd, peer, hello.link, welcome, why)) refuse(*fd, peer, why);
     return;
   }
   // A bulk stream joins its session.
@@ -100,10 +94,10 @@ void server::on_hello(unique_fd fd, const std::string& peer, const p::hello& hel
   auto it = by_id_.find(hello.session);
   // The same answer for an unknown session and a wrong secret.
   if (it == by_id_.end() || !tokens_equal(it->second->secret(), hello.secret))
-    return refuse(fd.get(), peer, {static_cast<int32_t>(refusal::unknown_session), "unknown session or wrong secret"});
+    return refuse(*fd, peer, {static_cast<int32_t>(refusal::unknown_session), "unknown session or wrong secret"});
   p::refused why;
   p::welcome welcome{verdict.version, hello.session, hello.secret, {}};
-  if (!it->second->attach_bulk(fd, peer, welcome, why)) refuse(fd.get(), peer, why);
+  if (!it->second->attach_bulk(fd, peer, welcome, why)) refuse(*fd, peer, why);
 }
 
 void server::on_session_finished(session& s) {

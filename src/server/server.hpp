@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "server/handshake.hpp"
 #include "server/link_stats.hpp"
 #include "server/listener.hpp"
 #include "server/session.hpp"
@@ -24,6 +25,8 @@ struct server_config {
   /// --peer-address: "host[:port]" or "unix:/path" (a missing port is the
   /// one listened on); empty: none announced.
   std::string peer_address;
+  /// Token and TLS demanded of every connection.
+  admission rules;
 };
 
 class server {
@@ -48,10 +51,10 @@ class server {
   link_stats& links() { return links_; }
 
  private:
-  void on_hello(unique_fd fd, const std::string& peer, const protocol::hello& hello);
+  void on_hello(stream_ptr s, const std::string& peer, const protocol::hello& hello);
   void on_session_finished(session& s);
   void reap();
-  void refuse(int fd, const std::string& peer, const protocol::refused& why);
+  void refuse(stream& s, const std::string& peer, const protocol::refused& why) { send_refusal(s, peer, why); }
 
   const server_config config_;
   link_stats links_;

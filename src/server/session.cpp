@@ -30,13 +30,13 @@ void name_thread(const char* role, const std::string& label) {
 }  // namespace
 
 session::session(const protocol::session_token& id, const protocol::session_token& secret,
-                 const protocol::session_token& peer_key, unique_fd control, std::string peer,
+                 const protocol::session_token& peer_key, stream_ptr control, std::string peer,
                  const session_services& services, std::function<void(session&)> finished)
     : secret_(secret),
       peer_key_(peer_key),
       services_(services),
       core_(std::make_shared<session_core>(id, services.api, services.printf, services.links,
-                                           services.peer_address, services.grace)),
+                                           services.peer_address, services.grace, services.peer_credentials)),
       control_(std::move(control)),
       peer_(std::move(peer)),
       finished_(std::move(finished)) {}
@@ -69,31 +69,31 @@ namespace {
 
 // Sends the welcome that attaches a stream to its session; false, with the
 // refusal to log, when the connection is gone already.
-bool send_welcome(int fd, const protocol::welcome& welcome, protocol::refused& why) {
+bool send_welcome(stream& s, const protocol::welcome& welcome, protocol::refused& why) {
   std::vector<uint8_t> frame;
   protocol::append_frame(frame, welcome);
-  if (write_all(fd, frame.data(), frame.size())) return true;
+  if (s.write_all(frame.data(), frame.size())) return true;
   why = {static_cast<int32_t>(refusal::session_closing), "cannot send welcome"};
   return false;
 }
 
 }  // namespace
 
-bool session::attach_bulk(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
+bool session::attach_bulk(stream_ptr& fd, const std::string& peer, const protocol::welcome& welcome,
                           protocol::refused& why) {
   std::lock_guard lock(mutex_);
   if (closing_) {
     why = {static_cast<int32_t>(refusal::session_closing), "the session is ending"};
     return false;
   }
-  if (bulk_.valid()) {
+  if (bulk_) {
     why = {static_cast<int32_t>(refusal::bulk_already_attached), "the session has a bulk stream already"};
     return false;
   }
-  if (!send_welcome(fd.get(), welcome, why)) return false;
+  if (!send_welcome(*fd, welcome, why)) return false;
   bulk_ = std::move(fd);
   bulk_peer_ = peer;
-  int bulk_fd = bulk_.get();
+  stream* bulk_fd = bulk_.get();
   FERRY_INFO("session", "session %s: bulk stream attached from %s", core_->label.c_str(), peer.c_str());
   bulk_reader_ = std::thread([this, bulk_fd] {
     name_thread("blk-r", core_->label);
@@ -131,7 +131,7 @@ bool session::attach_bulk(unique_fd& fd, const std::string& peer, const protocol
   return true;
 }
 
-bool session::resume(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
+bool session::resume(stream_ptr& fd, const std::string& peer, const protocol::welcome& welcome,
                      protocol::refused& why) {
   std::lock_guard lock(mutex_);
   if (closing_) {
@@ -140,7 +140,7 @@ bool session::resume(unique_fd& fd, const std::string& peer, const protocol::wel
   }
   // A connection that is still up is dead to the client (roaming, or a
   // half-open TCP connection): the new one replaces it.
-  if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
+  if (control_) control_->shutdown();
   resume_fd_ = std::move(fd);  // an older resumption not yet taken is dropped
   resume_peer_ = peer;
   resume_welcome_ = welcome;
@@ -152,16 +152,16 @@ void session::connection_broken(const std::string& reason) {
   std::lock_guard lock(mutex_);
   if (closing_) return;
   FERRY_DEBUG("session", "session %s: %s", core_->label.c_str(), reason.c_str());
-  if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
-  if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
+  if (control_) control_->shutdown();
+  if (bulk_) bulk_->shutdown();
 }
 
 void session::drop_bulk() {
   std::thread reader, writer;
-  unique_fd dropped;  // closed only once both threads are gone
+  stream_ptr dropped;  // closed only once both threads are gone
   {
     std::lock_guard lock(mutex_);
-    if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
+    if (bulk_) bulk_->shutdown();
     core_->bulk.retire_writer();  // an idle writer waits for jobs, not for the socket
     // No longer the session's stream: a writer still waiting to start (for
     // the client's ack) sees that and returns.
@@ -178,8 +178,7 @@ void session::drop_bulk() {
 bool session::read_resume_ack(protocol::ack& ack, std::string& why) {
   // The client sends it at once; a client that does not is treated like a
   // connection that broke again.
-  timeval limit{10, 0};
-  ::setsockopt(control_.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  control_->set_receive_timeout(10000);
   uint8_t head[protocol::frame_header_size];
   bool ok = read_exact(control_.get(), head, sizeof head);
   protocol::frame_header h = protocol::load_header(head);
@@ -192,8 +191,7 @@ bool session::read_resume_ack(protocol::ack& ack, std::string& why) {
     why = "a resumed connection must begin with ack";
     return false;
   }
-  timeval forever{0, 0};
-  ::setsockopt(control_.get(), SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
+  control_->set_receive_timeout(0);
   const char* error = "";
   if (!ok) {
     why = "the resumed connection broke before its ack";
@@ -217,7 +215,7 @@ bool session::wait_for_resume(std::string& why) {
     {
       std::unique_lock lock(mutex_);
       control_.reset();
-      if (!resumed_.wait_until(lock, deadline, [&] { return closing_ || resume_fd_.valid(); })) {
+      if (!resumed_.wait_until(lock, deadline, [&] { return closing_ || resume_fd_ != nullptr; })) {
         why = "not resumed within " + std::to_string(grace.count() / 1000) + " s";
         return false;
       }
@@ -263,7 +261,7 @@ bool session::wait_for_resume(std::string& why) {
   }
 }
 
-bool session::attach_peer_in(unique_fd& fd, const std::string& peer, const protocol::session_token& link,
+bool session::attach_peer_in(stream_ptr& fd, const std::string& peer, const protocol::session_token& link,
                              const protocol::welcome& welcome, protocol::refused& why) {
   std::lock_guard lock(mutex_);
   if (closing_) {
@@ -280,7 +278,7 @@ bool session::attach_peer_in(unique_fd& fd, const std::string& peer, const proto
     if (old != peers_in_.end()) {
       // The source lost its connection (or thinks so): the old one may look
       // alive; the new reader waits for the old one to stop.
-      ::shutdown((*old)->fd.get(), SHUT_RDWR);
+      (*old)->fd->shutdown();
       entry->previous = std::move(*old);
       peers_in_.erase(old);
     }
@@ -298,7 +296,7 @@ bool session::attach_peer_in(unique_fd& fd, const std::string& peer, const proto
 }
 
 void session::serve_peer_in(peer_in& link, link_counter* counter, const protocol::welcome& welcome) {
-  const int link_fd = link.fd.get();
+  stream* link_fd = link.fd.get();
   if (link.previous) {
     // Its count is final once its reader has ended.
     if (link.previous->reader.joinable()) link.previous->reader.join();
@@ -313,7 +311,7 @@ void session::serve_peer_in(peer_in& link, link_counter* counter, const protocol
     write_all(link_fd, frames.data(), frames.size());
     FERRY_WARN("session", "session %s: refusing the peer link from %s again: it broke a rule", core_->label.c_str(),
                link.peer.c_str());
-    ::shutdown(link_fd, SHUT_RDWR);
+    link_fd->shutdown();
     return;
   }
   protocol::append_frame(frames, welcome);
@@ -339,7 +337,7 @@ void session::serve_peer_in(peer_in& link, link_counter* counter, const protocol
                reason.c_str());
   else
     FERRY_INFO("session", "session %s: %s (%s)", core_->label.c_str(), reason.c_str(), link.peer.c_str());
-  ::shutdown(link_fd, SHUT_RDWR);
+  link_fd->shutdown();
 }
 
 void session::join_peer_readers() {
@@ -370,9 +368,9 @@ void session::close(const std::string& reason) {
     closing_ = true;
     close_reason_ = reason;
     // Unblocks recv/send in every thread of this session.
-    if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
-    if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
-    for (auto& link : peers_in_) ::shutdown(link->fd.get(), SHUT_RDWR);
+    if (control_) control_->shutdown();
+    if (bulk_) bulk_->shutdown();
+    for (auto& link : peers_in_) link->fd->shutdown();
     resumed_.notify_all();
   }
   core_->peers.interrupt();

@@ -31,7 +31,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/socket.hpp"
+#include "common/stream.hpp"
 #include "protocol/messages.hpp"
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
@@ -52,13 +52,15 @@ struct session_services {
   std::string peer_address;      // server_info.peer_address
   /// How long a session outlives its client's lost connection (0: not at all).
   std::chrono::milliseconds grace{0};
+  /// What peer links show other daemons: the token, TLS (null: none).
+  std::shared_ptr<const protocol::credentials> peer_credentials;
 };
 
 class session {
  public:
   /// `finished` is called on the control reader thread as its last act.
   session(const protocol::session_token& id, const protocol::session_token& secret,
-          const protocol::session_token& peer_key, unique_fd control, std::string peer,
+          const protocol::session_token& peer_key, stream_ptr control, std::string peer,
           const session_services& services, std::function<void(session&)> finished);
   ~session();
   session(const session&) = delete;
@@ -69,14 +71,14 @@ class session {
   /// Attaches the bulk connection: sends `welcome` on it and starts the bulk
   /// threads. False with a refusal when the session has one already or is
   /// ending; `fd` is then left to the caller.
-  bool attach_bulk(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome,
+  bool attach_bulk(stream_ptr& fd, const std::string& peer, const protocol::welcome& welcome,
                    protocol::refused& why);
   /// A client resumes the session on a new control connection (the server
   /// checked its secret). The session drops the connection it has, if any,
   /// and takes this one; its control reader then sends `welcome` and the
   /// session_state. False with a refusal when the session is ending; `fd`
   /// is then left to the caller.
-  bool resume(unique_fd& fd, const std::string& peer, const protocol::welcome& welcome, protocol::refused& why);
+  bool resume(stream_ptr& fd, const std::string& peer, const protocol::welcome& welcome, protocol::refused& why);
   /// Attaches an incoming peer link (the hello showed peer_key()) and
   /// starts its reader, which first sends `welcome` and the session_state
   /// (the frames the link `link` has delivered so far). A connection of a
@@ -84,7 +86,7 @@ class session {
   /// first, so that the count is final. A link closed for breaking a rule
   /// is refused instead. False with a refusal when the session is ending;
   /// `fd` is then left to the caller.
-  bool attach_peer_in(unique_fd& fd, const std::string& peer, const protocol::session_token& link,
+  bool attach_peer_in(stream_ptr& fd, const std::string& peer, const protocol::session_token& link,
                       const protocol::welcome& welcome, protocol::refused& why);
   /// Ends the session (any thread, idempotent): shuts the sockets down so
   /// that every thread unblocks; the control reader then tears down.
@@ -116,7 +118,7 @@ class session {
   const protocol::session_token peer_key_;
   const session_services services_;
   std::shared_ptr<session_core> core_;
-  unique_fd control_;
+  stream_ptr control_;
   std::string peer_;  // of the control connection; changes only on the control reader, under mutex_
   std::function<void(session&)> finished_;
   std::unique_ptr<control_writer> writer_;
@@ -124,7 +126,7 @@ class session {
   /// An incoming peer link's current connection. One per link id: a new
   /// connection of the link takes the old one over as `previous`.
   struct peer_in {
-    unique_fd fd;
+    stream_ptr fd;
     std::string peer;
     protocol::session_token link{};  // the source's id for the link (zero: none, never matched)
     std::thread reader;
@@ -141,7 +143,7 @@ class session {
   link_counter* counter(protocol::link_kind kind, const std::string& peer) const;
 
   std::mutex mutex_;  // guards bulk_, bulk_peer_, closing_, close_reason_, the bulk threads, peers_in_
-  unique_fd bulk_;
+  stream_ptr bulk_;
   std::string bulk_peer_;
   bool closing_ = false;
   std::string close_reason_;
@@ -152,7 +154,7 @@ class session {
   std::vector<std::unique_ptr<peer_in>> peers_in_;
   // Resumption (guarded by mutex_; resumed_ wakes the control reader and the bulk writer):
   std::condition_variable resumed_;
-  unique_fd resume_fd_;            // a resumed connection the control reader has not taken yet
+  stream_ptr resume_fd_;            // a resumed connection the control reader has not taken yet
   std::string resume_peer_;
   protocol::welcome resume_welcome_;
   /// Bulk frames the client has received, once known for the current

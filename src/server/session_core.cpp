@@ -24,7 +24,8 @@ uint64_t key_of(const protocol::session_token& id) {
 
 session_core::session_core(const protocol::session_token& session, const native::api& native,
                            printf_capture* capture, link_stats* link_counters, std::string address,
-                           std::chrono::milliseconds grace)
+                           std::chrono::milliseconds grace,
+                           std::shared_ptr<const protocol::credentials> credentials)
     : id(session),
       label(session_label(session)),
       key(key_of(session)),
@@ -36,6 +37,6 @@ session_core::session_core(const protocol::session_token& session, const native:
       bulk(native),
       transfers(native),
       imports(native),
-      peers(native, outbox, link_counters, label, grace) {}
+      peers(native, outbox, link_counters, label, grace, std::move(credentials)) {}
 
 }  // namespace ferry::server

@@ -32,7 +32,8 @@ struct session_core {
   /// which its peer links also give a lost connection.
   session_core(const protocol::session_token& session, const native::api& native, printf_capture* capture,
                link_stats* links = nullptr, std::string peer_address = {},
-               std::chrono::milliseconds grace = {});
+               std::chrono::milliseconds grace = {},
+               std::shared_ptr<const protocol::credentials> credentials = {});
 
   const protocol::session_token id;
   const std::string label;

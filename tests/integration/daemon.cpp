@@ -28,10 +28,11 @@ build_paths binary_paths() {
   return {FERRY_BINARY_DIR};
 }
 
-daemon::daemon(std::vector<std::string> extra_args) {
+daemon::daemon(std::vector<std::string> extra_args, std::string log_path) {
   daemon_process::options opts;
   opts.binary = binary_paths().ferryd();
   opts.extra_args = std::move(extra_args);
+  opts.stderr_path = std::move(log_path);
   try {
     process_ = daemon_process::start(opts);
   } catch (const process_error& e) {

@@ -36,7 +36,8 @@ build_paths binary_paths();
 /// to start, a non-zero exit status, or a daemon that ignores SIGTERM are test failures.
 class daemon {
  public:
-  explicit daemon(std::vector<std::string> extra_args = {});
+  /// `log_path`: where the daemon's stderr (its log) goes; empty: this process's stderr.
+  explicit daemon(std::vector<std::string> extra_args = {}, std::string log_path = {});
   ~daemon();
   daemon(const daemon&) = delete;
   daemon& operator=(const daemon&) = delete;

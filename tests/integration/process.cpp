@@ -95,8 +95,16 @@ child_process child_process::spawn(const spawn_options& options) {
     throw process_error(errno_text("pipe2"));
   }
 
+  const int err_fd = options.stderr_path.empty()
+                         ? -1
+                         : ::open(options.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (!options.stderr_path.empty() && err_fd < 0) {
+    cleanup();
+    throw process_error(errno_text(("open " + options.stderr_path).c_str()));
+  }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
+  if (pid != 0 && err_fd >= 0) ::close(err_fd);
   if (pid < 0) {
     cleanup();
     throw process_error(errno_text("fork"));
@@ -107,6 +115,7 @@ child_process child_process::spawn(const spawn_options& options) {
     if (::getppid() != parent) ::_exit(127);
     if (out_pipe[1] >= 0 && ::dup2(out_pipe[1], STDOUT_FILENO) < 0) ::_exit(127);
     if (in_pipe[0] >= 0 && ::dup2(in_pipe[0], STDIN_FILENO) < 0) ::_exit(127);
+    if (err_fd >= 0 && ::dup2(err_fd, STDERR_FILENO) < 0) ::_exit(127);
     // Sockets the parent's OpenCL driver holds must not leak into the child.
     ::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */);
     ::execve(argv[0], argv.data(), envp.data());
@@ -347,6 +356,7 @@ std::unique_ptr<daemon_process> daemon_process::start(const options& opts) {
   spawn.argv.insert(spawn.argv.end(), opts.extra_args.begin(), opts.extra_args.end());
   spawn.env = startup_loader_env();
   spawn.capture_stdout = true;
+  spawn.stderr_path = opts.stderr_path;
   child_process child = child_process::spawn(spawn);
 
   const auto deadline = clock::now() + opts.ready_timeout;

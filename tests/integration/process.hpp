@@ -39,6 +39,8 @@ struct spawn_options {
   bool capture_stdout = true;
   /// Gives the parent a pipe to the child's stdin; otherwise the child inherits it.
   bool pipe_stdin = false;
+  /// Appends the child's stderr to this file; empty: the child inherits stderr.
+  std::string stderr_path;
 };
 
 /// A child started with fork/exec. The destructor kills (SIGKILL) and reaps a child that
@@ -113,6 +115,7 @@ class daemon_process {
   struct options {
     std::string binary;                     // path of ferryd
     std::vector<std::string> extra_args;    // appended after "--port 0"
+    std::string stderr_path;                // the daemon's log goes here (empty: inherited)
     std::chrono::milliseconds ready_timeout{20000};
   };
 

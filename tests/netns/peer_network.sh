@@ -81,7 +81,7 @@ start_daemon() {  # namespace peer-address label; sets port
   port=""
   : >"$out"
   ip netns exec "$ns" env -u OCL_ICD_VENDORS -u OCL_ICD_FILENAMES "$build/bin/ferryd" --port 0 \
-    --listen 0.0.0.0 --peer-address "$peer" --device-type cpu --log-level warn >"$out" 2>"$work/$label.log" &
+    --insecure-listen 0.0.0.0 --peer-address "$peer" --device-type cpu --log-level warn >"$out" 2>"$work/$label.log" &
   pids+=($!)
   while [[ -z "$port" ]]; do
     if IFS= read -r line <"$out" && [[ "$line" =~ ^READY\ ([0-9]+)$ ]]; then

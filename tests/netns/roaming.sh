@@ -70,7 +70,7 @@ run ip -n "$ns_c" link set "$veth_c" up
 port="" deadline=$((SECONDS + 30))
 : >"$work/ferryd.out"
 ip netns exec "$ns_s" env -u OCL_ICD_VENDORS -u OCL_ICD_FILENAMES "$build/bin/ferryd" --port 0 \
-  --listen 10.203.0.1 --device-type cpu --session-grace 60 --log-level info \
+  --insecure-listen 10.203.0.1 --device-type cpu --session-grace 60 --log-level info \
   >"$work/ferryd.out" 2>"$work/ferryd.log" &
 pids+=($!)
 while [[ -z "$port" ]]; do

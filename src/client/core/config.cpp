@@ -23,7 +23,9 @@ std::vector<std::string> split_server_list(const std::string& text) {
 
 namespace {
 
-bool read_config_file(const std::string& path, server_list& out) {
+/// Lines "KEY VALUE" of a config file ('#' starts a comment).
+template <class OnLine>
+bool read_config_file(const std::string& path, OnLine&& on_line) {
   std::ifstream file(path);
   if (!file) return false;
   std::string line;
@@ -31,11 +33,17 @@ bool read_config_file(const std::string& path, server_list& out) {
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     std::istringstream words(line);
     std::string key, value;
-    if (!(words >> key)) continue;
-    if (key == "server" && (words >> value)) out.addresses.push_back(value);
+    if ((words >> key) && (words >> value)) on_line(key, value);
   }
-  out.source = path;
   return true;
+}
+
+/// FERRY_CONFIG, $XDG_CONFIG_HOME/ferry/config or ~/.config/ferry/config.
+std::string config_file_path() {
+  if (const char* path = std::getenv("FERRY_CONFIG"); path && *path) return path;
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) return std::string(xdg) + "/ferry/config";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.config/ferry/config";
+  return {};
 }
 
 }  // namespace
@@ -47,15 +55,26 @@ server_list configured_servers() {
     list.source = "FERRY_SERVERS";
     return list;
   }
-  if (const char* path = std::getenv("FERRY_CONFIG"); path && *path) {
-    read_config_file(path, list);
-    return list;
-  }
-  std::string base;
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) base = xdg;
-  else if (const char* home = std::getenv("HOME"); home && *home) base = std::string(home) + "/.config";
-  if (!base.empty()) read_config_file(base + "/ferry/config", list);
+  std::string path = config_file_path();
+  if (!path.empty() && read_config_file(path, [&](const std::string& key, const std::string& value) {
+        if (key == "server") list.addresses.push_back(value);
+      }))
+    list.source = path;
   return list;
+}
+
+security_files configured_security() {
+  security_files files;
+  std::string path = config_file_path();
+  if (!path.empty()) {
+    read_config_file(path, [&](const std::string& key, const std::string& value) {
+      if (key == "token-file") files.token_file = value;
+      else if (key == "tls-ca") files.tls_ca = value;
+    });
+  }
+  if (const char* env = std::getenv("FERRY_TOKEN_FILE"); env && *env) files.token_file = env;
+  if (const char* env = std::getenv("FERRY_TLS_CA"); env && *env) files.tls_ca = env;
+  return files;
 }
 
 }  // namespace ferry::client

@@ -11,11 +11,20 @@ struct server_list {
   std::string source;                  // where they came from, for logs
 };
 
+/// What the client shows servers: files named by FERRY_TOKEN_FILE and
+/// FERRY_TLS_CA, else by the config file's "token-file PATH" and "tls-ca
+/// PATH" lines (empty: none).
+struct security_files {
+  std::string token_file;
+  std::string tls_ca;
+};
+
 /// Splits "a:1, b:2" into entries (commas and whitespace separate).
 std::vector<std::string> split_server_list(const std::string& text);
 
 /// Reads FERRY_SERVERS, then FERRY_CONFIG, $XDG_CONFIG_HOME/ferry/config or
 /// ~/.config/ferry/config (lines "server host:port", '#' comments).
 server_list configured_servers();
+security_files configured_security();
 
 }  // namespace ferry::client

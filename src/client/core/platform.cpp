@@ -9,6 +9,9 @@
 #include "client/core/config.hpp"
 #include "client/core/device_capabilities.hpp"
 #include "common/log.hpp"
+#include "common/tls.hpp"
+#include "protocol/auth.hpp"
+#include "protocol/outgoing.hpp"
 #include "protocol/version.hpp"
 
 namespace ferry::client {
@@ -36,7 +39,7 @@ void decode_device_fields(device& d) {
 }
 
 // Connects to one server and fetches its devices; nullptr (logged) on failure.
-std::unique_ptr<server> connect_server(const std::string& text) {
+std::unique_ptr<server> connect_server(const std::string& text, const protocol::credentials& who) {
   auto s = std::make_unique<server>();
   s->address_text = text;
   std::string error;
@@ -44,7 +47,7 @@ std::unique_ptr<server> connect_server(const std::string& text) {
     FERRY_WARN("config", "ignoring server '%s': %s", text.c_str(), error.c_str());
     return nullptr;
   }
-  s->link = connection::open(s->address, error);
+  s->link = connection::open(s->address, who, error);
   if (!s->link) {
     FERRY_WARN("net", "server %s is not available: %s; its devices are left out", text.c_str(), error.c_str());
     return nullptr;
@@ -71,6 +74,23 @@ std::unique_ptr<server> connect_server(const std::string& text) {
   return s;
 }
 
+/// Reads the token and the TLS CA the configuration names. False, with why,
+/// when a named file cannot be used: connecting without it would only be
+/// refused, or worse, go out unencrypted.
+bool load_credentials(protocol::credentials& who, std::string& error) {
+  security_files files = configured_security();
+  if (!files.token_file.empty()) {
+    std::string warning;
+    if (!protocol::load_token(files.token_file, who.token, warning, error)) return false;
+    if (!warning.empty()) FERRY_WARN("config", "%s", warning.c_str());
+  }
+  if (!files.tls_ca.empty()) {
+    who.tls = tls::context::for_client(files.tls_ca, error);
+    if (!who.tls) return false;
+  }
+  return true;
+}
+
 platform_state& state();
 
 void say_goodbye_to_servers() {
@@ -88,11 +108,17 @@ platform_state& state() {
                  "to ~/.config/ferry/config); the Ferry platform has no devices");
       return st;
     }
+    protocol::credentials who;
+    std::string error;
+    if (!load_credentials(who, error)) {
+      FERRY_ERROR("config", "%s; the Ferry platform has no devices", error.c_str());
+      return st;
+    }
     // Connect to all servers at once so one slow address does not delay the rest.
     std::vector<std::unique_ptr<server>> results(list.addresses.size());
     std::vector<std::thread> workers;
     for (size_t i = 0; i < list.addresses.size(); ++i)
-      workers.emplace_back([&, i] { results[i] = connect_server(list.addresses[i]); });
+      workers.emplace_back([&, i] { results[i] = connect_server(list.addresses[i], who); });
     for (auto& w : workers) w.join();
     for (auto& s : results) {
       if (!s) continue;

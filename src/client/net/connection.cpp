@@ -11,6 +11,7 @@
 
 #include "client/core/event_state.hpp"
 #include "common/log.hpp"
+#include "protocol/outgoing.hpp"
 #include "protocol/version.hpp"
 
 namespace ferry::client {
@@ -25,17 +26,6 @@ int connect_timeout_ms() {
   return 3000;
 }
 
-// Reads one whole frame (header + payload) from a blocking socket; used only
-// during the handshake, before the reader threads exist.
-bool read_frame(int fd, protocol::frame_header& header, std::vector<uint8_t>& payload, uint32_t limit) {
-  uint8_t raw[protocol::frame_header_size];
-  if (!read_exact(fd, raw, sizeof raw)) return false;
-  header = protocol::load_header(raw);
-  if (header.payload_size > limit) return false;
-  payload.resize(header.payload_size);
-  return read_exact(fd, payload.data(), payload.size());
-}
-
 /// How long a connection may stay silent with data unacknowledged, or fail
 /// its keepalive probes, before libferry counts it as lost and resumes
 /// (FERRY_LINK_TIMEOUT_MS, default 10 s).
@@ -47,11 +37,17 @@ int link_timeout_ms() {
   return 10000;
 }
 
-/// Connects one stream of the session, with dead-peer detection.
-unique_fd connect_stream(const endpoint& where, std::string& error) {
-  unique_fd fd = connect_endpoint(where, connect_timeout_ms(), error);
-  if (fd.valid()) detect_dead_peer(fd.get(), link_timeout_ms());
-  return fd;
+/// Connects one stream of the session (TLS when configured), with dead-peer
+/// detection.
+stream_ptr connect_stream(const endpoint& where, const protocol::credentials& who, std::string& error) {
+  stream_ptr s = protocol::open_stream(where, who, connect_timeout_ms(), error);
+  if (s) detect_dead_peer(s->fd(), link_timeout_ms());
+  return s;
+}
+
+/// Shuts a stream down, if there is one: every thread blocked on it returns.
+void shut(const stream_ptr& s) {
+  if (s) s->shutdown();
 }
 
 }  // namespace
@@ -64,10 +60,12 @@ std::chrono::microseconds spin_duration() {
   return value;
 }
 
-std::unique_ptr<connection> connection::open(const endpoint& where, std::string& error) {
+std::unique_ptr<connection> connection::open(const endpoint& where, const protocol::credentials& who,
+                                             std::string& error) {
   std::unique_ptr<connection> c(new connection);
   c->name_ = where.to_string();
   c->where_ = where;
+  c->credentials_ = who;
   protocol::session_state state;
   if (c->connect_streams(c->control_, c->bulk_, state, error) != handshake_result::ok) return nullptr;
   c->grace_ms_ = state.grace_ms;
@@ -78,15 +76,15 @@ std::unique_ptr<connection> connection::open(const endpoint& where, std::string&
   return c;
 }
 
-connection::handshake_result connection::connect_streams(unique_fd& control, unique_fd& bulk,
+connection::handshake_result connection::connect_streams(stream_ptr& control, stream_ptr& bulk,
                                                          protocol::session_state& state, std::string& error) {
-  control = connect_stream(where_, error);
-  if (!control.valid()) return handshake_result::failed;
-  if (handshake_result r = handshake(control.get(), protocol::stream_kind::control, error, &state);
+  control = connect_stream(where_, credentials_, error);
+  if (!control) return handshake_result::failed;
+  if (handshake_result r = handshake(*control, protocol::stream_kind::control, error, &state);
       r != handshake_result::ok)
     return r;
-  bulk = connect_stream(where_, error);
-  if (!bulk.valid() || handshake(bulk.get(), protocol::stream_kind::bulk, error) != handshake_result::ok) {
+  bulk = connect_stream(where_, credentials_, error);
+  if (!bulk || handshake(*bulk, protocol::stream_kind::bulk, error) != handshake_result::ok) {
     error = "bulk stream: " + error;
     return handshake_result::failed;
   }
@@ -103,8 +101,8 @@ connection::~connection() {
   stopping_ = true;
   {
     std::lock_guard lock(fd_mutex_);
-    if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
-    if (bulk_.valid()) ::shutdown(bulk_.get(), SHUT_RDWR);
+    shut(control_);
+    shut(bulk_);
   }
   {
     std::lock_guard lock(stop_mutex_);
@@ -145,38 +143,24 @@ void connection::notify_availability(bool available) {
   if (availability_listener_) availability_listener_(available);
 }
 
-connection::handshake_result connection::handshake(int fd, protocol::stream_kind kind, std::string& error,
+connection::handshake_result connection::handshake(stream& s, protocol::stream_kind kind, std::string& error,
                                                    protocol::session_state* state) {
   protocol::hello h = protocol::make_hello(kind, session_, secret_, "libferry");
-  std::vector<uint8_t> frame;
-  protocol::append_frame(frame, h);
-  if (!write_all(fd, frame.data(), frame.size())) {
-    error = "connection closed during handshake";
-    return handshake_result::failed;
-  }
   protocol::frame_header header;
   std::vector<uint8_t> payload;
   // A peer that accepts but never answers must not hang the application.
-  int timeout = connect_timeout_ms();
-  timeval limit{timeout / 1000, (timeout % 1000) * 1000};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  bool answered = read_frame(fd, header, payload, 4096);
-  int saved_errno = errno;
+  const int timeout = connect_timeout_ms();
+  if (!protocol::exchange_hello(s, h, credentials_, timeout, header, payload, error))
+    return handshake_result::failed;
   protocol::frame_header state_header{};
   std::vector<uint8_t> state_payload;
-  if (answered && kind == protocol::stream_kind::control &&
-      header.message_id == static_cast<uint16_t>(protocol::message_id::welcome)) {
-    answered = read_frame(fd, state_header, state_payload, 4096);
-    saved_errno = errno;
-  }
-  timeval forever{0, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof forever);
-  if (!answered) {
-    error = saved_errno == EAGAIN || saved_errno == EWOULDBLOCK
-                ? "no handshake answer within " + std::to_string(timeout) + " ms (is this a ferryd port?)"
-                : "connection closed during handshake (is this a ferryd port?)";
+  if (kind == protocol::stream_kind::control &&
+      header.message_id == static_cast<uint16_t>(protocol::message_id::welcome) &&
+      !protocol::read_frame(s, state_header, state_payload, 4096, error)) {
+    error = "no session_state after welcome: " + error;
     return handshake_result::failed;
   }
+  s.set_receive_timeout(0);
   const char* why = "";
   if (header.message_id == static_cast<uint16_t>(protocol::message_id::refused)) {
     protocol::refused r;
@@ -286,7 +270,7 @@ void connection::writer_loop() {
 
 namespace {
 
-bool write_bulk_frame(int fd, protocol::object_id transfer, uint64_t offset, uint64_t total, const uint8_t* data,
+bool write_bulk_frame(stream* fd, protocol::object_id transfer, uint64_t offset, uint64_t total, const uint8_t* data,
                       uint64_t size) {
   uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];
   protocol::frame_header h{static_cast<uint32_t>(protocol::bulk_prefix_size + size),
@@ -455,16 +439,16 @@ void connection::broken(uint64_t generation, const char* why) {
   if (generation != generation_.load(std::memory_order_acquire)) return;  // those streams are gone already
   FERRY_DEBUG("net", "%s: %s", name_.c_str(), why);
   // Wakes the control reader, which takes the server offline and resumes.
-  ::shutdown(control_.get(), SHUT_RDWR);
-  ::shutdown(bulk_.get(), SHUT_RDWR);
+  shut(control_);
+  shut(bulk_);
 }
 
 void connection::end_session(const std::string& why) {
   if (!ended_.exchange(true)) FERRY_WARN("net", "session with %s ends: %s", name_.c_str(), why.c_str());
   {
     std::lock_guard lock(fd_mutex_);
-    ::shutdown(control_.get(), SHUT_RDWR);
-    ::shutdown(bulk_.get(), SHUT_RDWR);
+    shut(control_);
+    shut(bulk_);
   }
   {
     std::lock_guard lock(stop_mutex_);
@@ -482,8 +466,8 @@ void connection::go_offline(const std::string& why) {
   {
     std::lock_guard lock(fd_mutex_);
     generation_.fetch_add(1, std::memory_order_acq_rel);  // writes that fail from now on are expected
-    ::shutdown(control_.get(), SHUT_RDWR);
-    ::shutdown(bulk_.get(), SHUT_RDWR);
+    shut(control_);
+    shut(bulk_);
   }
   if (bulk_reader_.joinable()) bulk_reader_.join();
   notify_availability(false);
@@ -535,7 +519,7 @@ bool connection::reconnect() {
 }
 
 connection::resume_result connection::try_resume(std::string& error) {
-  unique_fd control, bulk;
+  stream_ptr control, bulk;
   protocol::session_state state;
   switch (connect_streams(control, bulk, state, error)) {
     case handshake_result::ok: break;
@@ -545,7 +529,7 @@ connection::resume_result connection::try_resume(std::string& error) {
   return resume_streams(std::move(control), std::move(bulk), state, error);
 }
 
-connection::resume_result connection::resume_streams(unique_fd control, unique_fd bulk,
+connection::resume_result connection::resume_streams(stream_ptr control, stream_ptr bulk,
                                                      const protocol::session_state& state, std::string& error) {
   {
     // Nothing else writes meanwhile: what is flushed or sent from now on
@@ -743,11 +727,11 @@ ssize_t connection::receive(void* area, size_t size) {
     // polling for it is cheaper than waking up from a blocking recv.
     auto deadline = std::chrono::steady_clock::now() + spin_duration();
     do {
-      ssize_t n = ::recv(control_.get(), area, size, MSG_DONTWAIT);
+      ssize_t n = control_->try_read_some(area, size);
       if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return n;
     } while (std::chrono::steady_clock::now() < deadline && waiters_.load(std::memory_order_relaxed) > 0);
   }
-  return ::recv(control_.get(), area, size, 0);
+  return control_->read_some(area, size);
 }
 
 bool connection::read_control_stream(std::string& why) {
@@ -813,7 +797,7 @@ void connection::fail_outstanding() {
   // stop before failing the events that own those buffers.
   {
     std::lock_guard lock(fd_mutex_);
-    ::shutdown(bulk_.get(), SHUT_RDWR);
+    shut(bulk_);
   }
   if (bulk_reader_.joinable()) bulk_reader_.join();
   if (!stopping_) notify_availability(false);
@@ -862,7 +846,7 @@ bool connection::start_new_session() {
       session_ = {};
       secret_ = {};
     }
-    unique_fd control, bulk;
+    stream_ptr control, bulk;
     protocol::session_state state;
     if (connect_streams(control, bulk, state, error) != handshake_result::ok) continue;
     {
@@ -902,7 +886,7 @@ bool connection::start_new_session() {
   }
 }
 
-void connection::bulk_reader_loop(int fd, uint64_t generation) {
+void connection::bulk_reader_loop(stream* fd, uint64_t generation) {
   pthread_setname_np(pthread_self(), "ferry-bulk-in");
   for (;;) {
     uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];

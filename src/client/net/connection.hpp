@@ -34,6 +34,8 @@
 #include "client/core/result.hpp"
 #include "client/net/bulk_log.hpp"
 #include "common/socket.hpp"
+#include "common/stream.hpp"
+#include "protocol/outgoing.hpp"
 #include "protocol/dispatch.hpp"
 #include "protocol/replay_log.hpp"
 
@@ -46,7 +48,9 @@ class connection {
  public:
   /// Connects both streams and performs the handshakes. Returns nullptr and a
   /// reason on failure.
-  static std::unique_ptr<connection> open(const endpoint& where, std::string& error);
+  /// `who`: the token and TLS context shown to the server.
+  static std::unique_ptr<connection> open(const endpoint& where, const protocol::credentials& who,
+                                          std::string& error);
   ~connection();
 
   /// Queues a message; the writer thread sends it soon (batched with
@@ -194,14 +198,14 @@ class connection {
   enum class handshake_result { ok, refused, failed };
   /// Sends hello on `fd` and reads the answer; on a control stream also the
   /// session_state that follows the welcome.
-  handshake_result handshake(int fd, protocol::stream_kind kind, std::string& error,
+  handshake_result handshake(stream& s, protocol::stream_kind kind, std::string& error,
                              protocol::session_state* state = nullptr);
   /// Connects both streams and performs their handshakes (a new session
   /// when session_ is zero, else a resumption). `refused` only when the
   /// control stream is refused; any trouble with the bulk stream is
   /// `failed` (a resumption may meet the bulk stream of an attempt that
   /// broke, which the server drops on the next).
-  handshake_result connect_streams(unique_fd& control, unique_fd& bulk, protocol::session_state& state,
+  handshake_result connect_streams(stream_ptr& control, stream_ptr& bulk, protocol::session_state& state,
                                    std::string& error);
   void start_threads();
   void writer_loop();
@@ -213,7 +217,7 @@ class connection {
   bool read_control_stream(std::string& why);
   /// recv() that first polls for a short while when somebody waits.
   ssize_t receive(void* area, size_t size);
-  void bulk_reader_loop(int fd, uint64_t generation);
+  void bulk_reader_loop(stream* fd, uint64_t generation);
   /// Waits for the reply to `request`, sent in session `epoch`.
   bool wait_reply(uint64_t request, uint64_t epoch, uint16_t& id, std::vector<uint8_t>& payload);
   bool on_frame(const protocol::frame_view& frame, std::string& why);
@@ -245,7 +249,7 @@ class connection {
   resume_result try_resume(std::string& error);
   /// Sends again what the server has not received and makes the new streams
   /// current.
-  resume_result resume_streams(unique_fd control, unique_fd bulk, const protocol::session_state& state,
+  resume_result resume_streams(stream_ptr control, stream_ptr bulk, const protocol::session_state& state,
                                std::string& error);
   /// Fails everything outstanding once the session has ended.
   void fail_outstanding();
@@ -256,8 +260,11 @@ class connection {
 
   std::string name_;
   endpoint where_;
-  unique_fd control_;  // replaced by the control reader when it resumes
-  unique_fd bulk_;
+  protocol::credentials credentials_;
+  // Replaced by the control reader when it resumes, under fd_mutex_ and the
+  // send mutexes, so a writer's stream stays put while it writes.
+  stream_ptr control_;
+  stream_ptr bulk_;
   mutable std::mutex session_mutex_;  // guards session_, peer_key_ (read by other threads)
   protocol::session_token session_{};
   protocol::session_token secret_{};  // used by the control reader only, after open()

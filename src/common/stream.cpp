@@ -1,0 +1,80 @@
+#include "common/stream.hpp"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace ferry {
+
+bool stream::write_all(const void* data, size_t size) {
+  if (!tls_) return ferry::write_all(fd_.get(), data, size);
+  return tls_->write_all(data, size);
+}
+
+bool stream::writev_all(iovec* pieces, int count) {
+  if (!tls_) return ferry::writev_all(fd_.get(), pieces, count);
+  // Small pieces (a frame header, an ack ahead of a batch) are gathered into
+  // one TLS record; each record costs a header, a tag and a system call.
+  constexpr size_t gather_limit = 16 * 1024;
+  thread_local std::vector<uint8_t> gathered;
+  gathered.clear();
+  for (int i = 0; i < count; ++i) {
+    const auto* p = static_cast<const uint8_t*>(pieces[i].iov_base);
+    if (gathered.size() + pieces[i].iov_len <= gather_limit) {
+      gathered.insert(gathered.end(), p, p + pieces[i].iov_len);
+      continue;
+    }
+    if (!gathered.empty() && !tls_->write_all(gathered.data(), gathered.size())) return false;
+    gathered.clear();
+    if (!tls_->write_all(p, pieces[i].iov_len)) return false;
+  }
+  return gathered.empty() || tls_->write_all(gathered.data(), gathered.size());
+}
+
+bool stream::read_exact(void* data, size_t size) {
+  if (!tls_) return ferry::read_exact(fd_.get(), data, size);
+  auto* p = static_cast<uint8_t*>(data);
+  while (size > 0) {
+    ssize_t n = tls_->read_some(p, size, true);
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+ssize_t stream::read_some(void* data, size_t size) {
+  if (tls_) return tls_->read_some(data, size, true);
+  for (;;) {
+    ssize_t n = ::recv(fd_.get(), data, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    return n;
+  }
+}
+
+ssize_t stream::try_read_some(void* data, size_t size) {
+  if (tls_) return tls_->read_some(data, size, false);
+  for (;;) {
+    ssize_t n = ::recv(fd_.get(), data, size, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    return n;
+  }
+}
+
+void stream::set_receive_timeout(int ms) {
+  if (tls_) {
+    tls_->set_receive_timeout(ms > 0 ? ms : -1);
+    return;
+  }
+  timeval limit{ms / 1000, (ms % 1000) * 1000};
+  ::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+}
+
+void stream::shutdown() {
+  if (fd_.valid()) ::shutdown(fd_.get(), SHUT_RDWR);
+}
+
+}  // namespace ferry

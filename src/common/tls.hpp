@@ -1,0 +1,101 @@
+// TLS 1.3 over Ferry's stream sockets (OpenSSL).
+//
+// Several threads use one connection at once (a reader and one or more
+// writers), but an OpenSSL connection object is not safe for concurrent use.
+// A channel therefore keeps its socket non-blocking and makes every OpenSSL
+// call under a short lock; a call that must wait for the socket drops the
+// lock and polls, so a reader waiting for data never holds up a writer.
+// shutdown() on the socket wakes every waiting call, as for plain sockets.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+typedef struct ssl_ctx_st SSL_CTX;
+typedef struct ssl_st SSL;
+
+namespace ferry::tls {
+
+/// Certificates and keys, loaded once and shared by every connection.
+class context {
+ public:
+  /// A server's: its certificate chain and private key (PEM files). Fails
+  /// with a reason for an unreadable file or a key that does not match.
+  /// A certificate outside its validity period is loaded, and `warning`
+  /// says so (clients will refuse it).
+  static std::shared_ptr<context> for_server(const std::string& cert_file, const std::string& key_file,
+                                             std::string& warning, std::string& error);
+  /// A client's: trusts the certificates in `ca_file` (PEM), or the system's
+  /// when it is empty, and checks the server's name or address.
+  static std::shared_ptr<context> for_client(const std::string& ca_file, std::string& error);
+  ~context();
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  bool is_server() const { return server_; }
+  SSL_CTX* native() const { return ctx_; }
+
+ private:
+  context(SSL_CTX* ctx, bool server) : ctx_(ctx), server_(server) {}
+  SSL_CTX* ctx_;
+  bool server_;
+};
+
+/// Whether the first bytes of a connection are a TLS handshake record. Needs
+/// three bytes: a Ferry frame header never starts this way (the payload size
+/// it would announce is over the hello's limit).
+bool looks_like_tls(const uint8_t* bytes, size_t size);
+
+/// One TLS connection over a connected socket (which it does not own).
+class channel {
+ public:
+  /// Server side, after accept: handshake() then completes it step by step.
+  static std::unique_ptr<channel> accept(const context& ctx, int fd, std::string& error);
+  /// Client side: connects over `fd` to `host` (a name or an address, checked
+  /// against the certificate), blocking up to `timeout_ms`.
+  static std::unique_ptr<channel> connect(const context& ctx, int fd, const std::string& host, int timeout_ms,
+                                          std::string& error);
+  ~channel();
+  channel(const channel&) = delete;
+  channel& operator=(const channel&) = delete;
+
+  enum class step { done, want_read, want_write, failed };
+  /// Advances a server handshake without blocking (the acceptor polls for
+  /// what it wants). `failed`: `error` says why.
+  step handshake(std::string& error);
+
+  /// Reads what is there, up to `size` bytes. `wait`: blocks until something
+  /// comes (up to the receive timeout); otherwise returns -1 with errno
+  /// EAGAIN when nothing is. 0 at the end of the stream, -1 on errors.
+  ssize_t read_some(void* data, size_t size, bool wait);
+  /// Writes everything (blocking); false when the connection is gone.
+  bool write_all(const void* data, size_t size);
+  /// How long a waiting read may take (milliseconds; negative: forever).
+  void set_receive_timeout(int ms) { receive_timeout_ms_ = ms; }
+
+  /// 32 bytes that only the two ends of this connection can compute (a
+  /// keying-material export): binds an authentication to the connection.
+  std::array<uint8_t, 32> binding() const;
+  /// What went wrong last (OpenSSL's reason), for logs.
+  std::string last_error() const;
+  /// "TLSv1.3 TLS_AES_128_GCM_SHA256", for logs.
+  std::string describe() const;
+
+ private:
+  channel(SSL* ssl, int fd) : ssl_(ssl), fd_(fd) {}
+  bool wait_for(short events, int timeout_ms);
+
+  SSL* ssl_;
+  int fd_;
+  mutable std::mutex mutex_;  // guards every use of ssl_, and error_
+  std::string error_;
+  int receive_timeout_ms_ = -1;
+};
+
+}  // namespace ferry::tls

@@ -1,0 +1,42 @@
+// Opening a connection to a daemon, as libferry and a daemon's peer links
+// both do: connect, TLS when configured, hello, and the answer to a
+// challenge when the daemon asks for a token.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/socket.hpp"
+#include "common/stream.hpp"
+#include "common/tls.hpp"
+#include "protocol/frame.hpp"
+#include "protocol/messages.hpp"
+
+namespace ferry::protocol {
+
+/// What a connecting side shows: the token (empty: none) and the TLS
+/// context that checks daemons' certificates (null: plain connections).
+struct credentials {
+  std::string token;
+  std::shared_ptr<tls::context> tls;
+};
+
+/// Connects to `where`, with TLS over TCP when `who.tls` is set (Unix
+/// sockets stay plain: they never leave the host). Null with a reason on
+/// failure.
+stream_ptr open_stream(const endpoint& where, const credentials& who, int timeout_ms, std::string& error);
+
+/// Reads one whole frame of at most `limit` payload bytes (the stream's
+/// receive timeout applies). False with a reason.
+bool read_frame(stream& s, frame_header& header, std::vector<uint8_t>& payload, uint32_t limit, std::string& error);
+
+/// Sends `h` and reads the daemon's answer to it, proving the token first
+/// when the daemon challenges. True with the answer (a welcome or a refused
+/// frame) in header/payload; false with a reason (no answer, no token for a
+/// daemon that wants one, a daemon that cannot prove the token). Leaves a
+/// receive timeout of `timeout_ms` in force.
+bool exchange_hello(stream& s, const hello& h, const credentials& who, int timeout_ms, frame_header& header,
+                    std::vector<uint8_t>& payload, std::string& error);
+
+}  // namespace ferry::protocol
