@@ -26,6 +26,7 @@ enum class refusal : int32_t {
   resume_unsupported = 6,    ///< protocol version 2 only: control with a session id
   shutting_down = 7,         ///< the daemon is stopping
   session_closing = 8,       ///< bulk, peer: the session is ending
+  too_many_sessions = 9,     ///< control: the daemon serves --max-sessions sessions already
 };
 
 /// Reads the hello frame from a non-blocking socket, exactly (never past its

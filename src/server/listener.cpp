@@ -108,6 +108,17 @@ void listener::run() {
             FERRY_WARN("server", "accept failed: %s", std::strerror(errno));
           break;
         }
+        if (max_connections_ != 0 && waiting.size() + handed_over_.open() >= max_connections_) {
+          // Over --max-connections: closed at once, so that the daemon goes
+          // on serving the connections it has. Logged now and then only: a
+          // flood must not flood the log too.
+          if (turned_away_++ % 1000 == 0)
+            FERRY_WARN("server", "closing a new connection from %s: %zu connections are open, the limit "
+                       "(--max-connections); %llu turned away so far",
+                       peer_name(fd).c_str(), max_connections_, static_cast<unsigned long long>(turned_away_));
+          ::close(fd);
+          break;
+        }
         pending p;
         p.fd.reset(fd);
         p.peer = peer_name(fd);
@@ -143,6 +154,7 @@ void listener::run() {
       }
       int flags = ::fcntl(p.fd.get(), F_GETFL);
       ::fcntl(p.fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+      if (max_connections_ != 0) handed_over_.track(p.fd.get());
       on_hello_(std::move(p.fd), p.peer, p.reader.hello());
       it = waiting.erase(it);
     }

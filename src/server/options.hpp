@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "server/session_quota.hpp"
 
 namespace ferry::server {
 
@@ -22,6 +23,9 @@ struct options {
   double handshake_timeout_s = 5.0;
   double session_grace_s = 60.0;
   std::string peer_address;     // --peer-address: announced to clients for peer links; empty: none
+  uint64_t max_sessions = 256;     // 0: no limit
+  uint64_t max_connections = 1024; // 0: no limit
+  session_limits limits;           // --session-*: 0 is no limit
 };
 
 enum class parse_outcome {
