@@ -61,7 +61,8 @@ executor::executor(std::shared_ptr<session_core> core, const native::device_cata
       outbox_(core_, &core_->outbox),
       api_(core_->api),
       catalog_(catalog),
-      objects_(core_->api) {
+      objects_(core_->api),
+      queued_(core_->api, core_->quota.limits().queued) {
   wait_list_.reserve(64);
   touched_.reserve(8);
 }
@@ -80,6 +81,15 @@ bool executor::duplicate(p::object_id id) {
 }
 
 bool executor::record_failed(p::object_id id, object_kind kind, cl_int error) {
+  // A client that ignores its failures could grow the table without end:
+  // past twice the object quota a failure is no longer recorded (later uses
+  // of the id then fail as for an unknown one).
+  if (uint64_t limit = core_->quota.limits().objects; limit != 0 && objects_.size() >= 2 * limit) {
+    FERRY_DEBUG("session", "session %s: creating %s %llu failed (%s); not recorded, the table is full",
+                core_->label.c_str(), kind_name(kind), static_cast<unsigned long long>(id),
+                native::error_name(error).c_str());
+    return true;
+  }
   object_entry entry;
   entry.kind = kind;
   entry.error = error;
@@ -87,6 +97,22 @@ bool executor::record_failed(p::object_id id, object_kind kind, cl_int error) {
   FERRY_DEBUG("session", "session %s: creating %s %llu failed: %s", core_->label.c_str(), kind_name(kind),
               static_cast<unsigned long long>(id), native::error_name(error).c_str());
   return true;
+}
+
+cl_int executor::admit_objects(size_t count, uint64_t device_bytes) {
+  for (size_t i = 0; i < count; ++i) {
+    if (cl_int refused = core_->quota.admit_object(objects_.size() + i); refused != CL_SUCCESS) return refused;
+  }
+  if (device_bytes == 0) return CL_SUCCESS;
+  return core_->quota.admit_memory(objects_.memory(), device_bytes);
+}
+
+uint8_t* executor::read_staging(uint64_t size, cl_int& error) {
+  error = core_->quota.admit_transfer(size);
+  if (error != CL_SUCCESS) return nullptr;
+  uint8_t* staging = acquire_staging(size, &core_->quota.in_flight());
+  if (staging == nullptr) error = CL_OUT_OF_HOST_MEMORY;
+  return staging;
 }
 
 bool executor::map_devices(const std::vector<uint32_t>& indices, std::vector<cl_device_id>& out) {
@@ -125,6 +151,14 @@ executor::step executor::prepare(const p::command_header& h, const object_entry*
     fail(h, error);
     return step::failed;
   }
+  // The session's quotas: commands not yet complete, and the event it keeps.
+  error = core_->quota.admit_command(queued_.count());
+  if (error == CL_SUCCESS && (h.flags & p::keep_event)) error = admit_objects();
+  if (error != CL_SUCCESS) {
+    fail(h, error);
+    return step::failed;
+  }
+  checkpoint_ = !queue->out_of_order && queued_.wants_event(h.queue);
   return map_wait_list(h);
 }
 
@@ -167,6 +201,7 @@ executor::step executor::map_wait_list(const p::command_header& h) {
 bool executor::fail(const p::command_header& h, cl_int error) {
   FERRY_DEBUG("session", "session %s: command %llu failed: %s", core_->label.c_str(),
               static_cast<unsigned long long>(h.command), native::error_name(error).c_str());
+  checkpoint_ = false;
   // Failures are always reported, asked for or not.
   core_->outbox.push_failure(h.command, error);
   // The client holds the event: record it so that waits on it fail and its
@@ -188,6 +223,8 @@ bool executor::finish(const p::command_header& h, const object_entry& queue, cl_
     return fail(h, rc);
   }
   touch(queue.as_queue());
+  queued_.enqueued(h.queue, queue.as_queue(), queue.out_of_order, event);
+  checkpoint_ = false;
   bool keep = (h.flags & p::keep_event) != 0;
   bool notify = (h.flags & p::notify) != 0;
   bool callback = notify || kind != callback_kind::completion;
@@ -366,6 +403,7 @@ bool executor::on(const p::goodbye&) {
 
 bool executor::on(const p::create_context& m) {
   if (duplicate(m.id)) return false;
+  if (cl_int refused = admit_objects(); refused != CL_SUCCESS) return record_failed(m.id, object_kind::context, refused);
   if (m.devices.empty()) return record_failed(m.id, object_kind::context, CL_INVALID_VALUE);
   std::vector<cl_device_id> devices;
   if (!map_devices(m.devices, devices)) return record_failed(m.id, object_kind::context, CL_INVALID_DEVICE);
@@ -407,6 +445,7 @@ bool executor::on(const p::create_queue& m) {
   cl_int error;
   const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
   if (context == nullptr) return record_failed(m.id, object_kind::queue, error);
+  if (cl_int refused = admit_objects(); refused != CL_SUCCESS) return record_failed(m.id, object_kind::queue, refused);
   const native::device_entry* device = catalog_.find(m.device);
   if (device == nullptr) return record_failed(m.id, object_kind::queue, CL_INVALID_DEVICE);
   cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, static_cast<cl_queue_properties>(m.properties), 0};
@@ -415,6 +454,7 @@ bool executor::on(const p::create_queue& m) {
   if (queue == nullptr) return record_failed(m.id, object_kind::queue, error);
   auto entry = object_entry::native(object_kind::queue, queue, context->as_context());
   entry.profiling = (m.properties & CL_QUEUE_PROFILING_ENABLE) != 0;
+  entry.out_of_order = (m.properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
   entry.callbacks = context->callbacks;
   objects_.insert(m.id, entry);
   return true;
@@ -427,6 +467,11 @@ bool executor::on(const p::create_buffer& m) {
   if (context == nullptr) {
     if (m.initial_transfer) core_->transfers.abandon(m.initial_transfer);
     return record_failed(m.id, object_kind::mem, error);
+  }
+  // A buffer over an SVM allocation takes no device memory of its own.
+  if (cl_int refused = admit_objects(1, m.svm ? 0 : m.size); refused != CL_SUCCESS) {
+    if (m.initial_transfer) core_->transfers.abandon(m.initial_transfer);
+    return record_failed(m.id, object_kind::mem, refused);
   }
   // The client resolved the host-pointer flags; host pointers of another
   // process mean nothing here. The host-access flags restrict the
@@ -454,6 +499,7 @@ bool executor::on(const p::create_buffer& m) {
   if (mem == nullptr) return record_failed(m.id, object_kind::mem, error);
   auto entry = object_entry::native(object_kind::mem, mem, native_context);
   entry.size = m.size;
+  entry.device_bytes = m.svm ? 0 : m.size;
   objects_.insert(m.id, entry);
   return true;
 }
@@ -480,6 +526,8 @@ bool executor::on(const p::create_sub_buffer& m) {
   cl_int error;
   const object_entry* parent = objects_.find(m.parent, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
   if (parent == nullptr) return record_failed(m.id, object_kind::mem, error);
+  // A sub-buffer is part of its parent's memory: it counts as an object only.
+  if (cl_int refused = admit_objects(); refused != CL_SUCCESS) return record_failed(m.id, object_kind::mem, refused);
   cl_buffer_region region{static_cast<size_t>(m.origin), static_cast<size_t>(m.size)};
   cl_mem mem = api_.clCreateSubBuffer(parent->as_mem(), m.flags & ~daemon_ignored_flags, CL_BUFFER_CREATE_TYPE_REGION,
                                       &region, &error);
@@ -495,6 +543,7 @@ bool executor::on(const p::create_user_event& m) {
   cl_int error;
   const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
   if (context == nullptr) return record_failed(m.id, object_kind::event, error);
+  if (cl_int refused = admit_objects(); refused != CL_SUCCESS) return record_failed(m.id, object_kind::event, refused);
   cl_event event = api_.clCreateUserEvent(context->as_context(), &error);
   if (event == nullptr) return record_failed(m.id, object_kind::event, error);
   auto entry = object_entry::native(object_kind::event, event, context->as_context());
@@ -550,6 +599,7 @@ bool executor::on(const p::release_object& m) {
   if (entry && entry->kind == object_kind::event && entry->user_event) core_->imports.forget(m.id);
   if (entry && entry->kind == object_kind::mem) content_sizes_.erase(m.id);
   if (entry && entry->kind == object_kind::queue && entry->handle) {
+    queued_.queue_released(m.id, entry->as_queue());
     fence_released_queue(*entry);
     // A queue about to go must not stay in the flush list (its release flushes it).
     auto it = std::find(touched_.begin(), touched_.end(), entry->as_queue());
@@ -592,6 +642,7 @@ bool executor::on(const p::create_program_with_source& m) {
   cl_int error;
   const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
   if (context == nullptr) return record_failed(m.id, object_kind::program, error);
+  if (cl_int refused = admit_objects(); refused != CL_SUCCESS) return record_failed(m.id, object_kind::program, refused);
   const char* text = m.source.c_str();
   size_t length = m.source.size();
   cl_program program = api_.clCreateProgramWithSource(context->as_context(), 1, &text, &length, &error);
@@ -610,6 +661,8 @@ bool executor::on(const p::create_program_with_binary& m) {
   const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
   if (context == nullptr) {
     reply.status = error;
+  } else if ((reply.status = admit_objects()) != CL_SUCCESS) {
+    // Over the session's object quota.
   } else if (m.devices.empty() || m.devices.size() != m.binaries.size()) {
     reply.status = CL_INVALID_VALUE;
   } else if (!map_devices(m.devices, devices)) {
@@ -644,6 +697,8 @@ bool executor::on(const p::create_program_with_il& m) {
   const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
   if (context == nullptr) {
     reply.status = error;
+  } else if ((reply.status = admit_objects()) != CL_SUCCESS) {
+    // Over the session's object quota.
   } else if (m.il.empty()) {
     // CL_INVALID_VALUE if il is NULL or if length is zero.
     reply.status = CL_INVALID_VALUE;
@@ -784,6 +839,8 @@ bool executor::on(const p::link_program& m) {
   const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
   if (context == nullptr) {
     reply.status = error;
+  } else if ((reply.status = admit_objects()) != CL_SUCCESS) {
+    // Over the session's object quota: no program is made (created stays 0).
   } else if (!map_devices(m.devices, devices)) {
     reply.status = CL_INVALID_DEVICE;
   } else {
@@ -832,6 +889,8 @@ bool executor::on(const p::create_kernel& m) {
   const object_entry* program = objects_.find(m.program, object_kind::program, CL_INVALID_PROGRAM, error);
   if (program == nullptr) {
     reply.status = error;
+  } else if ((reply.status = admit_objects()) != CL_SUCCESS) {
+    // Over the session's object quota.
   } else {
     cl_kernel kernel = api_.clCreateKernel(program->as_program(), m.name.c_str(), &error);
     reply.status = error;
@@ -862,6 +921,8 @@ bool executor::on(const p::create_kernels_in_program& m) {
   } else if (!m.ids.empty() && m.ids.size() < names.size()) {
     // CL_INVALID_VALUE if kernels is not NULL and num_kernels is less than the number of kernels in program
     reply.status = CL_INVALID_VALUE;
+  } else if ((reply.status = admit_objects(m.ids.empty() ? 0 : names.size())) != CL_SUCCESS) {
+    // Over the session's object quota.
   } else {
     std::vector<cl_kernel> made;
     for (const std::string& name : names) {
@@ -1069,7 +1130,7 @@ bool executor::on(const p::enqueue_ndrange& m) {
     may_print_ = true;
   }
   cl_event event = nullptr;
-  bool want_event = (m.header.flags & needs_event_flags) != 0 || !pending_imports_.empty();
+  bool want_event = (m.header.flags & needs_event_flags) != 0 || !pending_imports_.empty() || checkpoint_;
   cl_int rc = api_.clEnqueueNDRangeKernel(queue->as_queue(), handle, m.work_dim, offset, global,
                                           m.has_local ? local : nullptr, wait_count(), wait_events(),
                                           want_event ? &event : nullptr);
@@ -1132,8 +1193,8 @@ bool executor::on(const p::enqueue_read_buffer& m) {
   const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
   if (buffer == nullptr) return fail(m.header, error);
   if (m.size == 0 || m.offset > buffer->size || m.size > buffer->size - m.offset) return fail(m.header, CL_INVALID_VALUE);
-  auto* staging = acquire_staging(m.size);
-  if (staging == nullptr) return fail(m.header, CL_OUT_OF_HOST_MEMORY);
+  auto* staging = read_staging(m.size, error);
+  if (staging == nullptr) return fail(m.header, error);
   // A content-sized buffer: its size is read first, behind the wait list, and
   // the data behind the size (the queue may run out of order); only the part
   // below the size is sent.
@@ -1182,8 +1243,8 @@ bool executor::on(const p::enqueue_read_buffer_rect& m) {
   if (buffer == nullptr) return fail(m.header, error);
   uint64_t total = 0;
   if (!region_bytes(m.region, total) || total == 0 || total > buffer->size) return fail(m.header, CL_INVALID_VALUE);
-  auto* staging = acquire_staging(total);
-  if (staging == nullptr) return fail(m.header, CL_OUT_OF_HOST_MEMORY);
+  auto* staging = read_staging(total, error);
+  if (staging == nullptr) return fail(m.header, error);
   size_t origin[3], region[3];
   to_size_t(m.buffer_origin, origin);
   to_size_t(m.region, region);
@@ -1301,6 +1362,7 @@ void executor::shutdown() {
     if (entry.kind == object_kind::queue && entry.handle) api_.clFinish(entry.as_queue());
   });
   finish_own_queues();
+  queued_.release_all();
   // Queues the client released may still run commands on SVM memory.
   for (const queue_fence& fence : queue_fences_) api_.clWaitForEvents(1, &fence.marker);
   if (sweep) core_->callbacks.sweep_failures(api_);

@@ -24,6 +24,7 @@
 #include "server/callback_pool.hpp"
 #include "server/native/catalog.hpp"
 #include "server/object_table.hpp"
+#include "server/queued_commands.hpp"
 #include "server/session_core.hpp"
 
 namespace ferry::server {
@@ -154,6 +155,14 @@ class executor {
   cl_int kernel_names(cl_program program, std::vector<std::string>& out);
   cl_int query_value(const protocol::query& m, protocol::bytes& out);
   bool record_failed(protocol::object_id id, object_kind kind, cl_int error);
+  /// The session's quotas for `count` new objects allocating `device_bytes`
+  /// of device memory: CL_SUCCESS, CL_OUT_OF_RESOURCES (objects) or
+  /// CL_MEM_OBJECT_ALLOCATION_FAILURE (memory).
+  cl_int admit_objects(size_t count = 1, uint64_t device_bytes = 0);
+  /// Staging for a read of `size` bytes, charged to the session's bytes in
+  /// flight; nullptr with `error` (CL_OUT_OF_RESOURCES over the quota,
+  /// CL_OUT_OF_HOST_MEMORY) otherwise.
+  uint8_t* read_staging(uint64_t size, cl_int& error);
 
   // SVM allocations (executor_svm.cpp). The client frees one whenever it
   // likes; the native memory goes only once nothing can touch it any more.
@@ -232,6 +241,8 @@ class executor {
   const native::api& api_;
   const native::device_catalog& catalog_;
   object_table objects_;
+  queued_commands queued_;  // for the session's queued-commands quota
+  bool checkpoint_ = false;  // set by prepare(): the command must bring its event (queued_commands)
   std::vector<cl_event> wait_list_;             // reused by every enqueue
   std::vector<cl_command_queue> touched_;       // queues to flush before blocking
   std::vector<protocol::object_id> pending_imports_;  // imports of the current wait list still without status

@@ -41,6 +41,14 @@ bool executor::write_from_bulk(const protocol::command_header& h, const object_e
   uint8_t* data = nullptr;
   std::string why;
   cl_event gate = nullptr;
+  // Bytes that are here already are held whatever the answer; only new
+  // staging is weighed against the quota.
+  if (!core_->transfers.known(transfer)) {
+    if (cl_int refused = core_->quota.admit_transfer(total); refused != CL_SUCCESS) {
+      core_->transfers.abandon(transfer);
+      return fail(h, refused);
+    }
+  }
   switch (core_->transfers.claim(transfer, total, data, why)) {
     case transfer_table::claim_result::conflict: return violate(why);
     case transfer_table::claim_result::aborted:  // claim_at_most only
@@ -77,7 +85,7 @@ bool executor::write_from_bulk(const protocol::command_header& h, const object_e
 template <class Native>
 bool executor::enqueue_native(const protocol::command_header& h, const object_entry& queue, Native&& native) {
   cl_event event = nullptr;
-  bool want_event = (h.flags & needs_event_flags) != 0 || !pending_imports_.empty();
+  bool want_event = (h.flags & needs_event_flags) != 0 || !pending_imports_.empty() || checkpoint_;
   cl_int rc = native(want_event ? &event : nullptr);
   return finish(h, queue, rc, event, callback_kind::completion);
 }

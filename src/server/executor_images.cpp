@@ -68,6 +68,10 @@ bool executor::on(const p::create_image& m) {
     }
     buffer = entry->as_mem();
   }
+  if (cl_int refused = admit_objects(); refused != CL_SUCCESS) {
+    if (m.initial_transfer) core_->transfers.abandon(m.initial_transfer);
+    return refuse(refused);
+  }
   cl_image_format format{m.channel_order, m.channel_data_type};
   cl_image_desc desc{};
   desc.image_type = m.image_type;
@@ -135,6 +139,19 @@ bool executor::on(const p::create_image& m) {
   if (image == nullptr) return refuse(error);
   auto entry = object_entry::native(object_kind::mem, image, native_context);
   entry.element_size = element_size_of(api_, image);
+  // Only the native image knows its element size, so the memory quota is
+  // weighed once it exists. An image over a buffer allocates nothing new.
+  if (buffer == nullptr) {
+    uint64_t layers = m.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY || m.image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY
+                          ? std::max<uint64_t>(m.array_size, 1)
+                          : 1;
+    p::size3 extent{m.width, std::max<uint64_t>(m.height, 1), std::max<uint64_t>(m.depth, 1) * layers};
+    if (!packed_image_bytes(entry.element_size, extent, entry.device_bytes)) entry.device_bytes = UINT64_MAX;
+    if (cl_int refused = core_->quota.admit_memory(objects_.memory(), entry.device_bytes); refused != CL_SUCCESS) {
+      api_.clReleaseMemObject(image);
+      return refuse(refused);
+    }
+  }
   // entry.size stays 0: the buffer commands' bounds checks then refuse an
   // image id, as the native API would.
   objects_.insert(m.id, entry);
@@ -149,6 +166,9 @@ bool executor::on(const p::create_sampler& m) {
   cl_int error;
   const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
   cl_sampler sampler = nullptr;
+  if (context != nullptr && (error = admit_objects()) != CL_SUCCESS) {
+    context = nullptr;  // over the session's object quota: `error` says so
+  }
   if (context != nullptr) {
     std::vector<cl_sampler_properties> properties;
     sampler = api_.clCreateSamplerWithProperties(context->as_context(), properties_or_null(m.properties, properties),
@@ -196,8 +216,8 @@ bool executor::on(const p::enqueue_read_image& m) {
   uint64_t expected = 0;
   if (!packed_image_bytes(image->element_size, m.region, expected) || expected != m.size || m.size == 0)
     return fail(m.header, CL_INVALID_VALUE);
-  auto* staging = acquire_staging(m.size);
-  if (staging == nullptr) return fail(m.header, CL_OUT_OF_HOST_MEMORY);
+  auto* staging = read_staging(m.size, error);
+  if (staging == nullptr) return fail(m.header, error);
   size_t origin[3], region[3];
   to_size_t(m.origin, origin);
   to_size_t(m.region, region);

@@ -80,6 +80,8 @@ bool executor::on(const p::svm_alloc& m) {
     reply.status = CL_INVALID_BUFFER_SIZE;
   } else if (m.alignment & (m.alignment - 1)) {
     reply.status = CL_INVALID_VALUE;
+  } else if ((reply.status = admit_objects(1, m.size)) != CL_SUCCESS) {
+    // Over the session's object or memory quota.
   } else {
     // Memory the client freed earlier may be ready to go by now.
     reclaim_svm();
@@ -97,6 +99,7 @@ bool executor::on(const p::svm_alloc& m) {
       block->size = m.size;
       auto entry = object_entry::native(object_kind::svm, block, native_context);
       entry.size = m.size;
+      entry.device_bytes = m.size;
       objects_.insert(m.id, entry);
     }
   }
@@ -215,8 +218,8 @@ bool executor::on(const p::enqueue_svm_read& m) {
   cl_int error;
   const svm_block* block = svm_for(*queue, m.allocation, m.offset, m.size, error);
   if (block == nullptr) return fail(m.header, error);
-  auto* staging = acquire_staging(m.size);
-  if (staging == nullptr) return fail(m.header, CL_OUT_OF_HOST_MEMORY);
+  auto* staging = read_staging(m.size, error);
+  if (staging == nullptr) return fail(m.header, error);
   cl_event event = nullptr;
   cl_int rc = api_.clEnqueueSVMMemcpy(queue->as_queue(), CL_FALSE, staging, at(block, m.offset),
                                       static_cast<size_t>(m.size), wait_count(), wait_events(), &event);

@@ -28,8 +28,9 @@ enum class refusal : int32_t {
   resume_unsupported = 6,    ///< protocol version 2 only: control with a session id
   shutting_down = 7,         ///< the daemon is stopping
   session_closing = 8,       ///< bulk, peer: the session is ending
-  not_authenticated = 9,     ///< a wrong token, or none for a daemon that requires one
-  tls_required = 10,         ///< a plain connection to a daemon that takes TLS only
+  too_many_sessions = 9,     ///< control: the daemon serves --max-sessions sessions already
+  not_authenticated = 10,    ///< a wrong token, or none for a daemon that requires one
+  tls_required = 11,         ///< a plain connection to a daemon that takes TLS only
 };
 
 /// What the acceptor demands of every connection before it is handed over.

@@ -121,6 +121,17 @@ void listener::run() {
             FERRY_WARN("server", "accept failed: %s", std::strerror(errno));
           break;
         }
+        if (max_connections_ != 0 && waiting.size() + handed_over_.open() >= max_connections_) {
+          // Over --max-connections: closed at once, so that the daemon goes
+          // on serving the connections it has. Logged now and then only: a
+          // flood must not flood the log too.
+          if (turned_away_++ % 1000 == 0)
+            FERRY_WARN("server", "closing a new connection from %s: %zu connections are open, the limit "
+                       "(--max-connections); %llu turned away so far",
+                       peer_name(fd).c_str(), max_connections_, static_cast<unsigned long long>(turned_away_));
+          ::close(fd);
+          break;
+        }
         pending p;
         p.fd.reset(fd);
         p.from_unix = i == 2;
@@ -159,6 +170,7 @@ void listener::run() {
       }
       if (result == progress::admitted) {
         if (!p.s->encrypted()) ::fcntl(p.s->fd(), F_SETFL, ::fcntl(p.s->fd(), F_GETFL) & ~O_NONBLOCK);
+        if (max_connections_ != 0) handed_over_.track(p.s->fd());
         on_hello_(std::move(p.s), p.peer, p.reader.hello());
       }
       it = waiting.erase(it);

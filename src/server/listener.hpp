@@ -16,6 +16,7 @@
 #include "common/stream.hpp"
 #include "protocol/messages.hpp"
 #include "server/handshake.hpp"
+#include "server/connection_census.hpp"
 
 namespace ferry::server {
 
@@ -38,6 +39,9 @@ class listener {
   bool open(const std::string& address, uint16_t port, const std::string& unix_path, std::string& error);
   uint16_t port() const { return port_; }
 
+  /// At most `max` open connections, pending handshakes included (0: no
+  /// limit); more are closed as they are accepted. Call before start().
+  void limit_connections(size_t max) { max_connections_ = max; }
   /// Every connection must finish its handshake (TLS, hello and, with a
   /// token, the challenge) within `handshake_timeout`.
   void start(std::chrono::milliseconds handshake_timeout, admission rules, hello_handler on_hello,
@@ -66,6 +70,9 @@ class listener {
   wake_handler on_wake_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
+  size_t max_connections_ = 0;
+  connection_census handed_over_;  // connections past their hello (acceptor thread only)
+  uint64_t turned_away_ = 0;       // connections closed over the limit (acceptor thread only)
 };
 
 }  // namespace ferry::server

@@ -131,8 +131,12 @@ int main(int argc, char** argv) {
   config.handshake_timeout_s = opts.handshake_timeout_s;
   config.session_grace_s = opts.session_grace_s;
   config.peer_address = opts.peer_address;
-  server::server ferryd(config,
-                        session_services{catalog, native::real_api(), &capture, nullptr, {}, {}, peer_credentials});
+  config.max_sessions = static_cast<size_t>(opts.max_sessions);
+  config.max_connections = static_cast<size_t>(opts.max_connections);
+  session_services services{catalog, native::real_api(), &capture, nullptr, {}};
+  services.limits = opts.limits;
+  services.peer_credentials = peer_credentials;
+  server::server ferryd(config, services);
   if (!ferryd.start(message)) {
     std::fprintf(stderr, "ferryd: %s\n", message.c_str());
     capture.stop();

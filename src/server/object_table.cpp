@@ -37,7 +37,10 @@ void free_svm_block(const native::api& api, svm_block* block) {
 
 bool object_table::insert(object_id id, const object_entry& entry) {
   auto [it, inserted] = entries_.try_emplace(id, entry);
-  if (inserted) total_.fetch_add(1, std::memory_order_relaxed);
+  if (inserted) {
+    total_.fetch_add(1, std::memory_order_relaxed);
+    memory_ += entry.device_bytes;
+  }
   return inserted;
 }
 
@@ -80,6 +83,7 @@ bool object_table::erase(object_id id) {
   object_entry entry = it->second;
   entries_.erase(it);
   total_.fetch_sub(1, std::memory_order_relaxed);
+  memory_ -= entry.device_bytes;
   FERRY_TRACE("objects", "releasing %s %llu", kind_name(entry.kind), static_cast<unsigned long long>(id));
   release_native(entry);
   return true;
@@ -91,6 +95,7 @@ bool object_table::take(object_id id, object_entry& out) {
   out = it->second;
   entries_.erase(it);
   total_.fetch_sub(1, std::memory_order_relaxed);
+  memory_ -= out.device_bytes;
   return true;
 }
 
@@ -108,6 +113,7 @@ void object_table::release_all() {
   }
   total_.fetch_sub(static_cast<int64_t>(entries_.size()), std::memory_order_relaxed);
   entries_.clear();
+  memory_ = 0;
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [rank, entry] : all) release_native(entry);
 }

@@ -72,8 +72,13 @@ struct object_entry {
   uint64_t size = 0;
   /// mem: bytes per pixel of an image (0 for buffers).
   uint64_t element_size = 0;
+  /// mem, svm: device memory the object allocated, counted against the
+  /// session's memory quota (0 for sub-buffers and buffers over SVM memory).
+  uint64_t device_bytes = 0;
   /// queue: created with CL_QUEUE_PROFILING_ENABLE.
   bool profiling = false;
+  /// queue: created with CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE.
+  bool out_of_order = false;
   /// context, queue, event: how the platform's event callbacks treat failures.
   native::callback_behaviour callbacks;
   /// program, kernel: may print (source mentions printf, or a binary or IL).
@@ -141,6 +146,8 @@ class object_table {
   void release_all();
 
   size_t size() const { return entries_.size(); }
+  /// Device memory held by the entries (their device_bytes).
+  uint64_t memory() const { return memory_; }
 
   template <class F>
   void for_each(F&& f) {
@@ -158,6 +165,7 @@ class object_table {
   // (e.g. one kept event per command) allocates nothing.
   std::pmr::unsynchronized_pool_resource pool_;
   std::pmr::unordered_map<object_id, object_entry> entries_{&pool_};
+  uint64_t memory_ = 0;
   static std::atomic<int64_t> total_;
 };
 

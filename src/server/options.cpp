@@ -40,6 +40,34 @@ bool parse_grace(const std::string& text, double& out) {
   return true;
 }
 
+// A whole number, decimal digits only.
+bool parse_count(const std::string& text, uint64_t& out) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return false;
+  out = value;
+  return true;
+}
+
+// Bytes: a whole number with an optional binary suffix K, M, G or T (any case).
+bool parse_bytes(const std::string& text, uint64_t& out) {
+  if (text.empty()) return false;
+  unsigned shift = 0;
+  std::string digits = text;
+  switch (text.back()) {
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    default: break;
+  }
+  if (shift) digits.pop_back();
+  uint64_t value = 0;
+  if (!parse_count(digits, value) || (shift && value > (UINT64_MAX >> shift))) return false;
+  out = value << shift;
+  return true;
+}
+
 bool parse_device_type(const std::string& text, cl_device_type& out) {
   if (text == "cpu") out = CL_DEVICE_TYPE_CPU;
   else if (text == "gpu") out = CL_DEVICE_TYPE_GPU;
@@ -86,6 +114,21 @@ std::string usage_text() {
          "  --tls-ca FILE            CA certificates (PEM) that other daemons' certificates must chain to\n"
          "                           on peer links (default: the system's); peer links use TLS when\n"
          "                           this or --tls-cert is given\n"
+         "\n"
+         "Limits (0: no limit). Beyond a daemon-wide one a new session or connection is refused;\n"
+         "beyond a session's quota that session's request fails with an OpenCL error and it goes on.\n"
+         "  --max-sessions N         sessions at once, detached ones included (default 256)\n"
+         "  --max-connections N      open connections, pending handshakes included (default 1024)\n"
+         "  --session-memory BYTES   device memory of a session's buffers, images and SVM\n"
+         "                           allocations (default 0: no limit; CL_MEM_OBJECT_ALLOCATION_FAILURE)\n"
+         "  --session-objects N      objects of a session, kept events included (default 1000000;\n"
+         "                           CL_OUT_OF_RESOURCES)\n"
+         "  --session-queued N       commands of a session enqueued and not complete (default 1000000;\n"
+         "                           CL_OUT_OF_RESOURCES)\n"
+         "  --session-in-flight BYTES  staging held for a session's reads and writes (default 4G;\n"
+         "                           CL_OUT_OF_RESOURCES; one transfer alone may be larger)\n"
+         "  BYTES take a suffix K, M, G or T (powers of 1024).\n"
+         "\n"
          "  --help                   show this text\n"
          "\n"
          "Prints \"READY <port>\" on stdout once it listens. Logs go to stderr.\n";
@@ -115,7 +158,10 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
                                              "--platform", "--device-type", "--log-level",
                                              "--handshake-timeout", "--peer-address",
                                              "--session-grace", "--token-file", "--tls-cert",
-                                             "--tls-key", "--tls-ca", "--insecure-listen"};
+                                             "--tls-key", "--tls-ca", "--insecure-listen", "--max-sessions",
+                                             "--max-connections", "--session-memory",
+                                             "--session-objects", "--session-queued",
+                                             "--session-in-flight"};
     bool known = false;
     for (const char* name : valued) known = known || flag == name;
     if (!known) {
@@ -153,6 +199,18 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       if (!parse_seconds(v, out.handshake_timeout_s)) return bad("seconds, more than 0 and at most 3600");
     } else if (flag == "--session-grace") {
       if (!parse_grace(v, out.session_grace_s)) return bad("seconds, from 0 to 86400");
+    } else if (flag == "--max-sessions") {
+      if (!parse_count(v, out.max_sessions)) return bad("a number of sessions (0: no limit)");
+    } else if (flag == "--max-connections") {
+      if (!parse_count(v, out.max_connections)) return bad("a number of connections (0: no limit)");
+    } else if (flag == "--session-memory") {
+      if (!parse_bytes(v, out.limits.memory)) return bad("bytes, optionally with K, M, G or T (0: no limit)");
+    } else if (flag == "--session-objects") {
+      if (!parse_count(v, out.limits.objects)) return bad("a number of objects (0: no limit)");
+    } else if (flag == "--session-queued") {
+      if (!parse_count(v, out.limits.queued)) return bad("a number of commands (0: no limit)");
+    } else if (flag == "--session-in-flight") {
+      if (!parse_bytes(v, out.limits.in_flight)) return bad("bytes, optionally with K, M, G or T (0: no limit)");
     } else if (flag == "--peer-address") {
       endpoint where;
       std::string why;

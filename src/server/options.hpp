@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "server/session_quota.hpp"
 
 namespace ferry::server {
 
@@ -27,6 +28,9 @@ struct options {
   std::string tls_key;
   std::string tls_ca;           // --tls-ca: CA file for other daemons' certificates on peer links
   bool insecure_listen = false; // --insecure-listen: a non-loopback --listen without a token is meant
+  uint64_t max_sessions = 256;     // 0: no limit
+  uint64_t max_connections = 1024; // 0: no limit
+  session_limits limits;           // --session-*: 0 is no limit
 };
 
 /// Whether `address` is a loopback address (127.0.0.0/8, ::1, localhost).

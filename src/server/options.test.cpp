@@ -146,3 +146,50 @@ TEST(options, peer_address_is_checked_and_kept_as_given) {
 
 }  // namespace
 }  // namespace ferry::server
+
+namespace ferry::server {
+namespace {
+
+TEST(options, limits_have_generous_defaults_and_take_counts_and_byte_suffixes) {
+  options o;
+  std::string message;
+  ASSERT_EQ(parse_options({}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.max_sessions, 256u);
+  EXPECT_EQ(o.max_connections, 1024u);
+  EXPECT_EQ(o.limits.memory, 0u);
+  EXPECT_EQ(o.limits.objects, 1'000'000u);
+  EXPECT_EQ(o.limits.queued, 1'000'000u);
+  EXPECT_EQ(o.limits.in_flight, uint64_t{4} << 30);
+  ASSERT_EQ(parse_options({"--max-sessions", "3", "--max-connections=0", "--session-memory", "512M",
+                           "--session-objects", "10", "--session-queued=0", "--session-in-flight", "2k"},
+                          o, message),
+            parse_outcome::run)
+      << message;
+  EXPECT_EQ(o.max_sessions, 3u);
+  EXPECT_EQ(o.max_connections, 0u);
+  EXPECT_EQ(o.limits.memory, uint64_t{512} << 20);
+  EXPECT_EQ(o.limits.objects, 10u);
+  EXPECT_EQ(o.limits.queued, 0u);
+  EXPECT_EQ(o.limits.in_flight, 2048u);
+  ASSERT_EQ(parse_options({"--session-memory", "3T"}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.limits.memory, uint64_t{3} << 40);
+  ASSERT_EQ(parse_options({"--session-memory", "4096"}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.limits.memory, 4096u);
+  for (const char* flag : {"--max-sessions", "--max-connections", "--session-objects", "--session-queued"}) {
+    for (const char* bad : {"", "-1", "1k", "ten", "1.5", " 3", "99999999999999999999"}) {
+      EXPECT_EQ(parse_options({flag, bad}, o, message), parse_outcome::error) << flag << " " << bad;
+      EXPECT_NE(message.find(flag), std::string::npos) << message;
+    }
+    EXPECT_NE(usage_text().find(flag), std::string::npos) << flag;
+  }
+  for (const char* flag : {"--session-memory", "--session-in-flight"}) {
+    for (const char* bad : {"", "k", "-1", "1.5G", "1KB", "1P", "17179869184G", "G1"}) {
+      EXPECT_EQ(parse_options({flag, bad}, o, message), parse_outcome::error) << flag << " " << bad;
+      EXPECT_NE(message.find(flag), std::string::npos) << message;
+    }
+    EXPECT_NE(usage_text().find(flag), std::string::npos) << flag;
+  }
+}
+
+}  // namespace
+}  // namespace ferry::server

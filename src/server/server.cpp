@@ -28,6 +28,7 @@ bool server::start(std::string& error) {
     services_.peer_address = announced.to_string();
   }
   auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config_.handshake_timeout_s * 1000));
+  listener_.limit_connections(config_.max_connections);
   listener_.start(
       timeout, config_.rules,
       [this](stream_ptr s, const std::string& peer, const p::hello& hello) { on_hello(std::move(s), peer, hello); },
@@ -61,6 +62,10 @@ void server::on_hello(stream_ptr fd, const std::string& peer, const p::hello& he
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return refuse(*fd, peer, {static_cast<int32_t>(refusal::shutting_down), "the daemon is stopping"});
+      if (config_.max_sessions != 0 && by_id_.size() >= config_.max_sessions)
+        return refuse(*fd, peer,
+                      {static_cast<int32_t>(refusal::too_many_sessions),
+                       "the daemon serves " + std::to_string(by_id_.size()) + " sessions, its limit (--max-sessions)"});
       std::vector<uint8_t> frame;
       p::append_frame(frame, welcome);
       p::append_frame(frame, p::session_state{0, 0, static_cast<uint32_t>(services_.grace.count()), 0});

@@ -25,6 +25,12 @@ struct server_config {
   /// --peer-address: "host[:port]" or "unix:/path" (a missing port is the
   /// one listened on); empty: none announced.
   std::string peer_address;
+  /// Sessions at once, detached ones included (0: no limit): a control hello
+  /// beyond is refused (refusal::too_many_sessions).
+  size_t max_sessions = 256;
+  /// Open connections, pending handshakes included (0: no limit): more are
+  /// closed as they are accepted.
+  size_t max_connections = 1024;
   /// Token and TLS demanded of every connection.
   admission rules;
 };

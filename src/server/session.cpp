@@ -36,7 +36,8 @@ session::session(const protocol::session_token& id, const protocol::session_toke
       peer_key_(peer_key),
       services_(services),
       core_(std::make_shared<session_core>(id, services.api, services.printf, services.links,
-                                           services.peer_address, services.grace, services.peer_credentials)),
+                                           services.peer_address, services.grace, services.limits,
+                                           services.peer_credentials)),
       control_(std::move(control)),
       peer_(std::move(peer)),
       finished_(std::move(finished)) {}

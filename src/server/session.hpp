@@ -52,6 +52,8 @@ struct session_services {
   std::string peer_address;      // server_info.peer_address
   /// How long a session outlives its client's lost connection (0: not at all).
   std::chrono::milliseconds grace{0};
+  /// What each session may hold (session_quota.hpp).
+  session_limits limits;
   /// What peer links show other daemons: the token, TLS (null: none).
   std::shared_ptr<const protocol::credentials> peer_credentials;
 };

@@ -24,7 +24,7 @@ uint64_t key_of(const protocol::session_token& id) {
 
 session_core::session_core(const protocol::session_token& session, const native::api& native,
                            printf_capture* capture, link_stats* link_counters, std::string address,
-                           std::chrono::milliseconds grace,
+                           std::chrono::milliseconds grace, const session_limits& limits,
                            std::shared_ptr<const protocol::credentials> credentials)
     : id(session),
       label(session_label(session)),
@@ -33,9 +33,10 @@ session_core::session_core(const protocol::session_token& session, const native:
       printf(capture),
       links(link_counters),
       peer_address(std::move(address)),
+      quota(limits, label),
       outbox(native),
       bulk(native),
-      transfers(native),
+      transfers(native, &quota.in_flight()),
       imports(native),
       peers(native, outbox, link_counters, label, grace, std::move(credentials)) {}
 

@@ -17,6 +17,7 @@
 #include "server/link_stats.hpp"
 #include "server/native/api.hpp"
 #include "server/peer_directory.hpp"
+#include "server/session_quota.hpp"
 #include "server/transfer_table.hpp"
 
 namespace ferry::server {
@@ -29,10 +30,10 @@ std::string session_label(const protocol::session_token& id);
 struct session_core {
   /// `links` (may be null: nothing is counted) and `peer_address` (for
   /// server_info) are the daemon's; `grace` is the session's grace period,
-  /// which its peer links also give a lost connection.
+  /// which its peer links also give a lost connection; `limits` its quotas.
   session_core(const protocol::session_token& session, const native::api& native, printf_capture* capture,
                link_stats* links = nullptr, std::string peer_address = {},
-               std::chrono::milliseconds grace = {},
+               std::chrono::milliseconds grace = {}, const session_limits& limits = {},
                std::shared_ptr<const protocol::credentials> credentials = {});
 
   const protocol::session_token id;
@@ -54,6 +55,8 @@ struct session_core {
   /// go of what it covers; false when it claims more than was sent.
   std::function<bool(const protocol::ack&)> acked;
 
+  /// Before every member that holds staging: charged buffers must go first.
+  session_quota quota;
   control_outbox outbox;
   bulk_outbox bulk;
   transfer_table transfers;

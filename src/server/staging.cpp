@@ -9,8 +9,16 @@
 namespace ferry::server {
 namespace {
 
-// Each buffer carries its capacity in a header in front of the data.
+// Each buffer carries a header in front of the data: its capacity, the
+// account it is charged to and how much (see header).
 constexpr size_t header_size = 64;
+
+struct header {
+  uint64_t capacity;
+  staging_account* account;
+  uint64_t charged;
+};
+static_assert(sizeof(header) <= header_size);
 // Smaller buffers come from malloc's own free lists quickly enough.
 constexpr uint64_t recycle_from = 1u << 20;
 // At most this much freed memory is kept.
@@ -33,9 +41,22 @@ uint64_t capacity_of(uint8_t* data) {
   return capacity;
 }
 
+uint8_t* charge(uint8_t* data, staging_account* account, uint64_t size) {
+  header h{capacity_of(data), account, account ? size : 0};
+  std::memcpy(data - header_size, &h, sizeof h);
+  if (account) account->bytes.fetch_add(size, std::memory_order_acq_rel);
+  return data;
+}
+
+void discharge(uint8_t* data) {
+  header h;
+  std::memcpy(&h, data - header_size, sizeof h);
+  if (h.account) h.account->bytes.fetch_sub(h.charged, std::memory_order_acq_rel);
+}
+
 }  // namespace
 
-uint8_t* acquire_staging(uint64_t size) noexcept {
+uint8_t* acquire_staging(uint64_t size, staging_account* account) noexcept {
   if (size == 0) size = 1;
   if (size >= recycle_from) {
     cache& c = the_cache();
@@ -46,7 +67,7 @@ uint8_t* acquire_staging(uint64_t size) noexcept {
       uint8_t* data = it->second;
       c.bytes -= it->first;
       c.free_by_size.erase(it);
-      return data;
+      return charge(data, account, size);
     }
   }
   if (size > UINT64_MAX - header_size) return nullptr;
@@ -54,11 +75,12 @@ uint8_t* acquire_staging(uint64_t size) noexcept {
   if (raw == nullptr) return nullptr;
   auto* data = static_cast<uint8_t*>(raw) + header_size;
   std::memcpy(static_cast<uint8_t*>(raw), &size, sizeof size);
-  return data;
+  return charge(data, account, size);
 }
 
 void release_staging(uint8_t* data) noexcept {
   if (data == nullptr) return;
+  discharge(data);
   uint64_t capacity = capacity_of(data);
   if (capacity >= recycle_from && capacity <= cache_limit) {
     cache& c = the_cache();

@@ -8,7 +8,7 @@ namespace ferry::server {
 
 bool transfer_table::allocate(entry& e) {
   // Not value-initialised: every byte is overwritten by the bulk stream.
-  e.staging.reset(acquire_staging(e.total));
+  e.staging.reset(acquire_staging(e.total, account_));
   return e.staging != nullptr;
 }
 
@@ -402,6 +402,11 @@ void transfer_table::clear() {
 size_t transfer_table::size() const {
   std::lock_guard lock(mutex_);
   return entries_.size();
+}
+
+bool transfer_table::known(uint64_t transfer) const {
+  std::lock_guard lock(mutex_);
+  return entries_.count(transfer) != 0;
 }
 
 }  // namespace ferry::server

@@ -44,7 +44,9 @@ namespace ferry::server {
 
 class transfer_table {
  public:
-  explicit transfer_table(const native::api& api) : api_(api) {}
+  /// Staging is charged to `account` (the session's bytes in flight), if any.
+  explicit transfer_table(const native::api& api, staging_account* account = nullptr)
+      : api_(api), account_(account) {}
   ~transfer_table() { clear(); }
   transfer_table(const transfer_table&) = delete;
   transfer_table& operator=(const transfer_table&) = delete;
@@ -137,6 +139,9 @@ class transfer_table {
   void clear();
 
   size_t size() const;
+  /// Whether bytes or a claim for `transfer` are here already (its staging
+  /// is then held, and charged, already).
+  bool known(uint64_t transfer) const;
 
  private:
   struct entry {
@@ -159,12 +164,13 @@ class transfer_table {
     bool complete() const { return sized && received == total; }
     bool direct_chunk_in_flight() const { return direct && reserved != received; }
   };
-  static bool allocate(entry& e);
+  bool allocate(entry& e);
   bool begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
                           std::string& why, cl_event& to_fail, std::shared_ptr<landing>& dropped);
   void destroy(entry& e);  // releases the user event; staging goes with the entry
 
   const native::api& api_;
+  staging_account* const account_;
   mutable std::mutex mutex_;  // guards pool_, entries_ and aborted_
   std::condition_variable completed_;
   std::pmr::unsynchronized_pool_resource pool_;  // recycles map nodes
