@@ -4,16 +4,20 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <thread>
 
 #include "common/socket.hpp"  // tune_stream_socket
+#include "common/test_certificates.hpp"  // --security tls
 #include "process.hpp"  // tests/integration: ferryd and the loader environment, no gtest
 
 namespace ferry::bench {
@@ -58,6 +62,8 @@ std::string repeated_pthread(std::size_t count) {
                "                           first platform that is not Ferry)\n"
                "  --bin-dir DIR            build tree with bin/ferryd and lib/libferry.so\n"
                "                           (default: $FERRY_BINARY_DIR, else %s)\n"
+               "  --security none|token|tls  what the started ferryd demands: nothing (default), a\n"
+               "                           token, or a token and TLS 1.3 (throw-away token and CA)\n"
                "  --help                   this text\n\n"
                "environment: FERRY_SERVERS set means \"use these servers\" (no ferryd is started).\n",
                FERRY_BINARY_DIR);
@@ -146,6 +152,16 @@ options parse_options(int argc, char** argv, const bench_info& info) {
       const char* v = value();
       if (v == nullptr) usage(info, 2);
       opts.native_platform = v;
+    } else if (arg == "--security") {
+      const char* v = value();
+      const std::string kind = v ? v : "";
+      if (kind == "none") opts.secure = options::security::none;
+      else if (kind == "token") opts.secure = options::security::token;
+      else if (kind == "tls") opts.secure = options::security::tls;
+      else {
+        std::fprintf(stderr, "ferry_bench_%s: --security needs none, token or tls\n", info.name);
+        usage(info, 2);
+      }
     } else if (arg == "--bin-dir") {
       const char* v = value();
       if (v == nullptr) usage(info, 2);
@@ -225,7 +241,39 @@ cl_kernel target::kernel(const char* source, const char* name) {
 
 struct session::daemons {
   std::vector<std::unique_ptr<test::daemon_process>> processes;
+  std::string secrets_dir;  // token and certificates of --security; removed at the end
+  ~daemons() {
+    processes.clear();
+    if (!secrets_dir.empty()) std::filesystem::remove_all(secrets_dir);
+  }
 };
+
+namespace {
+
+/// Writes a token (and for TLS a certificate authority and a certificate for
+/// 127.0.0.1) into a fresh directory, adds the daemon flags that demand them to
+/// `args` and points this process's libferry at them.
+std::string prepare_security(options::security secure, std::vector<std::string>& args) {
+  if (secure == options::security::none) return {};
+  char pattern[] = "/tmp/ferry-bench-XXXXXX";
+  if (::mkdtemp(pattern) == nullptr) throw bench_error("cannot make a directory for the token");
+  const std::string dir = pattern;
+  const std::string token = dir + "/token";
+  std::ofstream(token) << "bench-token-0123456789abcdef\n";
+  ::chmod(token.c_str(), 0600);
+  args.insert(args.end(), {"--token-file", token});
+  ::setenv("FERRY_TOKEN_FILE", token.c_str(), 1);
+  if (secure == options::security::tls) {
+    tls_testing::test_pki pki;
+    if (!tls_testing::make_test_pki(dir, tls_testing::certificate_validity::current, pki))
+      throw bench_error("cannot make test certificates");
+    args.insert(args.end(), {"--tls-cert", pki.server_cert, "--tls-key", pki.server_key});
+    ::setenv("FERRY_TLS_CA", pki.ca_cert.c_str(), 1);
+  }
+  return dir;
+}
+
+}  // namespace
 
 session::session(const options& opts, const bench_info& info)
     : opts_(opts), info_(info), daemons_(std::make_unique<daemons>()) {
@@ -239,6 +287,7 @@ session::session(const options& opts, const bench_info& info)
       // FERRY_BENCH_DAEMON_LOG raises the daemons' log level to see where time goes.
       const char* level = std::getenv("FERRY_BENCH_DAEMON_LOG");
       d.extra_args = {"--log-level", level && *level ? level : "warn", "--device-type", "cpu"};
+      daemons_->secrets_dir = prepare_security(opts.secure, d.extra_args);
       std::string list;
       for (std::size_t i = 0; i < info.devices; ++i) {
         daemons_->processes.push_back(test::daemon_process::start(d));

@@ -50,6 +50,9 @@ struct options {
   halves only = halves::both;
   std::string native_platform; // substring of the native platform's name
   std::string bin_dir;         // build/P
+  /// --security: what the started ferryd demands (with a throw-away token and
+  /// certificate authority), to measure what it costs.
+  enum class security { none, token, tls } secure = security::none;
 };
 
 /// Parses argv; prints usage and exits on --help (0) or bad arguments (2).
