@@ -103,6 +103,14 @@ int main(int argc, char** argv) {
   // A libferry that the ICD loader loads into this process must stay inert.
   ::setenv("FERRY_IN_DAEMON", "1", 1);
 
+  // The token and certificates first: a mistake there is found before devices are probed.
+  std::shared_ptr<const protocol::credentials> peer_credentials;
+  server_config config;
+  if (!load_security(opts, config.rules, peer_credentials, message)) {
+    std::fprintf(stderr, "ferryd: %s\n", message.c_str());
+    return 1;
+  }
+
   native::device_catalog catalog;
   if (!native::device_catalog::discover({opts.platform, opts.device_type}, catalog, message)) {
     std::fprintf(stderr, "ferryd: %s\n", message.c_str());
@@ -118,13 +126,6 @@ int main(int argc, char** argv) {
   printf_capture capture(std::move(printf_pipe), STDERR_FILENO);
   capture.start();
 
-  std::shared_ptr<const protocol::credentials> peer_credentials;
-  server_config config;
-  if (!load_security(opts, config.rules, peer_credentials, message)) {
-    std::fprintf(stderr, "ferryd: %s\n", message.c_str());
-    capture.stop();
-    return 1;
-  }
   config.listen = opts.listen;
   config.port = opts.port;
   config.unix_path = opts.unix_path;

@@ -164,6 +164,30 @@ TEST_F(ferryd_binary, a_bad_peer_address_exits_2_and_a_good_one_is_announced_wit
   EXPECT_EQ(info->peer_address, "127.0.0.1:" + std::to_string(*port));
 }
 
+TEST_F(ferryd_binary, the_network_without_a_token_and_unusable_security_files_are_refused_at_start) {
+  {
+    daemon_process d({"--port", "0", "--listen", "0.0.0.0"});
+    int status = d.wait();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 2);
+    EXPECT_NE(d.stderr_text().find("--insecure-listen"), std::string::npos) << d.stderr_text();
+  }
+  {
+    daemon_process d({"--port", "0", "--token-file", "/nonexistent/ferry-token"});
+    int status = d.wait();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    EXPECT_NE(d.stderr_text().find("cannot read the token file"), std::string::npos) << d.stderr_text();
+  }
+  {
+    daemon_process d({"--port", "0", "--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"});
+    int status = d.wait();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    EXPECT_NE(d.stderr_text().find("cannot load the certificate"), std::string::npos) << d.stderr_text();
+  }
+}
+
 TEST_F(ferryd_binary, help_exits_0) {
   daemon_process d({"--help"});
   auto first = d.read_line();
