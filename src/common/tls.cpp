@@ -31,6 +31,8 @@ std::string drain_errors() {
 // AES instructions, which every server CPU has.
 constexpr const char* ciphersuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
 
+constexpr size_t read_buffer_bytes = 128 * 1024;
+
 SSL_CTX* new_context(const SSL_METHOD* method, std::string& error) {
   SSL_CTX* ctx = SSL_CTX_new(method);
   if (!ctx) {
@@ -48,6 +50,9 @@ SSL_CTX* new_context(const SSL_METHOD* method, std::string& error) {
   // half the system calls on bulk data. What is read beyond a frame stays in
   // the channel for the stream's next reader.
   SSL_CTX_set_read_ahead(ctx, 1);
+  // A buffer of several records: bulk data then comes in with one system call
+  // (and at most one wake-up) per 8 records instead of per record.
+  SSL_CTX_set_default_read_buffer_len(ctx, read_buffer_bytes);
   return ctx;
 }
 
