@@ -10,9 +10,8 @@ namespace ferry::server {
 
 namespace p = protocol;
 
-bool bulk_reader::validate(const uint8_t* head, uint64_t& transfer, uint64_t& offset, uint64_t& chunk,
-                           uint64_t& total, std::string& why) {
-  p::frame_header h = p::load_header(head);
+bool bulk_reader::validate_header(const uint8_t* header, std::string& why) {
+  p::frame_header h = p::load_header(header);
   if (h.message_id != static_cast<uint16_t>(p::message_id::bulk_data)) {
     const char* name = p::message_name(h.message_id);
     why = std::string("message ") + (name ? name : std::to_string(h.message_id).c_str()) +
@@ -27,11 +26,18 @@ bool bulk_reader::validate(const uint8_t* head, uint64_t& transfer, uint64_t& of
     why = "bulk_data payload of " + std::to_string(h.payload_size) + " bytes is shorter than its prefix";
     return false;
   }
-  chunk = h.payload_size - p::bulk_prefix_size;
+  uint64_t chunk = h.payload_size - p::bulk_prefix_size;
   if (chunk > p::max_bulk_chunk) {
     why = "bulk chunk of " + std::to_string(chunk) + " bytes exceeds the limit of " + std::to_string(p::max_bulk_chunk);
     return false;
   }
+  return true;
+}
+
+bool bulk_reader::validate(const uint8_t* head, uint64_t& transfer, uint64_t& offset, uint64_t& chunk,
+                           uint64_t& total, std::string& why) {
+  if (!validate_header(head, why)) return false;
+  chunk = p::load_header(head).payload_size - p::bulk_prefix_size;
   p::bulk_data prefix;
   const char* error = "";
   if (!p::decode_payload(head + p::frame_header_size, p::bulk_prefix_size, prefix, error)) {
@@ -77,8 +83,17 @@ bulk_reader::end bulk_reader::run(std::string& why) {
   static_assert(head_size == p::frame_header_size + p::bulk_prefix_size);
   uint8_t head[head_size];
   for (;;) {
-    if (!read_exact(fd_, head, sizeof head)) {
+    if (!read_exact(fd_, head, p::frame_header_size)) {
       why = "bulk connection closed";
+      return end::closed;
+    }
+    // The header alone tells a frame that can be no chunk (another message, a
+    // payload too short for the prefix or too long for a chunk): refused now,
+    // not after waiting for prefix bytes that need not come, or taking the
+    // next frame's bytes for them.
+    if (!validate_header(head, why)) return end::violation;
+    if (!read_exact(fd_, head + p::frame_header_size, p::bulk_prefix_size)) {
+      why = "bulk connection closed inside a chunk's prefix";
       return end::closed;
     }
     end how;

@@ -37,6 +37,9 @@ class bulk_reader {
   /// staging and counts the frame. False with `end` and a reason otherwise.
   bool receive_chunk(const uint8_t* head, end& how, std::string& why);
 
+  /// Checks a frame header alone: a bulk_data id, no flags, a payload that
+  /// holds the prefix and at most max_bulk_chunk bytes. False with a reason.
+  static bool validate_header(const uint8_t* header, std::string& why);
   /// Checks one frame header + bulk prefix (exposed for tests). False with a
   /// reason when the frame is not a well-formed bulk_data chunk.
   static bool validate(const uint8_t* head, uint64_t& transfer, uint64_t& offset, uint64_t& chunk,

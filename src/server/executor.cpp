@@ -526,6 +526,14 @@ bool executor::on(const p::create_sub_buffer& m) {
   cl_int error;
   const object_entry* parent = objects_.find(m.parent, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
   if (parent == nullptr) return record_failed(m.id, object_kind::mem, error);
+  // CL_INVALID_VALUE if the region specified by buffer_create_info is out of
+  // bounds of buffer. Checked here without overflow: PoCL 3.1 sums origin and
+  // size, so a region whose end wraps around passed and later commands on the
+  // sub-buffer wrote outside the parent (heap corruption in the daemon).
+  // Images (which record no byte size) are left to the native call.
+  const bool buffer = parent->element_size == 0;
+  if (buffer && (m.origin > parent->size || m.size > parent->size - m.origin))
+    return record_failed(m.id, object_kind::mem, CL_INVALID_VALUE);
   // A sub-buffer is part of its parent's memory: it counts as an object only.
   if (cl_int refused = admit_objects(); refused != CL_SUCCESS) return record_failed(m.id, object_kind::mem, refused);
   cl_buffer_region region{static_cast<size_t>(m.origin), static_cast<size_t>(m.size)};

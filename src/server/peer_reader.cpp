@@ -44,6 +44,8 @@ peer_reader::end peer_reader::run(std::string& why) {
     }
     p::frame_header h = p::load_header(head);
     if (h.message_id == static_cast<uint16_t>(p::message_id::bulk_data)) {
+      // A header that can carry no chunk is refused before its prefix is read.
+      if (!bulk_reader::validate_header(head, why)) return end::violation;
       if (!read_exact(fd_, head + p::frame_header_size, p::bulk_prefix_size)) {
         why = "peer link closed inside a frame";
         return end::closed;

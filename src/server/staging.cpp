@@ -1,5 +1,7 @@
 #include "server/staging.hpp"
 
+#include <sys/sysinfo.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -54,10 +56,25 @@ void discharge(uint8_t* data) {
   if (h.account) h.account->bytes.fetch_sub(h.charged, std::memory_order_acq_rel);
 }
 
+// The machine's memory and swap: more can never be staged. A client announces a
+// transfer's size before sending its bytes, so any size up to max_transfer_size
+// reaches here. Refusing the impossible ones up front makes every allocator agree:
+// glibc's heuristic overcommit returns null for them, while ASan's allocator aborts
+// the whole daemon on a request above its own maximum (1 TiB).
+uint64_t stageable_bytes() {
+  static const uint64_t limit = [] {
+    struct sysinfo info {};
+    if (::sysinfo(&info) != 0) return UINT64_MAX;
+    return (static_cast<uint64_t>(info.totalram) + info.totalswap) * info.mem_unit;
+  }();
+  return limit;
+}
+
 }  // namespace
 
 uint8_t* acquire_staging(uint64_t size, staging_account* account) noexcept {
   if (size == 0) size = 1;
+  if (size > stageable_bytes()) return nullptr;
   if (size >= recycle_from) {
     cache& c = the_cache();
     std::lock_guard lock(c.mutex);
