@@ -20,6 +20,7 @@
 #include "cl_helpers.hpp"
 #include "common/test_certificates.hpp"
 #include "daemon.hpp"
+#include "faultproxy/fault_proxy.hpp"
 
 using namespace ferry::test;
 using clock_type = std::chrono::steady_clock;
@@ -105,6 +106,55 @@ FERRY_IT_CHILD(migrate) {
   for (size_t i = 0; i < host.size(); ++i)
     CHILD_CHECK(back[i] == host[i] + 7u, "element %zu is %u, expected %u", i, back[i], host[i] + 7u);
   std::printf("MIGRATED\n");
+  return 0;
+}
+
+// A session under token and TLS survives cut connections: the child relays its link
+// through a fault proxy (args[0]: the daemon's port), increments a buffer 200 times
+// with a cut every 20 increments, and checks that every increment ran exactly once.
+FERRY_IT_CHILD(cut) {
+  CHILD_CHECK(!args.empty(), "no daemon port given");
+  ferry::tools::fault_proxy proxy("127.0.0.1", static_cast<uint16_t>(std::stoi(args[0])));
+  std::string error;
+  CHILD_CHECK(proxy.start(error), "proxy: %s", error.c_str());
+  set_ferry_env(loader_mode::ferry_only, "127.0.0.1:" + std::to_string(proxy.port()));
+  cl_platform_id platform = find_ferry_platform();
+  CHILD_CHECK(platform != nullptr, "no Ferry platform");
+  auto devices = platform_devices(platform);
+  CHILD_CHECK(devices.size() == 1, "%zu devices", devices.size());
+  cl_int rc = CL_SUCCESS;
+  context_handle context(clCreateContext(nullptr, 1, devices.data(), nullptr, nullptr, &rc));
+  CHILD_CHECK(rc == CL_SUCCESS, "clCreateContext: %s", cl_error_name(rc).c_str());
+  queue_handle queue(clCreateCommandQueueWithProperties(context, devices[0], nullptr, &rc));
+  program_handle program =
+      build_program(context, devices[0], "__kernel void inc(__global uint* d) { d[get_global_id(0)] += 1u; }", "");
+  CHILD_CHECK(program, "build failed");
+  kernel_handle inc = create_kernel(program, "inc");
+  std::vector<cl_uint> host(1024, 5u);
+  const size_t bytes = host.size() * sizeof(cl_uint);
+  mem_handle data = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, host.data());
+  cl_mem arg = data;
+  clSetKernelArg(inc, 0, sizeof arg, &arg);
+  size_t global = host.size();
+  int cuts = 0;
+  for (int i = 1; i <= 200; ++i) {
+    // Accepted commands wait out a lost connection; new ones are refused while the
+    // server is offline (CL_DEVICE_NOT_AVAILABLE), so those are retried.
+    while ((rc = clEnqueueNDRangeKernel(queue, inc, 1, nullptr, &global, nullptr, 0, nullptr, nullptr)) ==
+           CL_DEVICE_NOT_AVAILABLE)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHILD_CHECK(rc == CL_SUCCESS, "kernel %d: %s", i, cl_error_name(rc).c_str());
+    if (i % 20 == 0) {
+      proxy.cut();
+      ++cuts;
+    }
+  }
+  while ((rc = clEnqueueReadBuffer(queue, data, CL_TRUE, 0, bytes, host.data(), 0, nullptr, nullptr)) ==
+         CL_DEVICE_NOT_AVAILABLE)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHILD_CHECK(rc == CL_SUCCESS, "read: %s", cl_error_name(rc).c_str());
+  for (size_t i = 0; i < host.size(); ++i) CHILD_CHECK(host[i] == 205u, "element %zu is %u, not 205", i, host[i]);
+  std::printf("SURVIVED %d\n", cuts);
   return 0;
 }
 
@@ -264,6 +314,19 @@ TEST_F(security, peer_links_prove_the_token_and_run_under_tls_too) {
   EXPECT_EQ(read_file(second_log).find("refusing"), std::string::npos) << read_file(second_log);
   first.stop();
   second.stop();
+}
+
+TEST_F(security, a_session_under_token_and_tls_resumes_after_cut_connections) {
+  const std::string daemon_log = dir_ + "/ferryd.log";
+  ferry::test::daemon server({"--token-file", token_, "--tls-cert", pki_.server_cert, "--tls-key", pki_.server_key},
+                             daemon_log);
+  ASSERT_TRUE(server.started());
+  std::string log;
+  const std::string out =
+      run_client("cut", std::to_string(server.port()), server.address(), token_, pki_.ca_cert, log);
+  EXPECT_NE(out.find("SURVIVED 10"), std::string::npos) << out;
+  EXPECT_TRUE(log_shows(daemon_log, "resumed by")) << read_file(daemon_log);
+  server.stop();
 }
 
 }  // namespace
