@@ -130,8 +130,18 @@ SSL* new_connection(const context& ctx, int fd, std::string& error) {
 
 }  // namespace
 
+void init_openssl() {
+  static const bool done = [] {
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr);
+    OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_SSL_STRINGS, nullptr);
+    return true;
+  }();
+  (void)done;
+}
+
 std::shared_ptr<context> context::for_server(const std::string& cert_file, const std::string& key_file,
                                              std::string& warning, std::string& error) {
+  init_openssl();
   ERR_clear_error();
   SSL_CTX* ctx = new_context(TLS_server_method(), error);
   if (!ctx) return nullptr;
@@ -158,6 +168,7 @@ std::shared_ptr<context> context::for_server(const std::string& cert_file, const
 }
 
 std::shared_ptr<context> context::for_client(const std::string& ca_file, std::string& error) {
+  init_openssl();
   ERR_clear_error();
   SSL_CTX* ctx = new_context(TLS_client_method(), error);
   if (!ctx) return nullptr;

@@ -22,6 +22,11 @@ typedef struct ssl_st SSL;
 
 namespace ferry::tls {
 
+/// Initialises OpenSSL (once) without its exit-time cleanup, which would free
+/// its global state under the connection threads libferry keeps until the
+/// process ends. Every use of OpenSSL in Ferry calls this first.
+void init_openssl();
+
 /// Certificates and keys, loaded once and shared by every connection.
 class context {
  public:

@@ -1,5 +1,7 @@
 #include "protocol/auth.hpp"
 
+#include "common/tls.hpp"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -51,6 +53,7 @@ bool random_nonce(nonce& out) {
 
 mac auth_mac(const std::string& token, auth_role role, const nonce& server_nonce, const nonce& client_nonce,
              const channel_binding& binding) {
+  tls::init_openssl();
   static constexpr char client_label[] = "ferry client";
   static constexpr char server_label[] = "ferry server";
   const char* label = role == auth_role::client ? client_label : server_label;
