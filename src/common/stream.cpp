@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 namespace ferry {
 
@@ -17,21 +16,26 @@ bool stream::write_all(const void* data, size_t size) {
 bool stream::writev_all(iovec* pieces, int count) {
   if (!tls_) return ferry::writev_all(fd_.get(), pieces, count);
   // Small pieces (a frame header, an ack ahead of a batch) are gathered into
-  // one TLS record; each record costs a header, a tag and a system call.
-  constexpr size_t gather_limit = 16 * 1024;
-  thread_local std::vector<uint8_t> gathered;
-  gathered.clear();
+  // one TLS record; each record costs a header, a tag and a system call. On
+  // the stack: a thread-local buffer would be gone when an exit handler
+  // (libferry's goodbye) writes after the thread's destructors ran.
+  constexpr size_t gather_limit = 4096;
+  uint8_t gathered[gather_limit];
+  size_t used = 0;
   for (int i = 0; i < count; ++i) {
     const auto* p = static_cast<const uint8_t*>(pieces[i].iov_base);
-    if (gathered.size() + pieces[i].iov_len <= gather_limit) {
-      gathered.insert(gathered.end(), p, p + pieces[i].iov_len);
+    const size_t size = pieces[i].iov_len;
+    if (size == 0) continue;  // an empty chunk's piece may have no address at all
+    if (used + size <= gather_limit) {
+      std::memcpy(gathered + used, p, size);
+      used += size;
       continue;
     }
-    if (!gathered.empty() && !tls_->write_all(gathered.data(), gathered.size())) return false;
-    gathered.clear();
-    if (!tls_->write_all(p, pieces[i].iov_len)) return false;
+    if (used > 0 && !tls_->write_all(gathered, used)) return false;
+    used = 0;
+    if (!tls_->write_all(p, size)) return false;
   }
-  return gathered.empty() || tls_->write_all(gathered.data(), gathered.size());
+  return used == 0 || tls_->write_all(gathered, used);
 }
 
 bool stream::read_exact(void* data, size_t size) {

@@ -40,7 +40,7 @@ class admission_test : public ::testing::Test {
   void start(admission rules) {
     server_config config;
     config.port = 0;
-    config.handshake_timeout_s = 0.3;
+    config.handshake_timeout_s = 1;  // room for TLS handshakes under sanitizers on busy machines
     config.session_grace_s = 0;
     config.rules = std::move(rules);
     server_ = std::make_unique<server>(config, session_services{catalog_, native::dry_api(), nullptr, nullptr, {}});
@@ -252,7 +252,7 @@ TEST_F(tls_admission_test, silent_connections_are_dropped_after_the_handshake_ti
   EXPECT_EQ(::recv(silent.get(), &byte, 1, 0), 0) << "closed by the daemon";
   quiet->set_receive_timeout(5000);
   EXPECT_LE(quiet->read_some(&byte, 1), 0) << "closed by the daemon";
-  EXPECT_LT(std::chrono::steady_clock::now() - start_time, std::chrono::seconds(3));
+  EXPECT_LT(std::chrono::steady_clock::now() - start_time, std::chrono::seconds(5));
 }
 
 TEST(token_file, short_unreadable_and_shared_files_are_reported) {
