@@ -48,18 +48,22 @@ class admission_test : public ::testing::Test {
     ASSERT_TRUE(server_->start(error)) << error;
   }
   void TearDown() override {
+    kept_.clear();
     if (server_) server_->stop();
   }
   endpoint where() const { return {endpoint::kind::tcp, "127.0.0.1", server_->port()}; }
 
   /// Opens a control stream as `who` and returns the frame answering its
-  /// hello; false with the client's reason.
+  /// hello; false with the client's reason. The stream stays open in `kept`
+  /// (a session ends with its connection).
   bool say_hello(const p::credentials& who, p::frame_header& header, std::vector<uint8_t>& payload,
                  std::string& error) {
     stream_ptr s = p::open_stream(where(), who, 2000, error);
     if (!s) return false;
+    kept_.push_back(s);
     return p::exchange_hello(*s, testing::make_hello(p::stream_kind::control), who, 2000, header, payload, error);
   }
+  std::vector<stream_ptr> kept_;
 
   /// The refusal code in an answer, or 0 when it is a welcome.
   static int32_t refusal_code(const p::frame_header& header, const std::vector<uint8_t>& payload) {
