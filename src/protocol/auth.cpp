@@ -38,10 +38,10 @@ bool load_token(const std::string& path, std::string& token, std::string& warnin
   return true;
 }
 
-bool random_nonce(nonce& out) {
+bool random_bytes(uint8_t* out, size_t size) {
   size_t got = 0;
-  while (got < out.size()) {
-    ssize_t n = ::getrandom(out.data() + got, out.size() - got, 0);
+  while (got < size) {
+    ssize_t n = ::getrandom(out + got, size - got, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
       return false;
@@ -50,6 +50,8 @@ bool random_nonce(nonce& out) {
   }
   return true;
 }
+
+bool random_nonce(nonce& out) { return random_bytes(out.data(), out.size()); }
 
 mac auth_mac(const std::string& token, auth_role role, const nonce& server_nonce, const nonce& client_nonce,
              const channel_binding& binding) {

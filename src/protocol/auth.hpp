@@ -26,7 +26,9 @@ inline constexpr size_t min_token_size = 16;
 /// others than the owner may read it.
 bool load_token(const std::string& path, std::string& token, std::string& warning, std::string& error);
 
-/// 32 random bytes from the kernel; false when it has none to give.
+/// `size` random bytes from the kernel (getrandom); false when it has none to give.
+bool random_bytes(uint8_t* out, size_t size);
+/// 32 random bytes for a challenge or a proof.
 bool random_nonce(nonce& out);
 
 enum class auth_role { client, server };

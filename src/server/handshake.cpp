@@ -1,6 +1,5 @@
 #include "server/handshake.hpp"
 
-#include <sys/random.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -170,17 +169,6 @@ bool tokens_equal(const p::session_token& a, const p::session_token& b) {
   return difference == 0;
 }
 
-bool random_token(p::session_token& out) {
-  size_t got = 0;
-  while (got < out.size()) {
-    ssize_t n = ::getrandom(out.data() + got, out.size() - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    got += static_cast<size_t>(n);
-  }
-  return true;
-}
+bool random_token(p::session_token& out) { return p::random_bytes(out.data(), out.size()); }
 
 }  // namespace ferry::server

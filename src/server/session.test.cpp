@@ -140,17 +140,9 @@ class daemon_test : public ::testing::Test {
 
   static p::command_header header(p::object_id command, p::object_id queue, uint32_t flags = p::notify,
                                   std::vector<p::object_id> wait = {}) {
-    p::command_header h;
-    h.command = command;
-    h.queue = queue;
-    h.wait_list.assign(wait.begin(), wait.end());
-    h.flags = flags;
-    return h;
+    return testing::header(command, queue, flags, std::move(wait));
   }
-
-  static p::kernel_arg mem_arg(uint32_t index, p::object_id buffer) {
-    return p::kernel_arg{index, p::kernel_arg_kind::mem, sizeof(cl_mem), {}, buffer};
-  }
+  static p::kernel_arg mem_arg(uint32_t index, p::object_id buffer) { return testing::mem_arg(index, buffer); }
 
   const native::device_catalog* catalog_ = nullptr;
   std::unique_ptr<server> server_;

@@ -30,6 +30,22 @@ inline unique_fd connect_loopback(uint16_t port) {
   return connect_endpoint(where, 5000, error);
 }
 
+/// A command's header: reported when done (`notify`) unless told otherwise.
+inline p::command_header header(p::object_id command, p::object_id queue, uint32_t flags = p::notify,
+                                std::vector<p::object_id> wait = {}) {
+  p::command_header h;
+  h.command = command;
+  h.queue = queue;
+  h.wait_list.assign(wait.begin(), wait.end());
+  h.flags = flags;
+  return h;
+}
+
+/// A buffer kernel argument.
+inline p::kernel_arg mem_arg(uint32_t index, p::object_id buffer) {
+  return p::kernel_arg{index, p::kernel_arg_kind::mem, sizeof(void*), {}, buffer};
+}
+
 inline p::hello make_hello(p::stream_kind stream, const p::session_token& session = {},
                            const p::session_token& secret = {}) {
   return p::make_hello(stream, session, secret, "server-test");

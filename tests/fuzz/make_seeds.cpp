@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "protocol/dispatch.hpp"
+#include "server/test_client.hpp"  // header()
 
 namespace p = ferry::protocol;
 
@@ -43,15 +44,7 @@ class stream {
   std::vector<uint8_t> bytes_;
 };
 
-p::command_header header(p::object_id command, p::object_id queue, uint32_t flags = p::notify,
-                         std::vector<p::object_id> wait = {}) {
-  p::command_header h;
-  h.command = command;
-  h.queue = queue;
-  h.wait_list.assign(wait.begin(), wait.end());
-  h.flags = flags;
-  return h;
-}
+using ferry::server::testing::header;
 
 p::kernel_arg arg(uint32_t index, p::kernel_arg_kind kind, uint64_t size, p::bytes value, p::object_id object) {
   return p::kernel_arg{index, kind, size, std::move(value), object};

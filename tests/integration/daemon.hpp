@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -93,6 +94,19 @@ struct child_registration {
   static const ::ferry::test::child_registration ferry_it_child_registration_##name(    \
       #name, &ferry_it_child_##name);                                                   \
   static int ferry_it_child_##name([[maybe_unused]] const std::vector<std::string>& args)
+
+/// In a child entry point: reports a failed check on stdout (the parent shows it) and
+/// makes the child exit with status 1.
+#define CHILD_CHECK(condition, ...)          \
+  do {                                       \
+    if (!(condition)) {                      \
+      std::printf("FAIL %s: ", #condition);  \
+      std::printf(__VA_ARGS__);              \
+      std::printf(" (line %d)\n", __LINE__); \
+      std::fflush(stdout);                   \
+      return 1;                              \
+    }                                        \
+  } while (0)
 
 /// Starts this executable as a child running the entry point `name`. The child inherits this
 /// process's environment (so the same FERRY_SERVERS) with `env` applied on top.

@@ -31,19 +31,6 @@ suite_config ferry::test::this_suite() {
 
 namespace {
 
-// Reports a failed check of a child on stdout (the parent shows it) and makes the child
-// exit with status 1.
-#define CHILD_CHECK(condition, ...)              \
-  do {                                           \
-    if (!(condition)) {                          \
-      std::printf("FAIL %s: ", #condition);      \
-      std::printf(__VA_ARGS__);                  \
-      std::printf(" (line %d)\n", __LINE__);     \
-      std::fflush(stdout);                       \
-      return 1;                                  \
-    }                                            \
-  } while (0)
-
 constexpr const char* accumulate_source = R"CLC(
 __kernel void scale_add(__global uint* acc, __global const uint* src, uint factor) {
   size_t i = get_global_id(0);

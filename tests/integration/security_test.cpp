@@ -36,17 +36,6 @@ namespace {
 
 constexpr auto child_timeout = std::chrono::seconds(60);
 
-#define CHILD_CHECK(condition, ...)          \
-  do {                                       \
-    if (!(condition)) {                      \
-      std::printf("FAIL %s: ", #condition);  \
-      std::printf(__VA_ARGS__);              \
-      std::printf(" (line %d)\n", __LINE__); \
-      std::fflush(stdout);                   \
-      return 1;                              \
-    }                                        \
-  } while (0)
-
 }  // namespace
 
 // A client: args[0] is "devices" (it must see every server's device and run vector_add

@@ -22,19 +22,8 @@ using ::ferry::server::testing::connect_loopback;
 /// How long a test waits for the daemon to close a connection it must close.
 inline constexpr int close_timeout_ms = 15000;
 
-inline p::command_header header(p::object_id command, p::object_id queue, uint32_t flags = p::notify,
-                                std::vector<p::object_id> wait = {}) {
-  p::command_header h;
-  h.command = command;
-  h.queue = queue;
-  h.wait_list.assign(wait.begin(), wait.end());
-  h.flags = flags;
-  return h;
-}
-
-inline p::kernel_arg mem_arg(uint32_t index, p::object_id buffer) {
-  return p::kernel_arg{index, p::kernel_arg_kind::mem, sizeof(void*), {}, buffer};
-}
+using ::ferry::server::testing::header;
+using ::ferry::server::testing::mem_arg;
 
 /// The encoded fields of `message`, without a frame header.
 template <class T>
