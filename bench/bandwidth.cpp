@@ -1,6 +1,10 @@
-// Transfer bandwidth: blocking writes and reads of 4 KiB, 1 MiB and 64 MiB.
+// Transfer bandwidth: blocking writes and reads of 4 KiB, 1 MiB, 64 MiB and 1 GiB (or of
+// one size, --size).
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "bench_common.hpp"
 
@@ -8,18 +12,32 @@ namespace {
 
 struct transfer_case {
   size_t bytes;
-  const char* name;
+  std::string name;
   int default_repeats;
 };
-constexpr transfer_case cases[] = {{size_t{4} << 10, "4KiB", 50}, {size_t{1} << 20, "1MiB", 20}, {size_t{64} << 20, "64MiB", 5}};
+
+std::vector<transfer_case> default_cases() {
+  return {{size_t{4} << 10, "4KiB", 50}, {size_t{1} << 20, "1MiB", 20}, {size_t{64} << 20, "64MiB", 5},
+          {size_t{1} << 30, "1GiB", 3}};
+}
+
+std::string size_name(size_t bytes) {
+  for (auto [shift, unit] : {std::pair{30, "GiB"}, std::pair{20, "MiB"}, std::pair{10, "KiB"}})
+    if (bytes % (size_t{1} << shift) == 0) return std::to_string(bytes >> shift) + unit;
+  return std::to_string(bytes) + "B";
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace ferry::bench;
-  const bench_info info{"bandwidth", "MB/s of blocking clEnqueueWriteBuffer (+ clFinish) / clEnqueueReadBuffer.", -1,
-                        "transfers per size (default 50 / 20 / 5 for 4 KiB / 1 MiB / 64 MiB)"};
+  bench_info info{"bandwidth", "MB/s of blocking clEnqueueWriteBuffer (+ clFinish) / clEnqueueReadBuffer.", -1,
+                  "transfers per size (default 50 / 20 / 5 / 3 for 4 KiB / 1 MiB / 64 MiB / 1 GiB)"};
+  info.takes_size = true;
+  info.size_meaning = "bytes of one transfer size to measure instead of 4 KiB, 1 MiB, 64 MiB and 1 GiB";
   const options opts = parse_options(argc, argv, info);
+  std::vector<transfer_case> cases = default_cases();
+  if (opts.size > 0) cases = {{opts.size, size_name(opts.size), 5}};
   session s(opts, info);
   return s.run([&](target& t) {
     for (const transfer_case& c : cases) {
@@ -31,7 +49,7 @@ int main(int argc, char** argv) {
       // Warm-up, and proof that the bytes arrive intact.
       check(clEnqueueWriteBuffer(t.queue, mem, CL_TRUE, 0, c.bytes, src.get(), 0, nullptr, nullptr), "clEnqueueWriteBuffer");
       check(clEnqueueReadBuffer(t.queue, mem, CL_TRUE, 0, c.bytes, dst.get(), 0, nullptr, nullptr), "clEnqueueReadBuffer");
-      if (std::memcmp(src.get(), dst.get(), c.bytes) != 0) throw bench_error(std::string(c.name) + " came back different");
+      if (std::memcmp(src.get(), dst.get(), c.bytes) != 0) throw bench_error("wrong result: " + c.name + " came back different");
       std::vector<double> write_mb_s, read_mb_s;
       for (int i = 0; i < repeats; ++i) {
         auto start = clock::now();

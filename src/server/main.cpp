@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
   switch (ferry::server::parse_options(std::vector<std::string>(argv + 1, argv + argc), opts, message)) {
     case parse_outcome::help: std::fputs(ferry::server::usage_text().c_str(), stdout); return 0;
     case parse_outcome::error: std::fprintf(stderr, "ferryd: %s\n", message.c_str()); return 2;
+    case parse_outcome::list:
     case parse_outcome::run: break;
   }
   if (opts.level_given) set_log_level(opts.level);
@@ -112,9 +113,16 @@ int main(int argc, char** argv) {
   }
 
   native::device_catalog catalog;
-  if (!native::device_catalog::discover({opts.platform, opts.device_type}, catalog, message)) {
+  // Listing numbers every matching device, as --device counts them.
+  const std::vector<uint32_t> chosen = opts.list_devices ? std::vector<uint32_t>{} : opts.devices;
+  if (!native::device_catalog::discover({opts.platform, opts.device_type, chosen}, catalog, message)) {
     std::fprintf(stderr, "ferryd: %s\n", message.c_str());
     return 1;
+  }
+  if (opts.list_devices) {
+    for (uint32_t i = 0; i < catalog.size(); ++i)
+      std::printf("%s\n", native::describe_device(i, *catalog.find(i)).c_str());
+    return 0;
   }
 
   // Kernel printf output goes to fd 1; from here on that is a pipe we forward.

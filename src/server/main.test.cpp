@@ -208,6 +208,39 @@ TEST_F(ferryd_binary, no_matching_device_exits_1_naming_what_it_saw) {
   EXPECT_NE(text.find("platforms seen"), std::string::npos) << text;
 }
 
+TEST_F(ferryd_binary, list_devices_numbers_the_matching_devices_and_exits_0) {
+  daemon_process d({"--device-type", "cpu", "--list-devices", "--log-level", "warn"});
+  auto first = d.read_line();
+  ASSERT_TRUE(first) << d.stderr_text();
+  EXPECT_EQ(first->rfind("0: cpu, ", 0), 0u) << *first;
+  EXPECT_NE(first->find(" GiB ("), std::string::npos) << *first;
+  int status = d.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST_F(ferryd_binary, a_device_that_is_not_there_exits_1_listing_those_that_are) {
+  daemon_process d({"--port", "0", "--device-type", "cpu", "--device", "0,7"});
+  int status = d.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::string text = d.stderr_text();
+  EXPECT_NE(text.find("--device 7: only"), std::string::npos) << text;
+  EXPECT_NE(text.find("--device-type cpu:"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  0: cpu, "), std::string::npos) << text;
+}
+
+TEST_F(ferryd_binary, a_gpu_asked_for_on_a_host_without_one_names_the_missing_driver) {
+  daemon_process d({"--port", "0", "--device-type", "gpu", "--log-level", "warn"});
+  if (d.ready_port()) GTEST_SKIP() << "this host has an OpenCL GPU";
+  int status = d.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::string text = d.stderr_text();
+  EXPECT_NE(text.find("no OpenCL device matches --device-type gpu"), std::string::npos) << text;
+  EXPECT_NE(text.find("libnvidia-opencl.so.1"), std::string::npos) << text;
+}
+
 TEST_F(ferryd_binary, serves_tcp_and_unix_then_stops_cleanly_on_sigterm) {
   std::string socket_path = "/tmp/ferryd-test-" + std::to_string(::getpid()) + ".sock";
   daemon_process d({"--port", "0", "--unix", socket_path, "--log-level", "warn"});

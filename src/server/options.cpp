@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -77,6 +78,22 @@ bool parse_device_type(const std::string& text, cl_device_type& out) {
   return true;
 }
 
+// "0", "1,3": positions, each at most once.
+bool parse_device_list(const std::string& text, std::vector<uint32_t>& out) {
+  out.clear();
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    uint32_t index = 0;
+    auto [end, ec] = std::from_chars(text.data() + start, text.data() + comma, index);
+    if (ec != std::errc{} || end != text.data() + comma || comma == start) return false;
+    if (std::find(out.begin(), out.end(), index) != out.end()) return false;
+    out.push_back(index);
+    start = comma + 1;
+  }
+  return !out.empty();
+}
+
 }  // namespace
 
 bool is_loopback(const std::string& address) {
@@ -98,6 +115,11 @@ std::string usage_text() {
          "  --unix PATH              also listen on a Unix socket\n"
          "  --platform SUBSTRING     serve only platforms whose name contains SUBSTRING (any case)\n"
          "  --device-type TYPE       cpu, gpu, accelerator or all (default all)\n"
+         "  --device N[,N...]        serve only these of the devices that match --platform and\n"
+         "                           --device-type, counted from 0 (default: all of them); one\n"
+         "                           daemon per GPU: --device-type gpu --device 0, --device 1, ...\n"
+         "  --list-devices           print the devices that match --platform and --device-type, one per\n"
+         "                           line numbered as --device counts them, and exit\n"
          "  --log-level LEVEL        error, warn, info, debug or trace (default info, or FERRY_LOG)\n"
          "  --handshake-timeout SEC  close connections that send no hello within SEC seconds (default 5)\n"
          "  --session-grace SEC      keep a session whose client connection was lost for SEC seconds,\n"
@@ -154,8 +176,16 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       }
       return parse_outcome::help;
     }
+    if (flag == "--list-devices") {
+      if (value) {
+        message = "--list-devices takes no value";
+        return parse_outcome::error;
+      }
+      out.list_devices = true;
+      continue;
+    }
     static constexpr const char* valued[] = {"--port",     "--listen",    "--unix",
-                                             "--platform", "--device-type", "--log-level",
+                                             "--platform", "--device-type", "--device", "--log-level",
                                              "--handshake-timeout", "--peer-address",
                                              "--session-grace", "--token-file", "--tls-cert",
                                              "--tls-key", "--tls-ca", "--insecure-listen", "--max-sessions",
@@ -192,6 +222,8 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       out.platform = v;
     } else if (flag == "--device-type") {
       if (!parse_device_type(v, out.device_type)) return bad("cpu, gpu, accelerator or all");
+    } else if (flag == "--device") {
+      if (!parse_device_list(v, out.devices)) return bad("device numbers from 0, separated by commas, each once");
     } else if (flag == "--log-level") {
       if (!parse_log_level(v, out.level)) return bad("error, warn, info, debug or trace");
       out.level_given = true;
@@ -242,6 +274,7 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
     message = out.tls_cert.empty() ? "--tls-key needs --tls-cert" : "--tls-cert needs --tls-key";
     return parse_outcome::error;
   }
+  if (out.list_devices) return parse_outcome::list;
   // A daemon runs whatever code reaches it on this host's devices: open to
   // the network only when every client must prove a token, or when told so.
   if (out.token_file.empty() && !out.insecure_listen && !is_loopback(out.listen)) {

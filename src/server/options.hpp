@@ -18,6 +18,8 @@ struct options {
   std::string unix_path;        // empty: no Unix socket
   std::string platform;         // substring of the native platform name; empty: any
   cl_device_type device_type = CL_DEVICE_TYPE_ALL;
+  std::vector<uint32_t> devices; // --device: positions among the matching devices; empty: all
+  bool list_devices = false;     // --list-devices: print the matching devices and exit
   log_level level = log_level::info;
   bool level_given = false;     // false: FERRY_LOG (or the default) decides
   double handshake_timeout_s = 5.0;
@@ -39,6 +41,7 @@ bool is_loopback(const std::string& address);
 enum class parse_outcome {
   run,    ///< start the daemon with the parsed options
   help,   ///< --help: print usage_text() and exit 0
+  list,   ///< --list-devices: print the devices that match and exit
   error,  ///< print the message and exit 2
 };
 

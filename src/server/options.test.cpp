@@ -94,6 +94,32 @@ TEST(options, device_types_map_to_opencl_bits) {
   EXPECT_EQ(o.device_type, static_cast<cl_device_type>(CL_DEVICE_TYPE_ALL));
 }
 
+TEST(options, device_list_names_positions_once_each) {
+  options o;
+  std::string message;
+  ASSERT_EQ(parse({"--device", "1"}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.devices, (std::vector<uint32_t>{1}));
+  ASSERT_EQ(parse({"--device=2,0"}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.devices, (std::vector<uint32_t>{2, 0}));
+  ASSERT_EQ(parse({"--port", "0"}, o, message), parse_outcome::run);
+  EXPECT_TRUE(o.devices.empty());
+  for (const char* bad : {"", "-1", "a", "1,", ",1", "1,,2", "1,1", "99999999999"}) {
+    EXPECT_EQ(parse({"--device", bad}, o, message), parse_outcome::error) << bad;
+    EXPECT_NE(message.find("--device"), std::string::npos) << message;
+  }
+}
+
+TEST(options, list_devices_is_a_flag_that_ends_in_a_listing) {
+  options o;
+  std::string message;
+  ASSERT_EQ(parse({"--device-type", "gpu", "--list-devices"}, o, message), parse_outcome::list);
+  EXPECT_TRUE(o.list_devices);
+  EXPECT_EQ(o.device_type, static_cast<cl_device_type>(CL_DEVICE_TYPE_GPU));
+  EXPECT_EQ(parse({"--list-devices=yes"}, o, message), parse_outcome::error);
+  EXPECT_NE(message.find("--list-devices"), std::string::npos) << message;
+  EXPECT_EQ(parse({"--list-devices", "--help"}, o, message), parse_outcome::help);
+}
+
 TEST(options, help_wins) {
   options o;
   std::string message;

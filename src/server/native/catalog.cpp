@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -88,7 +89,37 @@ callback_behaviour probe_callbacks(cl_platform_id platform, cl_device_id device)
   return behaviour;
 }
 
+std::string filter_text(const catalog_filter& filter) {
+  std::string text = "--device-type " + device_type_name(filter.type);
+  if (!filter.platform.empty()) text += " --platform '" + filter.platform + "'";
+  return text;
+}
+
+// Keeps the devices at the positions --device names, in its order.
+bool select(const catalog_filter& filter, std::vector<device_entry>& devices, std::string& error) {
+  std::vector<device_entry> chosen;
+  for (uint32_t index : filter.indices) {
+    if (index >= devices.size()) {
+      error = "--device " + std::to_string(index) + ": only " + std::to_string(devices.size()) +
+              (devices.size() == 1 ? " device matches " : " devices match ") + filter_text(filter) + ":";
+      for (uint32_t i = 0; i < devices.size(); ++i) error += "\n  " + describe_device(i, devices[i]);
+      return false;
+    }
+    chosen.push_back(devices[index]);
+  }
+  devices = std::move(chosen);
+  return true;
+}
+
 }  // namespace
+
+std::string describe_device(uint32_t index, const device_entry& device) {
+  char memory[32];
+  std::snprintf(memory, sizeof memory, "%.1f GiB", static_cast<double>(device.global_memory) / (1u << 30));
+  return std::to_string(index) + ": " +
+         device_type_name(device.type & ~static_cast<cl_device_type>(CL_DEVICE_TYPE_DEFAULT)) + ", " + device.name +
+         ", " + memory + " (" + device.platform_name + ")";
+}
 
 std::string device_type_name(cl_device_type type) {
   if (type == CL_DEVICE_TYPE_ALL) return "all";
@@ -162,16 +193,19 @@ bool device_catalog::discover(const catalog_filter& filter, device_catalog& out,
       entry.platform = platform;
       entry.name = device_string(d, CL_DEVICE_NAME);
       entry.platform_name = name;
+      entry.type = t;
+      clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof entry.global_memory, &entry.global_memory, nullptr);
       entry.callbacks = callbacks;
       out.devices_.push_back(std::move(entry));
     }
   }
   if (out.devices_.empty()) {
-    error = "no OpenCL device matches --device-type " + device_type_name(filter.type);
-    if (!filter.platform.empty()) error += " --platform '" + filter.platform + "'";
-    error += "; platforms seen: " + seen;
+    error = "no OpenCL device matches " + filter_text(filter) + "; platforms seen: " + seen +
+            ". Is the device's OpenCL driver installed and registered (a .icd file in /etc/OpenCL/vendors, or "
+            "OCL_ICD_FILENAMES; NVIDIA's is libnvidia-opencl.so.1)?";
     return false;
   }
+  if (!filter.indices.empty() && !select(filter, out.devices_, error)) return false;
   out.info_.platform = collect_platform_info(out.devices_.front().platform);
   for (uint32_t i = 0; i < out.devices_.size(); ++i) {
     protocol::device_desc desc;

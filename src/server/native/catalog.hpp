@@ -20,6 +20,9 @@ struct catalog_filter {
   /// Substring of CL_PLATFORM_NAME, compared without regard to case; empty: any.
   std::string platform;
   cl_device_type type = CL_DEVICE_TYPE_ALL;
+  /// Positions among the devices that match the two above (--device); empty: all.
+  /// A position past the last is an error that names the devices there are.
+  std::vector<uint32_t> indices;
 };
 
 /// How a platform's clSetEventCallback callbacks treat failed commands. The
@@ -39,6 +42,8 @@ struct device_entry {
   cl_platform_id platform = nullptr;
   std::string name;
   std::string platform_name;
+  cl_device_type type = 0;
+  cl_ulong global_memory = 0;
   /// Measured once per platform at startup.
   callback_behaviour callbacks;
 };
@@ -64,6 +69,9 @@ class device_catalog {
   std::vector<device_entry> devices_;
   protocol::server_info info_;
 };
+
+/// One line for --list-devices: "0: gpu, NVIDIA H100 80GB HBM3, 79.2 GiB (NVIDIA CUDA)".
+std::string describe_device(uint32_t index, const device_entry& device);
 
 /// "cpu", "gpu", "accelerator", "all" (or a list like "cpu|gpu").
 std::string device_type_name(cl_device_type type);
