@@ -50,7 +50,7 @@ std::string repeated_pthread(std::size_t count) {
                info.repeats_meaning,
                info.default_repeats > 0 ? std::to_string(info.default_repeats).c_str() : "per case");
   if (info.takes_commands)
-    std::fprintf(out, "  --commands N             kernels per run (default: %zu)\n", info.default_commands);
+    std::fprintf(out, "  --commands N             %s (default: %zu)\n", info.commands_meaning, info.default_commands);
   if (info.takes_size && info.default_size > 0)
     std::fprintf(out, "  --size N                 %s (default: %zu)\n", info.size_meaning, info.default_size);
   else if (info.takes_size)

@@ -32,6 +32,7 @@ struct bench_info {
   const char* repeats_meaning; // "measured rounds", ...
   bool takes_commands = false; // --commands N (throughput)
   std::size_t default_commands = 0;
+  const char* commands_meaning = "kernels per run";  // what --commands counts, for --help
   /// Devices a target holds: on Ferry the first device of each of this many servers (as
   /// many ferryd are started), natively the first this many devices of the platform.
   std::size_t devices = 1;

@@ -1,12 +1,12 @@
 #!/bin/sh
 # Builds the release tree and runs every Ferry benchmark; extra arguments go to each
 # benchmark (e.g. --repeats 10, --only native). Set FERRY_SKIP_BUILD=1 to use the tree
-# as it is. migrate, migrate_bandwidth and matmul_split start two or three ferryd.
+# as it is. migrate, migrate_bandwidth, matmul_split and stencil start two or three ferryd.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build/release"
-benches="noop throughput bandwidth migrate migrate_bandwidth matmul_split sgemm reconnect"
+benches="noop throughput bandwidth migrate migrate_bandwidth matmul_split sgemm stencil reconnect"
 
 if [ "${FERRY_SKIP_BUILD:-0}" != 1 ]; then
   cmake --preset release -S "$root" >/dev/null
