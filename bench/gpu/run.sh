@@ -144,8 +144,17 @@ fi
 # --- daemons ----------------------------------------------------------------------------
 daemon_pids=()
 stop_daemons() {
+  local pid waited
   for pid in "${daemon_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${daemon_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for pid in "${daemon_pids[@]}"; do
+    # A daemon that outlives SIGTERM by 20 s is reported and killed: the run goes on.
+    for waited in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "run.sh: ferryd (pid $pid) did not stop within 20 s of SIGTERM; killing it" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+  done
   daemon_pids=()
 }
 trap stop_daemons EXIT

@@ -764,9 +764,20 @@ bool executor::on(const p::build_program& m) {
   } else if (!map_devices(m.devices, devices)) {
     reply.status = CL_INVALID_DEVICE;
   } else {
-    reply.status = api_.clBuildProgram(program->as_program(), static_cast<cl_uint>(devices.size()),
-                                       devices.empty() ? nullptr : devices.data(), with_arg_info(m.options).c_str(),
+    const cl_uint count = static_cast<cl_uint>(devices.size());
+    const cl_device_id* list = devices.empty() ? nullptr : devices.data();
+    reply.status = api_.clBuildProgram(program->as_program(), count, list, with_arg_info(m.options).c_str(),
                                        nullptr, nullptr);
+    if (reply.status == CL_BUILD_PROGRAM_FAILURE && !asks_arg_info(m.options)) {
+      // NVIDIA's compiler (driver 580) emits PTX that ptxas rejects for a kernel
+      // without arguments when argument info is asked for. The program is then
+      // built as the client asked, and its kernels are treated as on a platform
+      // that keeps no argument info (pointer_arguments).
+      reply.status = api_.clBuildProgram(program->as_program(), count, list, m.options.c_str(), nullptr, nullptr);
+      if (reply.status == CL_SUCCESS)
+        FERRY_INFO("session", "session %s: program %llu builds only without %s", core_->label.c_str(),
+                   static_cast<unsigned long long>(m.program), std::string(arg_info_option).c_str() + 1);
+    }
     if (reply.status == CL_SUCCESS) kernel_names(program->as_program(), reply.kernel_names);
     objects_.find_mutable(m.program)->arg_info_hidden = !asks_arg_info(m.options);
   }
