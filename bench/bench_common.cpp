@@ -11,6 +11,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <random>
+#include <limits>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -562,6 +565,49 @@ std::vector<double> tcp_stream_mb_s(std::size_t bytes, int repeats) {
     return {};
   }
   return mb_s;
+}
+
+namespace {
+
+// Entries compared with the CPU: all of C up to this size, else `sampled_entries` and
+// the corners.
+constexpr std::size_t full_check_limit = 256;
+constexpr int sampled_entries = 64;
+constexpr double max_relative_error = 1e-3;
+
+}  // namespace
+
+bool checks_every_entry(std::size_t n) { return n <= full_check_limit; }
+
+void check_matrix_product(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c,
+                          std::size_t n, std::size_t stride) {
+  auto check_entry = [&](std::size_t i, std::size_t j) {
+    double exact = 0, scale = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const double term = static_cast<double>(a[i * stride + k]) * b[k * stride + j];
+      exact += term;
+      scale += std::fabs(term);
+    }
+    const double got = c[i * stride + j];
+    const double error = std::fabs(got - exact) / std::max(scale, std::numeric_limits<double>::min());
+    if (!(error < max_relative_error))  // NaN (an entry never written) fails too
+      throw bench_error("wrong result: C[" + std::to_string(i) + "][" + std::to_string(j) + "] = " +
+                        std::to_string(got) + ", CPU says " + std::to_string(exact));
+  };
+  if (checks_every_entry(n)) {
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) check_entry(i, j);
+    return;
+  }
+  std::mt19937_64 random(42);
+  std::uniform_int_distribution<std::size_t> index(0, n - 1);
+  for (int s = 0; s < sampled_entries; ++s) check_entry(index(random), index(random));
+  // The corners too: the first and last work-groups, and the last row and column (next
+  // to any padding or the edge of a tile).
+  check_entry(0, 0);
+  check_entry(0, n - 1);
+  check_entry(n - 1, 0);
+  check_entry(n - 1, n - 1);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -206,6 +206,22 @@ double tcp_ping_pong_median_us(int rounds);
 /// one figure per repeat; empty when the loopback cannot be set up.
 std::vector<double> tcp_stream_mb_s(std::size_t bytes, int repeats);
 
+/// Throws bench_error("wrong result: ...") naming the first entry of C = A x B (float,
+/// row-major, the n x n corner of matrices `stride` floats wide) that differs from a
+/// double-precision CPU product: every entry up to 256², else 64 random entries (fixed
+/// seed) and the four corners. The error is |c - exact| over the sum of |a_ik * b_kj|,
+/// which stays meaningful when the entry is near zero; it must stay below 1e-3, and a NaN
+/// (an entry never written) fails.
+void check_matrix_product(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c,
+                          std::size_t n, std::size_t stride);
+/// Whether check_matrix_product compares every entry for this n.
+bool checks_every_entry(std::size_t n);
+
+/// `value` rounded up to a multiple of `multiple` (a global size to a work-group size).
+inline std::size_t round_up(std::size_t value, std::size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
 // ---------------------------------------------------------------------------------------
 // Numbers
 

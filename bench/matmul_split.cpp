@@ -3,7 +3,6 @@
 // device gets its rows of A and all of B, computes its rows of C, and the client reads
 // them back; timed from the first write to the last read.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
@@ -36,49 +35,12 @@ void matmul(global const float* a, global const float* b, global float* c, uint 
 }
 )CLC";
 
-// Entries compared with the CPU: all of C up to this size, else `sampled_entries`.
-constexpr size_t full_check_limit = 256;
-constexpr int sampled_entries = 64;
-// |gpu - cpu| over the sum of |a_ik * b_kj|: a relative error that stays meaningful when
-// the entry itself is near zero.
-constexpr double max_relative_error = 1e-3;
-
-size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
-
 // One device's share: rows [first_row, first_row + rows) of A and C.
 struct share {
   size_t first_row = 0;
   size_t rows = 0;
   std::unique_ptr<ferry::bench::mem_object> a, b, c;
 };
-
-// Throws bench_error naming the first entry of C that differs from the CPU's.
-void check_product(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c, size_t n) {
-  auto check_entry = [&](size_t i, size_t j) {
-    double exact = 0, scale = 0;
-    for (size_t k = 0; k < n; ++k) {
-      const double term = static_cast<double>(a[i * n + k]) * b[k * n + j];
-      exact += term;
-      scale += std::fabs(term);
-    }
-    const double got = c[i * n + j];
-    const double error = std::fabs(got - exact) / std::max(scale, std::numeric_limits<double>::min());
-    if (!(error < max_relative_error))  // NaN (an entry never written) fails too
-      throw ferry::bench::bench_error("wrong result: C[" + std::to_string(i) + "][" + std::to_string(j) +
-                                      "] = " + std::to_string(got) + ", CPU says " + std::to_string(exact));
-  };
-  if (n <= full_check_limit) {
-    for (size_t i = 0; i < n; ++i)
-      for (size_t j = 0; j < n; ++j) check_entry(i, j);
-    return;
-  }
-  std::mt19937_64 random(42);
-  std::uniform_int_distribution<size_t> index(0, n - 1);
-  for (int s = 0; s < sampled_entries; ++s) check_entry(index(random), index(random));
-  // The corners as well: the last rows of the last share and the edge of a tile.
-  check_entry(0, 0);
-  check_entry(n - 1, n - 1);
-}
 
 }  // namespace
 
@@ -163,7 +125,7 @@ int main(int argc, char** argv) {
         run_once();
         ms.push_back(seconds_since(start) * 1e3);
       }
-      check_product(a, b, c, n);
+      check_matrix_product(a, b, c, n, n);
 
       const double med = median(ms);
       if (parts == 1) single_ms = med;
@@ -172,7 +134,7 @@ int main(int argc, char** argv) {
       print_line("matmul_split", whole.label,
                  std::string(unit) + "=" + std::to_string(parts) + " n=" + std::to_string(n) + " ms=" + format(med) +
                      " speedup=" + format(single_ms / med, 2) + " gflop_s=" + format(gflop_s, 2) +
-                     " repeats=" + std::to_string(repeats) + " checked=" + (n <= full_check_limit ? "all" : "sampled"));
+                     " repeats=" + std::to_string(repeats) + " checked=" + (checks_every_entry(n) ? "all" : "sampled"));
     }
   });
 }

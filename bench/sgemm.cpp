@@ -4,7 +4,6 @@
 // per-command and round-trip costs to vanish into it: the figure to hold within 2% of
 // native.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <random>
@@ -114,49 +113,6 @@ void sgemm(global const float4* a, global const float4* b, global float4* c, uin
 }
 )CLC";
 
-// Entries compared with the CPU: all of C up to this size, else `sampled_entries` and
-// the corners.
-constexpr size_t full_check_limit = 256;
-constexpr int sampled_entries = 64;
-// |gpu - cpu| over the sum of |a_ik * b_kj|: a relative error that stays meaningful when
-// the entry itself is near zero.
-constexpr double max_relative_error = 1e-3;
-
-size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
-
-// Throws bench_error naming the first entry of C that differs from the CPU's. The
-// matrices are `padded` floats wide; only the n x n corner is the product.
-void check_product(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c, size_t n,
-                   size_t padded) {
-  auto check_entry = [&](size_t i, size_t j) {
-    double exact = 0, scale = 0;
-    for (size_t k = 0; k < n; ++k) {
-      const double term = static_cast<double>(a[i * padded + k]) * b[k * padded + j];
-      exact += term;
-      scale += std::fabs(term);
-    }
-    const double got = c[i * padded + j];
-    const double error = std::fabs(got - exact) / std::max(scale, std::numeric_limits<double>::min());
-    if (!(error < max_relative_error))  // NaN (an entry never written) fails too
-      throw ferry::bench::bench_error("wrong result: C[" + std::to_string(i) + "][" + std::to_string(j) +
-                                      "] = " + std::to_string(got) + ", CPU says " + std::to_string(exact));
-  };
-  if (n <= full_check_limit) {
-    for (size_t i = 0; i < n; ++i)
-      for (size_t j = 0; j < n; ++j) check_entry(i, j);
-    return;
-  }
-  std::mt19937_64 random(42);
-  std::uniform_int_distribution<size_t> index(0, n - 1);
-  for (int s = 0; s < sampled_entries; ++s) check_entry(index(random), index(random));
-  // The corners too: the first and last work-groups, and the last row and column that
-  // sit next to the padding.
-  check_entry(0, 0);
-  check_entry(0, n - 1);
-  check_entry(n - 1, 0);
-  check_entry(n - 1, n - 1);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -235,7 +191,7 @@ int main(int argc, char** argv) {
     }
     check(clEnqueueReadBuffer(t.queue, c_mem.get(), CL_TRUE, 0, bytes, c.data(), 0, nullptr, nullptr),
           "clEnqueueReadBuffer (C)");
-    check_product(a, b, c, n, padded);
+    check_matrix_product(a, b, c, n, padded);
 
     const double med = median(seconds);
     const double flop = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
@@ -245,7 +201,7 @@ int main(int argc, char** argv) {
                "n=" + std::to_string(n) + " gflop_s=" + format(gflop_s) +
                    " ms_per_kernel=" + format(med * 1e3 / static_cast<double>(kernels), 2) +
                    " kernels=" + std::to_string(kernels) + " repeats=" + std::to_string(repeats) +
-                   " checked=" + (n <= full_check_limit ? "all" : "sampled") +
+                   " checked=" + (checks_every_entry(n) ? "all" : "sampled") +
                    (padded != n ? " padded=" + std::to_string(padded) : std::string()));
   });
 }

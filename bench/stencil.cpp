@@ -26,6 +26,7 @@ using ferry::bench::bench_error;
 using ferry::bench::check;
 using ferry::bench::event;
 using ferry::bench::mem_object;
+using ferry::bench::round_up;
 using ferry::bench::target;
 
 // One step for the planes of one slab. Interior cells get the mean of their 6 neighbours
@@ -60,8 +61,6 @@ constexpr size_t reference_limit = 64;
 // max |difference| over max |value|: the kernel may round differently from the CPU
 // (another compiler, contraction), never by more.
 constexpr double tolerance = 1e-5;
-
-size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
 // Noise in [0, 1) from a cell's index (splitmix64's mixing), the same whatever the split.
 float hashed_noise(uint64_t i) {

@@ -40,6 +40,22 @@ std::string with_arg_info(const std::string& options) {
   return asks_arg_info(options) ? options : options + std::string(arg_info_option);
 }
 
+// Runs `compile` (clBuildProgram or clCompileProgram with these options) asking for
+// argument info, and where that alone makes it fail, once more as the client asked:
+// NVIDIA's compiler (driver 580) emits PTX that ptxas rejects for a kernel without
+// arguments when argument info is asked for. Such a program's kernels are then treated
+// as on a platform that keeps no argument info (pointer_arguments). `bare` says so.
+template <class Compile>
+cl_int compile_with_arg_info(const std::string& options, Compile&& compile, bool& bare) {
+  bare = false;
+  cl_int rc = compile(with_arg_info(options).c_str());
+  if ((rc == CL_BUILD_PROGRAM_FAILURE || rc == CL_COMPILE_PROGRAM_FAILURE) && !asks_arg_info(options)) {
+    rc = compile(options.c_str());
+    bare = rc == CL_SUCCESS;
+  }
+  return rc;
+}
+
 // Size-then-value for any clGet*Info shaped query.
 template <class Query>
 cl_int query_bytes(Query&& query, p::bytes& out) {
@@ -764,20 +780,17 @@ bool executor::on(const p::build_program& m) {
   } else if (!map_devices(m.devices, devices)) {
     reply.status = CL_INVALID_DEVICE;
   } else {
-    const cl_uint count = static_cast<cl_uint>(devices.size());
-    const cl_device_id* list = devices.empty() ? nullptr : devices.data();
-    reply.status = api_.clBuildProgram(program->as_program(), count, list, with_arg_info(m.options).c_str(),
-                                       nullptr, nullptr);
-    if (reply.status == CL_BUILD_PROGRAM_FAILURE && !asks_arg_info(m.options)) {
-      // NVIDIA's compiler (driver 580) emits PTX that ptxas rejects for a kernel
-      // without arguments when argument info is asked for. The program is then
-      // built as the client asked, and its kernels are treated as on a platform
-      // that keeps no argument info (pointer_arguments).
-      reply.status = api_.clBuildProgram(program->as_program(), count, list, m.options.c_str(), nullptr, nullptr);
-      if (reply.status == CL_SUCCESS)
-        FERRY_INFO("session", "session %s: program %llu builds only without %s", core_->label.c_str(),
-                   static_cast<unsigned long long>(m.program), std::string(arg_info_option).c_str() + 1);
-    }
+    bool bare = false;
+    reply.status = compile_with_arg_info(
+        m.options,
+        [&](const char* options) {
+          return api_.clBuildProgram(program->as_program(), static_cast<cl_uint>(devices.size()),
+                                     devices.empty() ? nullptr : devices.data(), options, nullptr, nullptr);
+        },
+        bare);
+    if (bare)
+      FERRY_INFO("session", "session %s: program %llu builds only without%s", core_->label.c_str(),
+                 static_cast<unsigned long long>(m.program), std::string(arg_info_option).c_str());
     if (reply.status == CL_SUCCESS) kernel_names(program->as_program(), reply.kernel_names);
     objects_.find_mutable(m.program)->arg_info_hidden = !asks_arg_info(m.options);
   }
@@ -813,11 +826,20 @@ bool executor::on(const p::compile_program& m) {
       printf_capable = printf_capable || header->printf_capable;
     }
     if (reply.status == CL_SUCCESS) {
-      reply.status = api_.clCompileProgram(program->as_program(), static_cast<cl_uint>(devices.size()),
-                                           devices.empty() ? nullptr : devices.data(), with_arg_info(m.options).c_str(),
-                                           static_cast<cl_uint>(headers.size()),
-                                           headers.empty() ? nullptr : headers.data(),
-                                           names.empty() ? nullptr : names.data(), nullptr, nullptr);
+      bool bare = false;
+      reply.status = compile_with_arg_info(
+          m.options,
+          [&](const char* options) {
+            return api_.clCompileProgram(program->as_program(), static_cast<cl_uint>(devices.size()),
+                                         devices.empty() ? nullptr : devices.data(), options,
+                                         static_cast<cl_uint>(headers.size()),
+                                         headers.empty() ? nullptr : headers.data(),
+                                         names.empty() ? nullptr : names.data(), nullptr, nullptr);
+          },
+          bare);
+      if (bare)
+        FERRY_INFO("session", "session %s: program %llu compiles only without%s", core_->label.c_str(),
+                   static_cast<unsigned long long>(m.program), std::string(arg_info_option).c_str());
       object_entry* compiled = objects_.find_mutable(m.program);
       if (printf_capable) compiled->printf_capable = true;
       compiled->arg_info_hidden = !asks_arg_info(m.options);

@@ -18,7 +18,10 @@
 #include <cstring>
 #include <numeric>
 #include <optional>
+#include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "server/handshake.hpp"
 #include "server/native/api.hpp"
@@ -1059,6 +1062,67 @@ TEST_F(dry_session_test, il_program_in_an_unknown_context_fails_and_leaves_no_en
   // Nothing here was a protocol error: the session still answers.
   ASSERT_TRUE(c.send(p::ping{15}));
   EXPECT_EQ(c.wait_reply<p::pong>()->request, 15u);
+}
+
+// A compiler that fails whatever asks for argument info (as NVIDIA's does for a
+// kernel without arguments) and records the options of every try.
+std::mutex rejecting_mutex;
+std::vector<std::string> rejecting_options;
+cl_int reject_arg_info(const char* options) {
+  std::lock_guard lock(rejecting_mutex);
+  rejecting_options.push_back(options ? options : "");
+  return options && std::strstr(options, "-cl-kernel-arg-info") ? CL_BUILD_PROGRAM_FAILURE : CL_SUCCESS;
+}
+const native::api& arg_info_rejecting_api() {
+  static const native::api table = [] {
+    native::api t = native::dry_api();
+    t.clBuildProgram = [](cl_program, cl_uint, const cl_device_id*, const char* options,
+                          void(CL_CALLBACK*)(cl_program, void*), void*) { return reject_arg_info(options); };
+    t.clCompileProgram = [](cl_program, cl_uint, const cl_device_id*, const char* options, cl_uint, const cl_program*,
+                            const char**, void(CL_CALLBACK*)(cl_program, void*), void*) {
+      const cl_int rc = reject_arg_info(options);
+      return rc == CL_SUCCESS ? rc : CL_COMPILE_PROGRAM_FAILURE;
+    };
+    return t;
+  }();
+  return table;
+}
+
+TEST(build_options, a_build_that_fails_only_for_the_added_arg_info_is_retried_as_asked) {
+  native::device_catalog catalog = native::device_catalog::dry(1);
+  server_config config;
+  config.port = 0;
+  server s(config, session_services{catalog, arg_info_rejecting_api(), nullptr, nullptr, {}});
+  std::string error;
+  ASSERT_TRUE(s.start(error)) << error;
+  auto tries = [] {
+    std::lock_guard lock(rejecting_mutex);
+    return std::exchange(rejecting_options, {});
+  };
+  client c;
+  ASSERT_TRUE(c.open(s.port()));
+  ASSERT_TRUE(c.send(p::create_context{1, {0}}));
+  ASSERT_TRUE(c.send(p::create_program_with_source{5, 1, "kernel void empty(void) {}"}));
+
+  ASSERT_TRUE(c.send(p::build_program{10, 5, {}, "-DX=1"}));
+  auto built = c.wait_reply<p::build_reply>();
+  ASSERT_TRUE(built);
+  EXPECT_EQ(built->status, CL_SUCCESS);
+  EXPECT_EQ(tries(), (std::vector<std::string>{"-DX=1 -cl-kernel-arg-info", "-DX=1"}));
+
+  // Asked for by the client: its failure is the answer, with no second try.
+  ASSERT_TRUE(c.send(p::build_program{11, 5, {}, "-cl-kernel-arg-info"}));
+  built = c.wait_reply<p::build_reply>();
+  ASSERT_TRUE(built);
+  EXPECT_EQ(built->status, CL_BUILD_PROGRAM_FAILURE);
+  EXPECT_EQ(tries(), (std::vector<std::string>{"-cl-kernel-arg-info"}));
+
+  ASSERT_TRUE(c.send(p::compile_program{12, 5, {}, "", {}, {}}));
+  auto compiled = c.wait_reply<p::build_reply>();
+  ASSERT_TRUE(compiled);
+  EXPECT_EQ(compiled->status, CL_SUCCESS);
+  EXPECT_EQ(tries(), (std::vector<std::string>{" -cl-kernel-arg-info", ""}));
+  s.stop();
 }
 
 TEST_F(dry_session_test, server_info_announces_the_peer_address_with_the_listening_port) {
