@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "server/completion_poller.hpp"
 #include "server/session_core.hpp"
 
 namespace ferry::server {
@@ -45,7 +46,7 @@ callback_slot* callback_pool::acquire() {
   slot->content_size = nullptr;
   slot->gate = nullptr;
   slot->kind = callback_kind::completion;
-  slot->notify = slot->profiling = slot->printf = slot->sweepable = slot->verify_status = false;
+  slot->notify = slot->profiling = slot->printf = slot->sweepable = slot->verify_status = slot->polled = false;
   slot->missed_status = 0;
   return slot;
 }
@@ -137,6 +138,10 @@ void CL_CALLBACK callback_pool::on_native_event(cl_event, cl_int status, void* u
 }
 
 cl_int callback_pool::arm(const native::api& api, callback_slot* slot) {
+  if (slot->polled) {
+    completion_poller::instance().watch(api, slot);
+    return CL_SUCCESS;
+  }
   if (slot->sweepable) {
     // Such a platform never calls back for a command that has already failed
     // (or calls with CL_COMPLETE), so look first.

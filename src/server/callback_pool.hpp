@@ -31,6 +31,7 @@
 
 #include "protocol/messages.hpp"
 #include "server/native/api.hpp"
+#include "server/native/catalog.hpp"
 #include "server/native/mapping.hpp"
 
 namespace ferry::server {
@@ -64,11 +65,20 @@ struct callback_slot {
   bool printf = false;          // a kernel that may print
   bool sweepable = false;       // its platform runs no callbacks for failed commands
   bool verify_status = false;   // its platform's callbacks may pass CL_COMPLETE for a failure
+  bool polled = false;          // the completion poller delivers it (completion_poller.hpp)
   // generation << 2 | missed (2) | claimed (1); see callback_pool.cpp.
   std::atomic<uint64_t> state{0};
   cl_int missed_status = 0;
   callback_slot* prev = nullptr;
   callback_slot* next = nullptr;
+
+  /// How its event's platform reports completions: by a callback (repaired
+  /// where the platform needs it) or by polling, which reads the true status.
+  void follow(const native::callback_behaviour& platform) {
+    polled = platform.polled;
+    sweepable = !polled && !platform.runs_on_failure;
+    verify_status = !polled && !platform.reports_failure;
+  }
 };
 
 class callback_pool {
@@ -82,7 +92,8 @@ class callback_pool {
   callback_slot* acquire();
 
   /// Registers the slot's delivery as the CL_COMPLETE callback of its event
-  /// (or delivers a failure at once where the platform would not). Returns
+  /// (or delivers a failure at once where the platform would not), or hands
+  /// a polled slot to the completion poller. Returns
   /// the clSetEventCallback error, after delivering that error itself.
   static cl_int arm(const native::api& api, callback_slot* slot);
 

@@ -272,8 +272,7 @@ bool executor::finish(const p::command_header& h, const object_entry& queue, cl_
   // end through a later command (clFinish's marker), and its output must
   // already be on the client's stdout by then.
   slot->printf = printf || may_print_;
-  slot->sweepable = !queue.callbacks.runs_on_failure;
-  slot->verify_status = !queue.callbacks.reports_failure;
+  slot->follow(queue.callbacks);
   callback_pool::arm(api_, slot);
   return true;
 }
@@ -435,6 +434,7 @@ bool executor::on(const p::create_context& m) {
     }
     callbacks.runs_on_failure = callbacks.runs_on_failure && device->callbacks.runs_on_failure;
     callbacks.reports_failure = callbacks.reports_failure && device->callbacks.reports_failure;
+    callbacks.polled = callbacks.polled || device->callbacks.polled;
   }
   cl_context_properties properties[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(first->platform),
                                         0};

@@ -165,8 +165,7 @@ bool executor::on(const p::export_event& m) {
   slot->kind = callback_kind::exported;
   slot->transfer = m.event;
   slot->peer = m.peer;
-  slot->sweepable = !event->callbacks.runs_on_failure;
-  slot->verify_status = !event->callbacks.reports_failure;
+  slot->follow(event->callbacks);
   core_->peers.start(m.peer);
   callback_pool::arm(api_, slot);
   return true;
@@ -270,8 +269,7 @@ bool executor::on(const p::migrate_out& m) {
   slot->peer = m.peer;
   slot->kind = callback_kind::migrate;
   slot->notify = (h.flags & p::notify) != 0;
-  slot->sweepable = !own->callbacks.runs_on_failure;
-  slot->verify_status = !own->callbacks.reports_failure;
+  slot->follow(own->callbacks);
   core_->peers.start(m.peer);
   if (now && api_.clWaitForEvents(1, &event) == CL_SUCCESS) callback_pool::deliver(slot, CL_COMPLETE);
   else callback_pool::arm(api_, slot);
@@ -443,8 +441,7 @@ class deferred_write final : public transfer_table::landing {
     slot->kind = callback_kind::gate;
     api_.clRetainEvent(gate_);
     slot->gate = gate_;
-    slot->sweepable = !callbacks_.runs_on_failure;
-    slot->verify_status = !callbacks_.reports_failure;
+    slot->follow(callbacks_);
     callback_pool::arm(api_, slot);
   }
 

@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
       std::printf("%s\n", native::describe_device(i, *catalog.find(i)).c_str());
     return 0;
   }
+  catalog.choose_completions(opts.completions);
 
   // Kernel printf output goes to fd 1; from here on that is a pipe we forward.
   unique_fd ready_out, printf_pipe;

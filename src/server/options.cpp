@@ -78,6 +78,14 @@ bool parse_device_type(const std::string& text, cl_device_type& out) {
   return true;
 }
 
+bool parse_completions(const std::string& text, native::completion_mode& out) {
+  if (text == "auto") out = native::completion_mode::automatic;
+  else if (text == "callbacks") out = native::completion_mode::callbacks;
+  else if (text == "polling") out = native::completion_mode::polling;
+  else return false;
+  return true;
+}
+
 // "0", "1,3": positions, each at most once.
 bool parse_device_list(const std::string& text, std::vector<uint32_t>& out) {
   out.clear();
@@ -120,6 +128,10 @@ std::string usage_text() {
          "                           daemon per GPU: --device-type gpu --device 0, --device 1, ...\n"
          "  --list-devices           print the devices that match --platform and --device-type, one per\n"
          "                           line numbered as --device counts them, and exit\n"
+         "  --completions MODE       how the daemon learns that a native command ended: callbacks\n"
+         "                           (clSetEventCallback), polling (a thread asks each event's status),\n"
+         "                           or auto (default: polling on NVIDIA, whose callbacks of commands\n"
+         "                           longer than about 0.1 ms come up to 20 ms late; callbacks elsewhere)\n"
          "  --log-level LEVEL        error, warn, info, debug or trace (default info, or FERRY_LOG)\n"
          "  --handshake-timeout SEC  close connections that send no hello within SEC seconds (default 5)\n"
          "  --session-grace SEC      keep a session whose client connection was lost for SEC seconds,\n"
@@ -185,7 +197,7 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       continue;
     }
     static constexpr const char* valued[] = {"--port",     "--listen",    "--unix",
-                                             "--platform", "--device-type", "--device", "--log-level",
+                                             "--platform", "--device-type", "--device", "--completions", "--log-level",
                                              "--handshake-timeout", "--peer-address",
                                              "--session-grace", "--token-file", "--tls-cert",
                                              "--tls-key", "--tls-ca", "--insecure-listen", "--max-sessions",
@@ -224,6 +236,8 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       if (!parse_device_type(v, out.device_type)) return bad("cpu, gpu, accelerator or all");
     } else if (flag == "--device") {
       if (!parse_device_list(v, out.devices)) return bad("device numbers from 0, separated by commas, each once");
+    } else if (flag == "--completions") {
+      if (!parse_completions(v, out.completions)) return bad("auto, callbacks or polling");
     } else if (flag == "--log-level") {
       if (!parse_log_level(v, out.level)) return bad("error, warn, info, debug or trace");
       out.level_given = true;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "server/native/catalog.hpp"
 #include "server/session_quota.hpp"
 
 namespace ferry::server {
@@ -20,6 +21,7 @@ struct options {
   cl_device_type device_type = CL_DEVICE_TYPE_ALL;
   std::vector<uint32_t> devices; // --device: positions among the matching devices; empty: all
   bool list_devices = false;     // --list-devices: print the matching devices and exit
+  native::completion_mode completions = native::completion_mode::automatic;  // --completions
   log_level level = log_level::info;
   bool level_given = false;     // false: FERRY_LOG (or the default) decides
   double handshake_timeout_s = 5.0;

@@ -109,6 +109,23 @@ TEST(options, device_list_names_positions_once_each) {
   }
 }
 
+TEST(options, completions_choose_callbacks_or_polling_and_default_to_auto) {
+  options o;
+  std::string message;
+  ASSERT_EQ(parse({"--port", "0"}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.completions, native::completion_mode::automatic);
+  ASSERT_EQ(parse({"--completions", "polling"}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.completions, native::completion_mode::polling);
+  ASSERT_EQ(parse({"--completions=callbacks"}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.completions, native::completion_mode::callbacks);
+  ASSERT_EQ(parse({"--completions", "auto"}, o, message), parse_outcome::run);
+  EXPECT_EQ(o.completions, native::completion_mode::automatic);
+  for (const char* bad : {"", "poll", "Polling", "both"}) {
+    EXPECT_EQ(parse({"--completions", bad}, o, message), parse_outcome::error) << bad;
+    EXPECT_NE(message.find("auto, callbacks or polling"), std::string::npos) << message;
+  }
+}
+
 TEST(options, list_devices_is_a_flag_that_ends_in_a_listing) {
   options o;
   std::string message;

@@ -63,7 +63,8 @@ void dump_all_stacks() {
   ::closedir(tasks);
 }
 
-const native::device_catalog* real_catalog() {
+// The host's devices, with completions reported as `mode` says.
+const native::device_catalog* real_catalog(native::completion_mode mode) {
   static native::device_catalog catalog;
   static bool found = [] {
     ::setenv("FERRY_IN_DAEMON", "1", 1);
@@ -75,7 +76,22 @@ const native::device_catalog* real_catalog() {
     if (!ok) std::fprintf(stderr, "no native OpenCL device: %s\n", error.c_str());
     return ok;
   }();
-  return found ? &catalog : nullptr;
+  if (!found) return nullptr;
+  static native::device_catalog callbacks = [] {
+    native::device_catalog copy = catalog;
+    copy.choose_completions(native::completion_mode::callbacks);
+    return copy;
+  }();
+  static native::device_catalog polled = [] {
+    native::device_catalog copy = catalog;
+    copy.choose_completions(native::completion_mode::polling);
+    return copy;
+  }();
+  return mode == native::completion_mode::polling ? &polled : &callbacks;
+}
+
+std::string mode_name(const ::testing::TestParamInfo<native::completion_mode>& info) {
+  return info.param == native::completion_mode::polling ? "polled" : "callbacks";
 }
 
 constexpr const char* vadd_source = R"(
@@ -88,10 +104,12 @@ kernel void scale(global float* x, float factor) {
 }
 )";
 
-class daemon_test : public ::testing::Test {
+// Every test runs twice: with completions learnt from native callbacks, and
+// polled (as ferryd does on NVIDIA).
+class daemon_test : public ::testing::TestWithParam<native::completion_mode> {
  protected:
   void SetUp() override {
-    catalog_ = real_catalog();
+    catalog_ = real_catalog(GetParam());
     if (catalog_ == nullptr) GTEST_SKIP() << "no native OpenCL device";
     start_server(nullptr);
   }
@@ -151,7 +169,7 @@ class daemon_test : public ::testing::Test {
   std::unique_ptr<server> server_;
 };
 
-TEST_F(daemon_test, vector_add_runs_with_bulk_writes_and_reads) {
+TEST_P(daemon_test, vector_add_runs_with_bulk_writes_and_reads) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -206,7 +224,7 @@ TEST_F(daemon_test, vector_add_runs_with_bulk_writes_and_reads) {
   EXPECT_EQ(object_count(c), 0u);
 }
 
-TEST_F(daemon_test, buffer_takes_initial_contents_from_the_bulk_stream) {
+TEST_P(daemon_test, buffer_takes_initial_contents_from_the_bulk_stream) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -223,7 +241,7 @@ TEST_F(daemon_test, buffer_takes_initial_contents_from_the_bulk_stream) {
   EXPECT_EQ(c.wait_completion(30)->status, CL_COMPLETE);
 }
 
-TEST_F(daemon_test, rect_fill_and_copy_commands_move_the_right_bytes) {
+TEST_P(daemon_test, rect_fill_and_copy_commands_move_the_right_bytes) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -255,7 +273,7 @@ TEST_F(daemon_test, rect_fill_and_copy_commands_move_the_right_bytes) {
   EXPECT_EQ(c.wait_completion(44)->status, CL_COMPLETE);
 }
 
-TEST_F(daemon_test, unknown_ids_fail_the_command_with_the_matching_error) {
+TEST_P(daemon_test, unknown_ids_fail_the_command_with_the_matching_error) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -296,7 +314,7 @@ TEST_F(daemon_test, unknown_ids_fail_the_command_with_the_matching_error) {
   EXPECT_EQ(c.wait_reply<p::pong>()->request, 7u);
 }
 
-TEST_F(daemon_test, a_malformed_frame_closes_only_its_own_connection) {
+TEST_P(daemon_test, a_malformed_frame_closes_only_its_own_connection) {
   client good, bad;
   ASSERT_TRUE(good.open(server_->port()));
   ASSERT_TRUE(bad.open(server_->port()));
@@ -310,7 +328,7 @@ TEST_F(daemon_test, a_malformed_frame_closes_only_its_own_connection) {
   EXPECT_EQ(pong->request, 1u);
 }
 
-TEST_F(daemon_test, protocol_violations_close_the_session) {
+TEST_P(daemon_test, protocol_violations_close_the_session) {
   {
     client c;  // an id used twice
     ASSERT_TRUE(c.open(server_->port()));
@@ -345,7 +363,7 @@ TEST_F(daemon_test, protocol_violations_close_the_session) {
   }
 }
 
-TEST_F(daemon_test, user_events_gate_commands_and_their_failure_is_reported) {
+TEST_P(daemon_test, user_events_gate_commands_and_their_failure_is_reported) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -365,7 +383,7 @@ TEST_F(daemon_test, user_events_gate_commands_and_their_failure_is_reported) {
   EXPECT_EQ(object_count(c), 0u);
 }
 
-TEST_F(daemon_test, build_errors_and_queries_are_answered) {
+TEST_P(daemon_test, build_errors_and_queries_are_answered) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -386,7 +404,7 @@ TEST_F(daemon_test, build_errors_and_queries_are_answered) {
   EXPECT_EQ(c.wait_reply<p::query_reply>()->status, CL_INVALID_DEVICE);
 }
 
-TEST_F(daemon_test, program_binaries_round_trip_and_kernels_come_in_name_order) {
+TEST_P(daemon_test, program_binaries_round_trip_and_kernels_come_in_name_order) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -441,7 +459,7 @@ TEST_F(daemon_test, program_binaries_round_trip_and_kernels_come_in_name_order) 
   }
 }
 
-TEST_F(daemon_test, server_info_lists_raw_device_info_without_handles) {
+TEST_P(daemon_test, server_info_lists_raw_device_info_without_handles) {
   client c;
   ASSERT_TRUE(c.open(server_->port(), false));
   ASSERT_TRUE(c.send(p::get_server_info{5}));
@@ -462,7 +480,7 @@ TEST_F(daemon_test, server_info_lists_raw_device_info_without_handles) {
   EXPECT_FALSE(has(device, CL_DEVICE_PARENT_DEVICE));
 }
 
-TEST_F(daemon_test, many_pipelined_commands_complete_in_few_frames) {
+TEST_P(daemon_test, many_pipelined_commands_complete_in_few_frames) {
   client c;
   ASSERT_TRUE(c.open(server_->port(), false));
   make_context_and_queue(c);
@@ -476,7 +494,7 @@ TEST_F(daemon_test, many_pipelined_commands_complete_in_few_frames) {
   EXPECT_EQ(object_count(c), 2u);
 }
 
-TEST_F(daemon_test, a_failed_read_sends_no_data_only_its_error) {
+TEST_P(daemon_test, a_failed_read_sends_no_data_only_its_error) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -492,7 +510,7 @@ TEST_F(daemon_test, a_failed_read_sends_no_data_only_its_error) {
   EXPECT_EQ(c.bulk_data.count(70), 0u);
 }
 
-TEST_F(daemon_test, a_session_that_ends_with_live_objects_releases_them) {
+TEST_P(daemon_test, a_session_that_ends_with_live_objects_releases_them) {
   int64_t before = object_table::daemon_total();
   {
     client c;
@@ -512,7 +530,7 @@ TEST_F(daemon_test, a_session_that_ends_with_live_objects_releases_them) {
   EXPECT_EQ(object_table::daemon_total(), before);
 }
 
-TEST_F(daemon_test, goodbye_ends_the_session) {
+TEST_P(daemon_test, goodbye_ends_the_session) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -520,7 +538,7 @@ TEST_F(daemon_test, goodbye_ends_the_session) {
   EXPECT_TRUE(c.control.closed_by_peer());
 }
 
-TEST_F(daemon_test, stop_ends_sessions_that_block_on_initial_contents) {
+TEST_P(daemon_test, stop_ends_sessions_that_block_on_initial_contents) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -533,7 +551,7 @@ TEST_F(daemon_test, stop_ends_sessions_that_block_on_initial_contents) {
 
 // Kernel printf output goes to fd 1; the daemon makes that a pipe. Here fd 1
 // is swapped for a pipe for the duration of the test only.
-TEST_F(daemon_test, kernel_printf_reaches_the_client_before_the_completion) {
+TEST_P(daemon_test, kernel_printf_reaches_the_client_before_the_completion) {
   std::fflush(stdout);
   int saved = ::dup(STDOUT_FILENO);
   int ends[2];
@@ -584,7 +602,7 @@ TEST_F(daemon_test, kernel_printf_reaches_the_client_before_the_completion) {
 
 // SVM: every offset and size is checked against the allocation the daemon
 // recorded, whatever a client sends.
-TEST_F(daemon_test, svm_commands_stay_inside_their_allocation) {
+TEST_P(daemon_test, svm_commands_stay_inside_their_allocation) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -649,7 +667,7 @@ TEST_F(daemon_test, svm_commands_stay_inside_their_allocation) {
   EXPECT_EQ(object_count(c), 2u);
 }
 
-TEST_F(daemon_test, svm_memory_outlives_its_id_while_a_buffer_stands_on_it) {
+TEST_P(daemon_test, svm_memory_outlives_its_id_while_a_buffer_stands_on_it) {
   client c;
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
@@ -676,6 +694,10 @@ TEST_F(daemon_test, svm_memory_outlives_its_id_while_a_buffer_stands_on_it) {
 // ---------------------------------------------------------------------------
 // Several servers: two daemons in this process, one client session on each,
 // joined by peer links (docs/protocol.md, "Peer links").
+
+INSTANTIATE_TEST_SUITE_P(completions, daemon_test,
+                         ::testing::Values(native::completion_mode::callbacks, native::completion_mode::polling),
+                         mode_name);
 
 class peers_test : public daemon_test {
  protected:
@@ -755,7 +777,7 @@ class peers_test : public daemon_test {
 
 // The client's objects exist under the same ids on every server of a
 // context: the importer names the exported event by its own id.
-TEST_F(peers_test, an_exported_event_completes_the_imported_one_whatever_comes_first) {
+TEST_P(peers_test, an_exported_event_completes_the_imported_one_whatever_comes_first) {
   // Import first, then the status.
   ASSERT_TRUE(a_.send(p::create_user_event{7, 1}));
   ASSERT_TRUE(b_.send(p::import_event{7, 1}));
@@ -800,7 +822,7 @@ TEST_F(peers_test, an_exported_event_completes_the_imported_one_whatever_comes_f
   EXPECT_EQ(object_count(b_), 2u);
 }
 
-TEST_F(peers_test, migration_moves_a_buffer_over_the_peer_link_not_the_client) {
+TEST_P(peers_test, migration_moves_a_buffer_over_the_peer_link_not_the_client) {
   constexpr uint64_t size = 3 * (1u << 20) + 123;  // several chunks' worth on any path
   std::vector<uint8_t> bytes(size);
   for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * 31 + 7);
@@ -835,7 +857,7 @@ TEST_F(peers_test, migration_moves_a_buffer_over_the_peer_link_not_the_client) {
   EXPECT_GT(counter_of(b_, p::link_kind::client_control, 6).messages_in, 0u);
 }
 
-TEST_F(peers_test, a_content_size_limits_the_bytes_moved) {
+TEST_P(peers_test, a_content_size_limits_the_bytes_moved) {
   constexpr uint64_t size = 4096;
   std::vector<uint8_t> bytes(size);
   for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i + 1);
@@ -887,7 +909,7 @@ TEST_F(peers_test, a_content_size_limits_the_bytes_moved) {
   EXPECT_EQ(read_back(b_, 62, 3, size), expected);
 }
 
-TEST_F(peers_test, unreachable_peers_and_aborted_transfers_fail_instead_of_hanging) {
+TEST_P(peers_test, unreachable_peers_and_aborted_transfers_fail_instead_of_hanging) {
   // Nothing listens on port 1.
   ASSERT_TRUE(a_.send(p::add_peer{2, "127.0.0.1:1", b_.welcome.session, b_.welcome.peer_key}));
   ASSERT_TRUE(a_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, 64, 0}));
@@ -926,7 +948,7 @@ TEST_F(peers_test, unreachable_peers_and_aborted_transfers_fail_instead_of_hangi
   EXPECT_TRUE(a_.control.closed_by_peer());
 }
 
-TEST_F(peers_test, garbage_on_a_peer_link_closes_only_that_link) {
+TEST_P(peers_test, garbage_on_a_peer_link_closes_only_that_link) {
   connection rogue(testing::connect_loopback(other_->port()));
   ASSERT_TRUE(rogue.send(testing::make_hello(p::stream_kind::peer, b_.welcome.session, b_.welcome.peer_key)));
   ASSERT_TRUE(rogue.expect<p::welcome>());
@@ -948,6 +970,10 @@ TEST_F(peers_test, garbage_on_a_peer_link_closes_only_that_link) {
   ASSERT_TRUE(a_.send(p::set_user_event_status{7, CL_COMPLETE}));
   EXPECT_EQ(b_.wait_completion(80)->status, CL_COMPLETE);
 }
+
+INSTANTIATE_TEST_SUITE_P(completions, peers_test,
+                         ::testing::Values(native::completion_mode::callbacks, native::completion_mode::polling),
+                         mode_name);
 
 // ---------------------------------------------------------------------------
 // The daemon on the dry native API: handlers whose native side this host

@@ -218,6 +218,22 @@ bool device_catalog::discover(const catalog_filter& filter, device_catalog& out,
   return true;
 }
 
+void device_catalog::choose_completions(completion_mode mode) {
+  std::string reported;
+  for (device_entry& device : devices_) {
+    const bool late_callbacks = contains_ignoring_case(device.platform_name, "NVIDIA");
+    device.callbacks.polled =
+        mode == completion_mode::polling || (mode == completion_mode::automatic && late_callbacks);
+    if (device.platform_name == reported) continue;
+    reported = device.platform_name;
+    FERRY_INFO("native", "platform '%s': completions %s", device.platform_name.c_str(),
+               !device.callbacks.polled ? "by event callbacks"
+               : mode == completion_mode::polling
+                   ? "polled (--completions polling)"
+                   : "polled (its callbacks of commands longer than about 0.1 ms come up to 20 ms late)");
+  }
+}
+
 device_catalog device_catalog::dry(uint32_t count) {
   device_catalog out;
   auto text = [](const char* s) { return protocol::bytes(s, s + std::strlen(s) + 1); };

@@ -35,6 +35,16 @@ struct callback_behaviour {
   /// They receive the negative status (not CL_COMPLETE).
   bool reports_failure = true;
   bool conforming() const { return runs_on_failure && reports_failure; }
+  /// Completions are learnt by polling the event's status instead
+  /// (completion_poller.hpp): the platform's callbacks come late.
+  bool polled = false;
+};
+
+/// How the daemon learns that a native command has finished (--completions).
+enum class completion_mode {
+  automatic,  ///< polled on NVIDIA's OpenCL, callbacks elsewhere
+  callbacks,  ///< clSetEventCallback everywhere
+  polling,    ///< polled everywhere
 };
 
 struct device_entry {
@@ -62,6 +72,11 @@ class device_catalog {
     return index < devices_.size() ? &devices_[index] : nullptr;
   }
   const std::vector<device_entry>& devices() const { return devices_; }
+  /// Decides, per platform, whether completions are polled. NVIDIA's OpenCL
+  /// (driver 580) runs the callback of a command that takes longer than
+  /// about 0.1 ms only on a 20 ms tick, while its event status is current:
+  /// `automatic` polls there (docs/performance.md has the measurements).
+  void choose_completions(completion_mode mode);
   /// The answer to get_server_info (request 0), collected once.
   const protocol::server_info& server_info() const { return info_; }
 
