@@ -130,9 +130,25 @@ class executor {
   cl_uint wait_count() const { return static_cast<cl_uint>(wait_list_.size()); }
   const cl_event* wait_events() const { return wait_list_.empty() ? nullptr : wait_list_.data(); }
   void touch(cl_command_queue queue);
+  /// Where the bytes of a bulk write are: all in staging, still arriving,
+  /// or nowhere because the command ended (failed, or broke the protocol).
+  enum class bulk_bytes { here, coming, ended };
+  /// Admits the bytes of transfer h.command against the quota and claims
+  /// them; `data` is their staging. On `ended`, `result` is the handler's.
+  bulk_bytes claim_bulk(const protocol::command_header& h, uint64_t total, uint8_t*& data, bool& result);
+  /// claim_bulk, then write_claimed.
   template <class Enqueue>
   bool write_from_bulk(const protocol::command_header& h, const object_entry& queue, uint64_t total,
                        Enqueue&& enqueue);
+  /// Enqueues the write `enqueue` makes from `data`, behind a gate that
+  /// opens when the last byte lands if `bytes` are still coming.
+  template <class Enqueue>
+  bool write_claimed(const protocol::command_header& h, const object_entry& queue, bulk_bytes bytes, uint8_t* data,
+                     Enqueue&& enqueue);
+  /// A large enqueue_write_buffer whose bytes are still arriving: one native
+  /// write per piece, each behind a gate that opens when its bytes are in.
+  bool write_in_pieces(const protocol::command_header& h, const object_entry& queue, cl_mem buffer,
+                       uint64_t offset, uint64_t total, uint8_t* data);
 
   // Shared by check_kernel_arg and enqueue_ndrange; may set violation_.
   /// Runs one native enqueue that reports through the command's event (a

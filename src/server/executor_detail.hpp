@@ -37,46 +37,36 @@ using detail::to_size_t;
 template <class Enqueue>
 bool executor::write_from_bulk(const protocol::command_header& h, const object_entry& queue, uint64_t total,
                                Enqueue&& enqueue) {
-  uint64_t transfer = h.command;
   uint8_t* data = nullptr;
-  std::string why;
+  bool result = true;
+  bulk_bytes bytes = claim_bulk(h, total, data, result);
+  if (bytes == bulk_bytes::ended) return result;
+  return write_claimed(h, queue, bytes, data, enqueue);
+}
+
+template <class Enqueue>
+bool executor::write_claimed(const protocol::command_header& h, const object_entry& queue, bulk_bytes bytes,
+                             uint8_t* data, Enqueue&& enqueue) {
   cl_event gate = nullptr;
-  // Bytes that are here already are held whatever the answer; only new
-  // staging is weighed against the quota.
-  if (!core_->transfers.known(transfer)) {
-    if (cl_int refused = core_->quota.admit_transfer(total); refused != CL_SUCCESS) {
-      core_->transfers.abandon(transfer);
-      return fail(h, refused);
+  if (bytes == bulk_bytes::coming) {
+    // Bytes still on their way: the write waits for them natively and the
+    // bulk reader completes the gate when the last byte lands.
+    cl_int error = CL_SUCCESS;
+    gate = api_.clCreateUserEvent(queue.context, &error);
+    if (gate == nullptr) {
+      core_->transfers.abandon(h.command);
+      return fail(h, error);
     }
-  }
-  switch (core_->transfers.claim(transfer, total, data, why)) {
-    case transfer_table::claim_result::conflict: return violate(why);
-    case transfer_table::claim_result::aborted:  // claim_at_most only
-    case transfer_table::claim_result::no_memory:
-      core_->transfers.abandon(transfer);
-      return fail(h, CL_OUT_OF_HOST_MEMORY);
-    case transfer_table::claim_result::complete: break;
-    case transfer_table::claim_result::pending: {
-      // Bytes still on their way: the write waits for them natively and the
-      // bulk reader completes the gate when the last byte lands.
-      cl_int error = CL_SUCCESS;
-      gate = api_.clCreateUserEvent(queue.context, &error);
-      if (gate == nullptr) {
-        core_->transfers.abandon(transfer);
-        return fail(h, error);
-      }
-      if (!core_->transfers.attach_user_event(transfer, gate)) {
-        api_.clReleaseEvent(gate);  // completed meanwhile
-        gate = nullptr;
-      }
-      break;
+    if (!core_->transfers.attach_user_event(h.command, gate)) {
+      api_.clReleaseEvent(gate);  // completed meanwhile
+      gate = nullptr;
     }
   }
   if (gate) wait_list_.push_back(gate);
   cl_event event = nullptr;
   cl_int rc = enqueue(data, &event);
   if (rc != CL_SUCCESS) {
-    core_->transfers.abandon(transfer);
+    core_->transfers.abandon(h.command);
     return fail(h, rc);
   }
   return finish(h, queue, rc, event, callback_kind::write);

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/limits.hpp"
 #include "server/handshake.hpp"
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
@@ -221,6 +222,54 @@ TEST_P(daemon_test, vector_add_runs_with_bulk_writes_and_reads) {
   if (const char* pause = std::getenv("FERRY_TEST_PAUSE_MS"))
     std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(pause)));
   for (p::object_id id : {21, 22, 11, 10, 3, 4, 5, 2, 1}) ASSERT_TRUE(c.send(p::release_object{id}));
+  EXPECT_EQ(object_count(c), 0u);
+}
+
+// Writes of two bulk chunks or more whose bytes come after the command go to
+// the device a piece at a time (executor::write_in_pieces).
+TEST_P(daemon_test, a_large_write_whose_bytes_come_later_lands_whole) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  ASSERT_TRUE(c.send(p::create_context{1, {0}}));
+  ASSERT_TRUE(c.send(p::create_queue{6, 1, 0, 0}));
+  ASSERT_TRUE(c.send(p::create_queue{7, 1, 0, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE}));
+  const uint64_t chunk = p::max_bulk_chunk;
+  const uint64_t size = 3 * chunk + 12345;
+  // The second write covers the middle: the first's bytes stay on both sides.
+  const uint64_t skip = chunk + 4096;
+  ASSERT_TRUE(c.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, size, 0}));
+  // No pattern that repeats every piece: a piece written from the wrong place shows.
+  auto pattern = [](uint64_t i, uint64_t seed) {
+    return static_cast<uint8_t>(((i + seed) * 0x9E3779B97F4A7C15ull) >> 56);
+  };
+  std::vector<uint8_t> first(size), second(2 * chunk + 1);
+  for (uint64_t i = 0; i < first.size(); ++i) first[i] = pattern(i, 1);
+  for (uint64_t i = 0; i < second.size(); ++i) second[i] = pattern(i, 2);
+
+  // Each command is handled (a ping's pong follows it) before its bytes go.
+  auto handled = [&c](uint64_t request) {
+    ASSERT_TRUE(c.send(p::ping{request}));
+    auto pong = c.wait_reply<p::pong>();
+    ASSERT_TRUE(pong);
+    ASSERT_EQ(pong->request, request);
+  };
+  ASSERT_TRUE(c.send(p::enqueue_write_buffer{header(30, 6, p::notify | p::keep_event), 3, 0, size}));
+  handled(1);
+  ASSERT_TRUE(c.send_bulk(30, first.data(), size));
+  ASSERT_EQ(c.wait_completion(30)->status, CL_COMPLETE);
+  // Behind the first: on an out-of-order queue, through the wait list.
+  ASSERT_TRUE(c.send(p::enqueue_write_buffer{header(31, 7, p::notify, {30}), 3, skip, second.size()}));
+  handled(2);
+  ASSERT_TRUE(c.send_bulk(31, second.data(), second.size(), 3 << 20));
+  ASSERT_EQ(c.wait_completion(31)->status, CL_COMPLETE);
+
+  ASSERT_TRUE(c.send(p::enqueue_read_buffer{header(32, 6), 3, 0, size}));
+  auto data = c.wait_bulk(32);
+  ASSERT_TRUE(data);
+  ASSERT_EQ(data->size(), size);
+  std::copy(second.begin(), second.end(), first.begin() + skip);
+  EXPECT_TRUE(*data == first) << "the buffer does not hold the bytes written";
+  for (p::object_id id : {30, 3, 7, 6, 1}) ASSERT_TRUE(c.send(p::release_object{id}));
   EXPECT_EQ(object_count(c), 0u);
 }
 

@@ -14,6 +14,51 @@ bool transfer_table::allocate(entry& e) {
 
 void transfer_table::destroy(entry& e) {
   if (e.user_event) api_.clReleaseEvent(std::exchange(e.user_event, nullptr));
+  // Never left shut: a native write behind one would wait forever.
+  std::vector<cl_event> shut;
+  take_pieces(e, true, shut);
+  set_gates(shut, CL_DEVICE_NOT_AVAILABLE);
+}
+
+void transfer_table::take_pieces(entry& e, bool all, std::vector<cl_event>& out) {
+  // Out of order, the bytes received are no prefix: the gates wait for all
+  // of them (staging before the last byte may hold anything).
+  const uint64_t prefix = e.in_order || e.complete() ? e.received : 0;
+  while (!e.pieces.empty() && (all || e.pieces.front().bytes <= prefix)) {
+    out.push_back(e.pieces.front().event);
+    e.pieces.pop_front();
+  }
+}
+
+void transfer_table::set_gates(std::vector<cl_event>& gates, cl_int status) {
+  for (cl_event gate : gates) {
+    api_.clSetUserEventStatus(gate, status);
+    api_.clReleaseEvent(gate);
+  }
+  gates.clear();
+}
+
+void transfer_table::attach_piece_gates(uint64_t transfer, std::vector<piece_gate> gates) {
+  std::vector<cl_event> open, failed;
+  cl_int failure = CL_DEVICE_NOT_AVAILABLE;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(transfer);
+    if (it == entries_.end()) {
+      for (const piece_gate& g : gates) failed.push_back(g.event);  // not claimed: a bug of ours; fail safe
+    } else {
+      entry& e = it->second;
+      for (const piece_gate& g : gates) e.pieces.push_back(g);
+      if (e.abandoned) {
+        if (e.aborted != CL_SUCCESS) failure = e.aborted;
+        take_pieces(e, true, failed);
+      } else {
+        take_pieces(e, false, open);
+      }
+    }
+  }
+  set_gates(open, CL_COMPLETE);
+  set_gates(failed, failure);
 }
 
 bool transfer_table::begin_chunk(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total,
@@ -95,6 +140,7 @@ bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint
       return false;
     }
   }
+  if (offset != e.reserved) e.in_order = false;
   e.reserved += size;
   destination = e.staging.get() + offset;
   return true;
@@ -115,12 +161,14 @@ void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
   cl_int failure = CL_SUCCESS;
   uint8_t* data = nullptr;
   uint64_t staged = 0, total = 0;
+  std::vector<cl_event> open;
   {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(transfer);
     if (it == entries_.end()) return;
     entry& e = it->second;
     e.received += size;
+    take_pieces(e, false, open);
     if (e.fail_after_chunk && !e.direct_chunk_in_flight()) {
       // The abort that came during this chunk.
       e.fail_after_chunk = false;
@@ -148,6 +196,7 @@ void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
       if (to_complete) api_.clRetainEvent(to_complete);
     }
   }
+  set_gates(open, CL_COMPLETE);
   if (failed) failed->failed(failure);
   if (landed) landed->landed(data, staged, total);
   if (to_complete) {
@@ -254,6 +303,7 @@ bool transfer_table::attach_landing(uint64_t transfer, std::shared_ptr<landing> 
 
 bool transfer_table::fail(uint64_t transfer, cl_int status) {
   cl_event to_fail = nullptr;
+  std::vector<cl_event> shut;
   std::shared_ptr<landing> dropped;
   {
     std::lock_guard lock(mutex_);
@@ -280,12 +330,15 @@ bool transfer_table::fail(uint64_t transfer, cl_int status) {
     dropped = std::move(e.to);
     to_fail = e.user_event;
     if (to_fail) api_.clRetainEvent(to_fail);
+    take_pieces(e, true, shut);
   }
+  const bool pieces_failed = !shut.empty();
+  set_gates(shut, status);
   if (dropped) {
     dropped->failed(status);
     return true;
   }
-  if (!to_fail) return false;
+  if (!to_fail) return pieces_failed;
   api_.clSetUserEventStatus(to_fail, status);
   api_.clReleaseEvent(to_fail);
   return true;
@@ -374,7 +427,7 @@ void transfer_table::abort() {
 }
 
 void transfer_table::fail_pending(cl_int status) {
-  std::vector<cl_event> pending;
+  std::vector<cl_event> pending, shut;
   std::vector<std::shared_ptr<landing>> landings;
   {
     std::lock_guard lock(mutex_);
@@ -382,8 +435,10 @@ void transfer_table::fail_pending(cl_int status) {
       if (e.complete()) continue;
       if (e.user_event) pending.push_back(e.user_event);
       if (e.to) landings.push_back(std::move(e.to));
+      take_pieces(e, true, shut);
     }
   }
+  set_gates(shut, status);
   for (cl_event event : pending) api_.clSetUserEventStatus(event, status);
   for (auto& to : landings) to->failed(status);
 }

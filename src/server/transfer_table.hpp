@@ -31,11 +31,13 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <memory_resource>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "server/native/api.hpp"
 #include "server/staging.hpp"
@@ -111,6 +113,18 @@ class transfer_table {
   /// claim still to come fails at once; bytes of the transfer are dropped.
   bool fail(uint64_t transfer, cl_int status);
 
+  /// A user event that opens once the first `bytes` of a transfer are in.
+  struct piece_gate {
+    uint64_t bytes;
+    cl_event event;  // owned by the table until set
+  };
+  /// For a `pending` claim: gates that open in turn as the bytes arrive (in
+  /// order of `bytes`), so that a large write goes to the device piece by
+  /// piece while the rest is still on its way. The table sets and releases
+  /// every one (CL_COMPLETE, or a failure's status); those whose bytes are
+  /// here already are set before this returns.
+  void attach_piece_gates(uint64_t transfer, std::vector<piece_gate> gates);
+
   /// Hands over a native user event for a `pending` claim; the entry owns it
   /// from now on. Returns false when the last byte landed meanwhile: then the
   /// caller keeps (and releases) the event and writes without waiting.
@@ -158,6 +172,8 @@ class transfer_table {
     uint64_t limit = 0;
     cl_int aborted = CL_SUCCESS;  // negative: abort_transfer's status
     cl_event user_event = nullptr;  // owned
+    std::deque<piece_gate> pieces;  // gates still shut, in order of bytes
+    bool in_order = true;           // every chunk began where the last one ended
     std::shared_ptr<landing> to;    // claim_at_most with the bytes still to come
     bool direct = false;            // chunks go where `to` said (since `staged` bytes)
     bool fail_after_chunk = false;  // aborted while a direct chunk was in flight
@@ -168,6 +184,10 @@ class transfer_table {
   bool begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
                           std::string& why, cl_event& to_fail, std::shared_ptr<landing>& dropped);
   void destroy(entry& e);  // releases the user event; staging goes with the entry
+  /// Moves the gates whose bytes are in (or all of them) from `e` to `out`.
+  static void take_pieces(entry& e, bool all, std::vector<cl_event>& out);
+  /// Sets each of `gates` to `status` and releases it.
+  void set_gates(std::vector<cl_event>& gates, cl_int status);
 
   const native::api& api_;
   staging_account* const account_;

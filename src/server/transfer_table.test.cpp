@@ -329,5 +329,72 @@ TEST_F(transfer_table_test, an_abort_before_the_claim_fails_it_at_once_and_drops
   EXPECT_EQ(table.size(), 0u);
 }
 
+// Piece gates (a large write sent to the device while its bytes arrive).
+class piece_gates_test : public transfer_table_test {
+ protected:
+  std::vector<std::pair<cl_event, cl_int>> set_so_far() {
+    std::lock_guard lock(recorded_mutex);
+    return recorded;
+  }
+};
+
+TEST_F(piece_gates_test, each_gate_opens_once_the_bytes_before_its_end_are_in) {
+  transfer_table table(recording_api());
+  uint8_t* data = nullptr;
+  std::string why;
+  send(table, 4, 0, {1, 2}, 6);  // bytes before the gates: the first opens at once
+  ASSERT_EQ(table.claim(4, 6, data, why), transfer_table::claim_result::pending);
+  cl_event first = user_event(), second = user_event(), third = user_event();
+  const int64_t live = native::dry_live_handles();
+  table.attach_piece_gates(4, {{2, first}, {4, second}, {6, third}});
+  EXPECT_EQ(set_so_far(), (std::vector<std::pair<cl_event, cl_int>>{{first, CL_COMPLETE}}));
+  send(table, 4, 2, {3}, 6);
+  EXPECT_EQ(set_so_far().size(), 1u) << "a gate opened before all of its piece was in";
+  send(table, 4, 3, {4, 5}, 6);
+  EXPECT_EQ(set_so_far(), (std::vector<std::pair<cl_event, cl_int>>{{first, CL_COMPLETE}, {second, CL_COMPLETE}}));
+  send(table, 4, 5, {6}, 6);
+  EXPECT_EQ(set_so_far().back(), std::make_pair(third, CL_COMPLETE));
+  EXPECT_EQ(native::dry_live_handles(), live - 3) << "each gate is released once set";
+  EXPECT_EQ(std::vector<uint8_t>(data, data + 6), (std::vector<uint8_t>{1, 2, 3, 4, 5, 6}));
+  table.write_finished(4);
+  EXPECT_EQ(table.size(), 0u);
+}
+
+TEST_F(piece_gates_test, chunks_out_of_order_keep_every_gate_shut_until_the_last_byte) {
+  transfer_table table(recording_api());
+  uint8_t* data = nullptr;
+  std::string why;
+  ASSERT_EQ(table.claim(5, 6, data, why), transfer_table::claim_result::pending);
+  cl_event first = user_event(), second = user_event();
+  table.attach_piece_gates(5, {{3, first}, {6, second}});
+  // Staging behind a chunk that skipped ahead holds whatever was there before.
+  send(table, 5, 3, {4, 5, 6}, 6);
+  send(table, 5, 0, {1, 2}, 6);
+  EXPECT_TRUE(set_so_far().empty()) << "a gate opened over bytes that had not come";
+  send(table, 5, 2, {3}, 6);
+  EXPECT_EQ(set_so_far(), (std::vector<std::pair<cl_event, cl_int>>{{first, CL_COMPLETE}, {second, CL_COMPLETE}}));
+  table.write_finished(5);
+}
+
+TEST_F(piece_gates_test, gates_still_shut_fail_on_an_abort_or_teardown) {
+  transfer_table table(recording_api());
+  uint8_t* data = nullptr;
+  std::string why;
+  ASSERT_EQ(table.claim(6, 4, data, why), transfer_table::claim_result::pending);
+  cl_event first = user_event(), second = user_event();
+  table.attach_piece_gates(6, {{2, first}, {4, second}});
+  send(table, 6, 0, {1, 2}, 4);
+  EXPECT_TRUE(table.fail(6, CL_INVALID_OPERATION)) << "the caller sweeps after failed gates";
+  EXPECT_EQ(set_so_far(),
+            (std::vector<std::pair<cl_event, cl_int>>{{first, CL_COMPLETE}, {second, CL_INVALID_OPERATION}}));
+
+  ASSERT_EQ(table.claim(7, 4, data, why), transfer_table::claim_result::pending);
+  cl_event third = user_event();
+  table.attach_piece_gates(7, {{4, third}});
+  table.fail_pending(CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(set_so_far().back(), std::make_pair(third, CL_DEVICE_NOT_AVAILABLE));
+  table.clear();
+}
+
 }  // namespace
 }  // namespace ferry::server
