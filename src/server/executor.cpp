@@ -453,6 +453,7 @@ bool executor::on(const p::create_context& m) {
   entry.device = first->id;
   entry.callbacks = callbacks;
   objects_.insert(m.id, entry);
+  if (callbacks.polled) core_->outbox.linger();
   return true;
 }
 
