@@ -54,13 +54,8 @@ void completion_poller::run() {
     {
       std::unique_lock lock(mutex_);
       auto ready = [&] { return stop_ || !incoming_.empty(); };
-      if (active.empty()) {
-        // Lingers first: a client that waits for each command sends the
-        // next within microseconds, and a sleeping thread takes a wake-up.
-        if (clock::now() - last_change >= linger) wake_.wait(lock, ready);
-      } else if (pause.count() > 0) {
-        wake_.wait_for(lock, pause, ready);
-      }
+      if (active.empty()) wake_.wait(lock, ready);
+      else if (pause.count() > 0) wake_.wait_for(lock, pause, ready);
       if (stop_) return;
       if (!incoming_.empty()) {
         active.insert(active.end(), incoming_.begin(), incoming_.end());
@@ -68,7 +63,7 @@ void completion_poller::run() {
         last_change = clock::now();
       }
     }
-    if (!active.empty() && poll(active)) last_change = clock::now();
+    if (poll(active)) last_change = clock::now();
     else if (pause.count() == 0) std::this_thread::yield();
   }
 }

@@ -14,9 +14,7 @@
 // the failure sweep passes it by), so no claim is needed. The thread polls
 // at once while commands end in quick succession and backs off towards
 // max_pause as the wait grows, so a long kernel costs a poll every 0.2 ms and
-// a short one is seen within microseconds. It lingers awake for a moment
-// after the last slot, so that a client issuing one command at a time does
-// not pay a thread wake-up for each (this costs a core while commands come).
+// a short one is seen within microseconds.
 #pragma once
 
 #include <CL/cl.h>
@@ -53,10 +51,7 @@ class completion_poller {
 
   /// Polling pauses: none until `eager` has passed without a command
   /// ending, then a sixteenth of the time since, within [min_pause, max_pause].
-  /// With nothing to watch, the thread still looks for new slots without
-  /// pause for `linger` before it sleeps.
   static constexpr std::chrono::microseconds eager{50};
-  static constexpr std::chrono::microseconds linger{500};
   static constexpr std::chrono::microseconds min_pause{5};
   static constexpr std::chrono::microseconds max_pause{200};
 

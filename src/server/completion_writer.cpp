@@ -1,8 +1,5 @@
 #include "server/completion_writer.hpp"
 
-#include <chrono>
-#include <thread>
-
 #include "common/socket.hpp"
 #include "server/callback_pool.hpp"
 #include "server/printf_capture.hpp"
@@ -13,9 +10,6 @@ namespace {
 
 // Keeps one completions frame well inside max_array_elements and max_control_payload.
 constexpr size_t max_completions_per_frame = 65536;
-
-// How long a lingering writer stays awake after a batch (control_outbox::linger).
-constexpr std::chrono::microseconds linger_after_batch{200};
 
 }  // namespace
 
@@ -158,14 +152,6 @@ void control_writer::run() {
           continue;
         }
       } else {
-        if (outbox_.linger_.load(std::memory_order_relaxed)) {
-          const auto until = std::chrono::steady_clock::now() + linger_after_batch;
-          while (!has_work() && std::chrono::steady_clock::now() < until) {
-            lock.unlock();
-            std::this_thread::yield();
-            lock.lock();
-          }
-        }
         outbox_.ready_.wait(lock, has_work);
       }
       if (outbox_.closed_) return;

@@ -14,7 +14,6 @@
 
 #include <CL/cl.h>
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -100,10 +99,6 @@ class control_outbox {
   /// Asks the writer to tell the client soon how much it has received
   /// (`ack`), even with nothing else to send.
   void request_ack();
-  /// The session uses a platform whose completions are polled (a GPU):
-  /// the writer then stays awake for a moment after each batch, as the
-  /// completion poller does, rather than pay a wake-up per completion.
-  void linger() { linger_.store(true, std::memory_order_relaxed); }
   /// Stops the writer.
   void close();
   bool closed() const;
@@ -132,7 +127,6 @@ class control_outbox {
   std::vector<uint8_t> printf_frames_;  // encoded printf_output frames
   bool ack_requested_ = false;
   bool closed_ = false;
-  std::atomic<bool> linger_{false};
 };
 
 /// Where the writer's `ack` frames take their counts from.

@@ -453,7 +453,6 @@ bool executor::on(const p::create_context& m) {
   entry.device = first->id;
   entry.callbacks = callbacks;
   objects_.insert(m.id, entry);
-  if (callbacks.polled) core_->outbox.linger();
   return true;
 }
 
