@@ -150,7 +150,17 @@ stop_daemons() {
     # A daemon that outlives SIGTERM by 20 s is reported and killed: the run goes on.
     for waited in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$pid" 2>/dev/null; then
-      echo "run.sh: ferryd (pid $pid) did not stop within 20 s of SIGTERM; killing it" >&2
+      # What its threads are doing, for the report (gdb where there is one).
+      local stuck="$build/ferryd-$pid.stuck.txt"
+      if command -v gdb >/dev/null; then
+        gdb -p "$pid" -batch -ex "thread apply all bt" >"$stuck" 2>&1
+      else
+        for task in /proc/"$pid"/task/*; do
+          echo "$(basename "$task") $(cat "$task/comm") wchan=$(cat "$task/wchan" 2>/dev/null)" \
+            "syscall=$(cut -d' ' -f1 "$task/syscall" 2>/dev/null)"
+        done >"$stuck"
+      fi
+      echo "run.sh: ferryd (pid $pid) did not stop within 20 s of SIGTERM; killing it (threads: $stuck)" >&2
       kill -KILL "$pid" 2>/dev/null || true
     fi
     wait "$pid" 2>/dev/null || true
@@ -167,7 +177,7 @@ start_daemon() {
   local out="$build/ferryd-$n.out" log="$build/ferryd-$n.log"
   : >"$out"
   "${daemon_env[@]}" "$build/bin/ferryd" --port 0 --platform "$platform" --device-type "$device_type" --device "$gpu" \
-    --log-level warn >"$out" 2>"$log" &
+    --log-level info >"$out" 2>"$log" &
   daemon_pids+=($!)
   local pid=$! port=""
   for _ in $(seq 600); do
