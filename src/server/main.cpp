@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "common/thread_stacks.hpp"
 #include "common/tls.hpp"
 #include "protocol/auth.hpp"
 #include "protocol/outgoing.hpp"
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGQUIT);  // not a stop: every thread's stack to the log
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -156,7 +158,11 @@ int main(int argc, char** argv) {
     FERRY_WARN("server", "cannot write the READY line to stdout");
 
   int signal_number = 0;
-  while (sigwait(&stop_signals, &signal_number) != 0) {
+  while (sigwait(&stop_signals, &signal_number) != 0 || signal_number == SIGQUIT) {
+    if (signal_number != SIGQUIT) continue;
+    FERRY_WARN("server", "SIGQUIT: the stacks of every thread follow");
+    write_thread_stacks(STDERR_FILENO);
+    signal_number = 0;
   }
   FERRY_INFO("server", "stopping on %s", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
   ferryd.stop();

@@ -165,7 +165,8 @@ std::string usage_text() {
          "\n"
          "  --help                   show this text\n"
          "\n"
-         "Prints \"READY <port>\" on stdout once it listens. Logs go to stderr.\n";
+         "Prints \"READY <port>\" on stdout once it listens. Logs go to stderr. SIGTERM or SIGINT\n"
+         "stops it; SIGQUIT writes the stack of every thread to the log and goes on.\n";
 }
 
 parse_outcome parse_options(const std::vector<std::string>& args, options& out, std::string& message) {

@@ -8,8 +8,6 @@
 
 #include <CL/cl.h>
 
-#include <dirent.h>
-#include <execinfo.h>
 #include <signal.h>
 #include <sys/syscall.h>
 
@@ -23,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/thread_stacks.hpp"
 #include "protocol/limits.hpp"
 #include "server/handshake.hpp"
 #include "server/native/api.hpp"
@@ -41,27 +40,8 @@ using testing::connection;
 
 // Debugging aid for hangs on real drivers: with FERRY_TEST_STACKS set, a
 // request that times out prints every thread's stack to stderr.
-void print_stack(int) {
-  void* frames[64];
-  int n = backtrace(frames, 64);
-  char header[64];
-  int length = std::snprintf(header, sizeof header, "--- thread %ld\n", static_cast<long>(syscall(SYS_gettid)));
-  ssize_t ignored = ::write(STDERR_FILENO, header, static_cast<size_t>(length));
-  (void)ignored;
-  backtrace_symbols_fd(frames, n, STDERR_FILENO);
-}
-
 void dump_all_stacks() {
-  if (std::getenv("FERRY_TEST_STACKS") == nullptr) return;
-  signal(SIGUSR2, &print_stack);
-  DIR* tasks = ::opendir("/proc/self/task");
-  if (tasks == nullptr) return;
-  while (dirent* entry = ::readdir(tasks)) {
-    if (entry->d_name[0] == '.') continue;
-    syscall(SYS_tgkill, ::getpid(), std::atoi(entry->d_name), SIGUSR2);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ::closedir(tasks);
+  if (std::getenv("FERRY_TEST_STACKS") != nullptr) write_thread_stacks(STDERR_FILENO);
 }
 
 // The host's devices, with completions reported as `mode` says.
