@@ -89,7 +89,7 @@ NVIDIA driver's OpenCL part; set FERRY_GPU_LIBRARY to its path if it lives elsew
 command -v nvidia-smi >/dev/null || echo "run.sh: nvidia-smi not found; the results will not name the driver" >&2
 
 # --- build ------------------------------------------------------------------------------
-benches_single="noop throughput bandwidth sgemm"
+benches_single="native_completions noop throughput bandwidth sgemm"
 benches_pair="migrate migrate_bandwidth stencil"
 if [ "$skip_build" != 1 ]; then
   targets="ferryd ferry_icd"
@@ -235,6 +235,8 @@ if [ "$run_single" = 1 ]; then
   bench throughput --repeats "$(q 1 5)" --commands "$(q 1000 100000)"
   if [ "$quick" = 1 ]; then bench bandwidth --repeats 1 --size 1048576; else bench bandwidth; fi
   bench sgemm --repeats "$(q 1 5)" --commands "$(q 1 10)" --size "$(q 512 4096)"
+  # Native only: why ferryd polls completions on NVIDIA (--completions).
+  bench native_completions --repeats "$(q 3 50)" --spin "$(q 100 20000)"
   stop_daemons
 fi
 
