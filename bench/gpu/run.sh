@@ -152,7 +152,7 @@ stop_daemons() {
     if kill -0 "$pid" 2>/dev/null; then
       # What its threads are doing, for the report: its own stacks into its log
       # (SIGQUIT), and gdb's backtraces or each thread's wait channel beside it.
-      kill -QUIT "$pid" 2>/dev/null && sleep 2
+      kill -QUIT "$pid" 2>/dev/null && sleep 2 || true
       local stuck="$build/ferryd-$pid.stuck.txt"
       if command -v gdb >/dev/null; then
         gdb -p "$pid" -batch -ex "thread apply all bt" >"$stuck" 2>&1
@@ -164,8 +164,9 @@ stop_daemons() {
       fi
       if command -v addr2line >/dev/null; then
         # ferryd's own frames in the logs' stacks, by name.
-        cat "$build"/ferryd-*.log | grep -o 'ferryd(+0x[0-9a-f]*)' | sed 's/.*(+\(0x[0-9a-f]*\))/\1/' | sort -u |
-          while read -r at; do echo "$at $(addr2line -f -C -e "$build/bin/ferryd" "$at" | head -1)"; done >>"$stuck"
+        { cat "$build"/ferryd-*.log | grep -o 'ferryd(+0x[0-9a-f]*)' | sed 's/.*(+\(0x[0-9a-f]*\))/\1/' | sort -u |
+          while read -r at; do echo "$at $(addr2line -f -C -e "$build/bin/ferryd" "$at" | head -1)"; done >>"$stuck"; } ||
+          true
       fi
       echo "run.sh: ferryd (pid $pid) did not stop within 20 s of SIGTERM; killing it (threads: its log, $stuck)" >&2
       kill -KILL "$pid" 2>/dev/null || true

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/log.hpp"
@@ -88,8 +89,12 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGQUIT);  // not a stop: every thread's stack to the log
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sigset_t quit_signal;  // not a stop: every thread's stack to the log
+  sigemptyset(&quit_signal);
+  sigaddset(&quit_signal, SIGQUIT);
+  sigset_t blocked = stop_signals;
+  sigaddset(&blocked, SIGQUIT);
+  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
   options opts;
@@ -157,12 +162,18 @@ int main(int argc, char** argv) {
   if (!write_fully(ready_out.get(), "READY " + std::to_string(ferryd.port()) + "\n"))
     FERRY_WARN("server", "cannot write the READY line to stdout");
 
+  // Answered until the process ends, during a stop too: a stop that hangs is
+  // what the stacks are for.
+  std::thread([quit_signal] {
+    for (;;) {
+      int number = 0;
+      if (sigwait(&quit_signal, &number) != 0) continue;
+      FERRY_WARN("server", "SIGQUIT: the stacks of every thread follow");
+      write_thread_stacks(STDERR_FILENO);
+    }
+  }).detach();
   int signal_number = 0;
-  while (sigwait(&stop_signals, &signal_number) != 0 || signal_number == SIGQUIT) {
-    if (signal_number != SIGQUIT) continue;
-    FERRY_WARN("server", "SIGQUIT: the stacks of every thread follow");
-    write_thread_stacks(STDERR_FILENO);
-    signal_number = 0;
+  while (sigwait(&stop_signals, &signal_number) != 0) {
   }
   FERRY_INFO("server", "stopping on %s", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
   ferryd.stop();
