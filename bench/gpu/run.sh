@@ -165,7 +165,7 @@ stop_daemons() {
       if command -v addr2line >/dev/null; then
         # ferryd's own frames in the logs' stacks, by name.
         { cat "$build"/ferryd-*.log | grep -o 'ferryd(+0x[0-9a-f]*)' | sed 's/.*(+\(0x[0-9a-f]*\))/\1/' | sort -u |
-          while read -r at; do echo "$at $(addr2line -f -C -e "$build/bin/ferryd" "$at" | head -1)"; done >>"$stuck"; } ||
+          while read -r at; do echo "$at $(addr2line -f -C -i -e "$build/bin/ferryd" "$at" | paste -sd' ')"; done >>"$stuck"; } ||
           true
       fi
       echo "run.sh: ferryd (pid $pid) did not stop within 20 s of SIGTERM; killing it (threads: its log, $stuck)" >&2
@@ -180,8 +180,11 @@ trap stop_daemons EXIT
 # start_daemon GPU: starts ferryd serving that GPU; its address goes into $address (not
 # printed: a command substitution would run it in a subshell that forgets the pid).
 address=""
+daemons_started=0
 start_daemon() {
-  local gpu=$1 n=${#daemon_pids[@]}
+  local gpu=$1 n=$daemons_started
+  daemons_started=$((daemons_started + 1))
+  # Numbered across sets, so that the pair set's daemons do not overwrite the single set's logs.
   local out="$build/ferryd-$n.out" log="$build/ferryd-$n.log"
   : >"$out"
   "${daemon_env[@]}" "$build/bin/ferryd" --port 0 --platform "$platform" --device-type "$device_type" --device "$gpu" \
