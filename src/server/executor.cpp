@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "common/log.hpp"
+#include "server/context_releaser.hpp"
 #include "server/native/info.hpp"
 #include "server/printf_capture.hpp"
 #include "server/staging.hpp"
@@ -445,7 +446,7 @@ bool executor::on(const p::create_context& m) {
   // Held until the client releases it, or until the teardown where events
   // are parked in it (native/event_parking.hpp).
   api_.clRetainContext(context);
-  contexts_.push_back(context);
+  contexts_.push_back({context, first->blocking_context_release});
   object_entry entry;
   entry.kind = object_kind::context;
   entry.handle = context;
@@ -602,10 +603,17 @@ bool executor::on(const p::set_user_event_status& m) {
 }
 
 void executor::let_go_of_context(cl_context context) {
-  auto it = std::find(contexts_.begin(), contexts_.end(), context);
+  auto it = std::find_if(contexts_.begin(), contexts_.end(),
+                         [context](const made_context& made) { return made.context == context; });
   if (it == contexts_.end() || api_.holds_parked_events(context)) return;
+  made_context made = *it;
   contexts_.erase(it);
-  api_.clReleaseContext(context);
+  release_made_context(made);
+}
+
+void executor::release_made_context(const made_context& made) {
+  if (made.blocking_release) context_releaser::release(api_, made.context);
+  else api_.clReleaseContext(made.context);
 }
 
 bool executor::on(const p::release_object& m) {
@@ -1499,9 +1507,9 @@ void executor::shutdown() {
   objects_.release_all();
   release_retired_svm();
   // Nothing is left that could notify the events parked in them.
-  for (cl_context context : contexts_) {
-    api_.release_parked_events(context);
-    api_.clReleaseContext(context);
+  for (const made_context& made : contexts_) {
+    api_.release_parked_events(made.context);
+    release_made_context(made);
   }
   contexts_.clear();
   FERRY_DEBUG("session", "session %s: released %zu objects (daemon total %lld)", core_->label.c_str(), released,

@@ -275,7 +275,13 @@ class executor {
   };
   std::vector<queue_fence> queue_fences_;       // markers of released queues (see fence_released_queue)
   std::unordered_map<cl_context, own_queue> own_queues_;
-  std::vector<cl_context> contexts_;  // contexts made and retained (see let_go_of_context)
+  struct made_context {
+    cl_context context;
+    bool blocking_release;  // released through context_releaser
+  };
+  std::vector<made_context> contexts_;  // contexts made and retained (see let_go_of_context)
+  /// clReleaseContext, inline or on the releaser's thread.
+  void release_made_context(const made_context& made);
   uint64_t ack_requested_at_ = 0;      // control_in when ack_if_due last asked for an ack
   std::string violation_;
   bool stop_requested_ = false;

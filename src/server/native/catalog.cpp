@@ -196,6 +196,7 @@ bool device_catalog::discover(const catalog_filter& filter, device_catalog& out,
       entry.type = t;
       clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof entry.global_memory, &entry.global_memory, nullptr);
       entry.callbacks = callbacks;
+      entry.blocking_context_release = contains_ignoring_case(name, "NVIDIA");
       out.devices_.push_back(std::move(entry));
     }
   }

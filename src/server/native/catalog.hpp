@@ -56,6 +56,10 @@ struct device_entry {
   cl_ulong global_memory = 0;
   /// Measured once per platform at startup.
   callback_behaviour callbacks;
+  /// clReleaseContext may block until another context is created (NVIDIA's
+  /// OpenCL, driver 580): the daemon releases such contexts on a thread of
+  /// its own (context_releaser.hpp).
+  bool blocking_context_release = false;
 };
 
 class device_catalog {
