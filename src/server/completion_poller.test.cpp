@@ -23,6 +23,7 @@ struct fake_events {
   std::mutex mutex;
   std::map<cl_event, cl_int> status;
   std::vector<cl_event> released;
+  std::map<cl_event, int> queries;  // how often each event was asked
   /// Queried while still running: both of these end (a command and the one
   /// behind it ending between two queries of one round).
   cl_event ends_pair_when_queried = nullptr;
@@ -42,6 +43,7 @@ const native::api& fake_api() {
       if (param != CL_EVENT_COMMAND_EXECUTION_STATUS || size < sizeof(cl_int)) return CL_INVALID_VALUE;
       fake_events& e = events();
       std::lock_guard lock(e.mutex);
+      ++e.queries[event];
       auto it = e.status.find(event);
       if (it == e.status.end()) return CL_INVALID_EVENT;
       *static_cast<cl_int*>(value) = it->second;
@@ -69,6 +71,7 @@ class completion_poller_test : public ::testing::Test {
     std::lock_guard lock(e.mutex);
     e.status.clear();
     e.released.clear();
+    e.queries.clear();
     e.ends_pair_when_queried = e.pair_other = nullptr;
   }
 
@@ -87,14 +90,22 @@ class completion_poller_test : public ::testing::Test {
     return slot;
   }
 
-  // Waits (up to 5 s) until the session has `count` slots outstanding.
-  bool outstanding_becomes(size_t count) {
+  // Waits (up to 5 s) until `done` holds.
+  template <class Done>
+  static bool becomes(Done&& done) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (core_->callbacks.outstanding() != count) {
+    while (!done()) {
       if (std::chrono::steady_clock::now() > deadline) return false;
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     return true;
+  }
+  bool outstanding_becomes(size_t count) {
+    return becomes([&] { return core_->callbacks.outstanding() == count; });
+  }
+  int queries_of(cl_event event) {
+    std::lock_guard lock(events().mutex);
+    return events().queries[event];
   }
 
   // Ends the session state; returns the events of its delivered records, in delivery order.
@@ -115,7 +126,9 @@ TEST_F(completion_poller_test, a_command_is_reported_once_its_event_has_ended_or
   poller_.watch(fake_api(), slot_for(1, running));
   poller_.watch(fake_api(), slot_for(2, failed));
   ASSERT_TRUE(outstanding_becomes(1)) << "the failed command was not reported";
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Asked again in later rounds, and still not reported.
+  const int asked = queries_of(running);
+  ASSERT_TRUE(becomes([&] { return queries_of(running) >= asked + 3; }));
   EXPECT_EQ(core_->callbacks.outstanding(), 1u) << "a running command was reported";
   EXPECT_EQ(poller_.watched(), 1u);
   set_status(running, CL_COMPLETE);

@@ -332,6 +332,13 @@ TEST_F(transfer_table_test, an_abort_before_the_claim_fails_it_at_once_and_drops
 // Piece gates (a large write sent to the device while its bytes arrive).
 class piece_gates_test : public transfer_table_test {
  protected:
+  /// Claims `transfer` (`total` bytes), which must still be waiting for bytes; its staging.
+  static uint8_t* claim_pending(transfer_table& table, uint64_t transfer, uint64_t total) {
+    uint8_t* data = nullptr;
+    std::string why;
+    EXPECT_EQ(table.claim(transfer, total, data, why), transfer_table::claim_result::pending) << why;
+    return data;
+  }
   std::vector<std::pair<cl_event, cl_int>> set_so_far() {
     std::lock_guard lock(recorded_mutex);
     return recorded;
@@ -340,10 +347,8 @@ class piece_gates_test : public transfer_table_test {
 
 TEST_F(piece_gates_test, each_gate_opens_once_the_bytes_before_its_end_are_in) {
   transfer_table table(recording_api());
-  uint8_t* data = nullptr;
-  std::string why;
   send(table, 4, 0, {1, 2}, 6);  // bytes before the gates: the first opens at once
-  ASSERT_EQ(table.claim(4, 6, data, why), transfer_table::claim_result::pending);
+  uint8_t* data = claim_pending(table, 4, 6);
   cl_event first = user_event(), second = user_event(), third = user_event();
   const int64_t live = native::dry_live_handles();
   table.attach_piece_gates(4, {{2, first}, {4, second}, {6, third}});
@@ -362,9 +367,7 @@ TEST_F(piece_gates_test, each_gate_opens_once_the_bytes_before_its_end_are_in) {
 
 TEST_F(piece_gates_test, chunks_out_of_order_keep_every_gate_shut_until_the_last_byte) {
   transfer_table table(recording_api());
-  uint8_t* data = nullptr;
-  std::string why;
-  ASSERT_EQ(table.claim(5, 6, data, why), transfer_table::claim_result::pending);
+  claim_pending(table, 5, 6);
   cl_event first = user_event(), second = user_event();
   table.attach_piece_gates(5, {{3, first}, {6, second}});
   // Staging behind a chunk that skipped ahead holds whatever was there before.
@@ -378,9 +381,7 @@ TEST_F(piece_gates_test, chunks_out_of_order_keep_every_gate_shut_until_the_last
 
 TEST_F(piece_gates_test, gates_still_shut_fail_on_an_abort_or_teardown) {
   transfer_table table(recording_api());
-  uint8_t* data = nullptr;
-  std::string why;
-  ASSERT_EQ(table.claim(6, 4, data, why), transfer_table::claim_result::pending);
+  claim_pending(table, 6, 4);
   cl_event first = user_event(), second = user_event();
   table.attach_piece_gates(6, {{2, first}, {4, second}});
   send(table, 6, 0, {1, 2}, 4);
@@ -388,7 +389,7 @@ TEST_F(piece_gates_test, gates_still_shut_fail_on_an_abort_or_teardown) {
   EXPECT_EQ(set_so_far(),
             (std::vector<std::pair<cl_event, cl_int>>{{first, CL_COMPLETE}, {second, CL_INVALID_OPERATION}}));
 
-  ASSERT_EQ(table.claim(7, 4, data, why), transfer_table::claim_result::pending);
+  claim_pending(table, 7, 4);
   cl_event third = user_event();
   table.attach_piece_gates(7, {{4, third}});
   table.fail_pending(CL_DEVICE_NOT_AVAILABLE);
