@@ -8,6 +8,8 @@
 #
 # With one GPU it runs the single-GPU set (noop, throughput, bandwidth, sgemm); with two
 # or more, also the two-GPU set (migrate, migrate_bandwidth, stencil) over the first two.
+# Each daemon also listens on a Unix socket: noop and bandwidth run over it too (lines
+# labelled "unix"), where large writes go through a shared-memory window.
 set -euo pipefail
 
 usage() {
@@ -175,20 +177,23 @@ stop_daemons() {
   done
   daemon_pids=()
 }
-trap stop_daemons EXIT
+# Unix sockets in a short directory of their own: a socket's path has at most 107 bytes.
+socket_dir=$(mktemp -d "${TMPDIR:-/tmp}/ferry-gpu.XXXXXX")
+trap 'stop_daemons; rm -rf "$socket_dir"' EXIT
 
 # start_daemon GPU: starts ferryd serving that GPU; its address goes into $address (not
 # printed: a command substitution would run it in a subshell that forgets the pid).
 address=""
+unix_address=""
 daemons_started=0
 start_daemon() {
   local gpu=$1 n=$daemons_started
   daemons_started=$((daemons_started + 1))
   # Numbered across sets, so that the pair set's daemons do not overwrite the single set's logs.
-  local out="$build/ferryd-$n.out" log="$build/ferryd-$n.log"
+  local out="$build/ferryd-$n.out" log="$build/ferryd-$n.log" socket="$socket_dir/ferryd-$n.sock"
   : >"$out"
-  "${daemon_env[@]}" "$build/bin/ferryd" --port 0 --platform "$platform" --device-type "$device_type" --device "$gpu" \
-    --log-level info >"$out" 2>"$log" &
+  "${daemon_env[@]}" "$build/bin/ferryd" --port 0 --unix "$socket" --platform "$platform" --device-type "$device_type" \
+    --device "$gpu" --log-level info >"$out" 2>"$log" &
   daemon_pids+=($!)
   local pid=$! port=""
   for _ in $(seq 600); do
@@ -199,6 +204,7 @@ start_daemon() {
   done
   [ -n "$port" ] || fail "ferryd for GPU $gpu did not get ready in 60 s: $(cat "$log")"
   address="127.0.0.1:$port"
+  unix_address="unix:$socket"
 }
 
 # --- results ----------------------------------------------------------------------------
@@ -241,6 +247,12 @@ if [ "$run_single" = 1 ]; then
   bench sgemm --repeats "$(q 1 5)" --commands "$(q 1 10)" --size "$(q 512 4096)"
   # Native only: why ferryd polls completions on NVIDIA (--completions).
   bench native_completions --repeats "$(q 3 50)" --spin "$(q 100 20000)"
+  # The same daemon over its Unix socket: the same-host path (shared-memory window).
+  export FERRY_SERVERS=$unix_address
+  label=unix
+  bench noop --repeats "$(q 50 2000)"
+  if [ "$quick" = 1 ]; then bench bandwidth --repeats 1 --size 16777216; else bench bandwidth; fi
+  label=""
   stop_daemons
 fi
 

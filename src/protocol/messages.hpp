@@ -99,7 +99,9 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(97, get_link_counters, direction::to_server, 64)                               \
   X(98, link_counters, direction::to_client, max_control_payload)                  \
   X(99, set_content_size, direction::to_server, 64)                                \
-  X(80, bulk_data, direction::both, max_bulk_chunk + 64)
+  X(80, bulk_data, direction::both, max_bulk_chunk + 64)                           \
+  X(81, window_offer, direction::to_server, 64)                                    \
+  X(82, window_chunk, direction::to_server, 64)
 
 enum class message_id : uint16_t {
 #define FERRY_ENUM(id, name, dir, limit) name = id,
@@ -958,6 +960,26 @@ struct bulk_data {
   bool operator==(const bulk_data&) const = default;
 };
 inline constexpr size_t bulk_prefix_size = 24;
+/// Bulk stream only, version 5, a plain Unix socket: the client's shared
+/// memory window (common/bulk_window.hpp). A memfd travels with the payload
+/// (SCM_RIGHTS), not with the frame header.
+struct window_offer {
+  uint32_t slots = 0;      // 1 to bulk_window::max_slots
+  uint64_t slot_size = 0;  // bytes a slot holds: 4 KiB to max_bulk_chunk
+  FERRY_FIELDS(slots, slot_size)
+  bool operator==(const window_offer&) const = default;
+};
+/// Bulk stream only, after window_offer: a chunk whose bytes wait in a
+/// window slot instead of following the prefix. Slots are used round robin.
+struct window_chunk {
+  uint64_t transfer = 0;  // as in bulk_data
+  uint64_t offset = 0;
+  uint64_t total = 0;
+  uint32_t slot = 0;  // which slot holds the bytes
+  uint64_t size = 0;  // how many bytes of the slot the chunk is
+  FERRY_FIELDS(transfer, offset, total, slot, size)
+  bool operator==(const window_chunk&) const = default;
+};
 
 /// Maps each message struct to its id (message_traits<T>::id).
 template <class T>

@@ -9,7 +9,7 @@ namespace ferry::protocol {
 inline constexpr uint32_t magic = 0x31595246;
 /// Versions this build speaks; the handshake picks the highest common one.
 inline constexpr uint16_t min_version = 4;
-inline constexpr uint16_t max_version = 4;
+inline constexpr uint16_t max_version = 5;
 /// Default TCP port of ferryd.
 inline constexpr uint16_t default_port = 7780;
 

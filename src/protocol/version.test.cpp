@@ -50,7 +50,7 @@ TEST(protocol_version, magic_is_fry1_as_a_little_endian_u32_and_the_port_is_7780
 }
 
 TEST(protocol_table, unknown_ids_have_no_name_no_limit_and_no_direction) {
-  for (uint16_t id : {uint16_t{0}, uint16_t{6}, uint16_t{9}, uint16_t{79}, uint16_t{81}, uint16_t{0xFFFF}}) {
+  for (uint16_t id : {uint16_t{0}, uint16_t{6}, uint16_t{9}, uint16_t{79}, uint16_t{89}, uint16_t{0xFFFF}}) {
     EXPECT_EQ(message_name(id), nullptr) << id;
     EXPECT_EQ(message_limit(id), 0u) << id;
     EXPECT_FALSE(message_to_server(id)) << id;

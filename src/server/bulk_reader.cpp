@@ -1,5 +1,10 @@
 #include "server/bulk_reader.hpp"
 
+#include <sys/socket.h>
+
+#include <cstring>
+
+#include "common/log.hpp"
 #include "common/socket.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/frame.hpp"
@@ -47,6 +52,10 @@ bool bulk_reader::validate(const uint8_t* head, uint64_t& transfer, uint64_t& of
   transfer = prefix.transfer;
   offset = prefix.offset;
   total = prefix.total;
+  return validate_place(offset, chunk, total, why);
+}
+
+bool bulk_reader::validate_place(uint64_t offset, uint64_t chunk, uint64_t total, std::string& why) {
   if (total > p::max_transfer_size) {
     why = "transfer of " + std::to_string(total) + " bytes exceeds the limit of " +
           std::to_string(p::max_transfer_size);
@@ -79,6 +88,100 @@ bool bulk_reader::receive_chunk(const uint8_t* head, end& how, std::string& why)
   return true;
 }
 
+bulk_reader::windows bulk_reader::windows_for(const stream& fd) {
+  if (fd.encrypted()) return windows::refused;
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  if (::getsockname(fd.fd(), reinterpret_cast<sockaddr*>(&address), &length) != 0) return windows::refused;
+  return address.ss_family == AF_UNIX ? windows::accepted : windows::refused;
+}
+
+bool bulk_reader::receive_offer(uint32_t payload_size, end& how, std::string& why) {
+  how = end::violation;
+  if (windows_ == windows::refused) {
+    why = "window_offer on a bulk stream that is not a plain Unix socket";
+    return false;
+  }
+  if (window_) {
+    why = "a second window_offer";
+    return false;
+  }
+  uint8_t payload[64];
+  if (payload_size > sizeof payload) {
+    why = "window_offer of " + std::to_string(payload_size) + " bytes";
+    return false;
+  }
+  unique_fd memory;
+  bool extra = false;
+  if (!read_with_fd(fd_->fd(), payload, payload_size, memory, extra)) {
+    why = "connection closed inside a window_offer";
+    how = end::closed;
+    return false;
+  }
+  if (extra) {
+    why = "window_offer came with more than one descriptor";
+    return false;
+  }
+  if (!memory.valid()) {
+    why = "window_offer came without its memfd";
+    return false;
+  }
+  p::window_offer offer;
+  const char* error = "";
+  if (!p::decode_payload(payload, payload_size, offer, error)) {
+    why = std::string("malformed window_offer: ") + error;
+    return false;
+  }
+  window_ = bulk_window::adopt(std::move(memory), offer.slots, offer.slot_size, p::max_bulk_chunk, why);
+  if (!window_) return false;
+  FERRY_INFO("session", "session %s: the client shares a bulk window of %u slots of %llu bytes", session_.c_str(),
+             offer.slots, static_cast<unsigned long long>(offer.slot_size));
+  count_in(counter_, 1, p::frame_header_size + payload_size);
+  return true;
+}
+
+bool bulk_reader::receive_window_chunk(uint32_t payload_size, end& how, std::string& why) {
+  how = end::violation;
+  uint8_t payload[64];
+  if (payload_size > sizeof payload) {
+    why = "window_chunk of " + std::to_string(payload_size) + " bytes";
+    return false;
+  }
+  if (!read_exact(fd_, payload, payload_size)) {
+    why = "connection closed inside a window_chunk";
+    how = end::closed;
+    return false;
+  }
+  p::window_chunk c;
+  const char* error = "";
+  if (!p::decode_payload(payload, payload_size, c, error)) {
+    why = std::string("malformed window_chunk: ") + error;
+    return false;
+  }
+  if (!window_) {
+    why = "window_chunk before any window_offer";
+    return false;
+  }
+  if (c.slot >= window_->slots() || c.size > window_->slot_size()) {
+    why = "window_chunk of " + std::to_string(c.size) + " bytes in slot " + std::to_string(c.slot) +
+          " of a window of " + std::to_string(window_->slots()) + " slots of " +
+          std::to_string(window_->slot_size()) + " bytes";
+    return false;
+  }
+  if (!validate_place(c.offset, c.size, c.total, why)) return false;
+  uint8_t* destination = nullptr;
+  if (!transfers_.begin_chunk(c.transfer, c.offset, c.size, c.total, destination, why)) return false;
+  std::memcpy(destination, window_->slot(c.slot), c.size);
+  // The slot is the client's again once copied, before the chunk is counted:
+  // the client may be waiting for it to send the next one.
+  window_->release_slot();
+  count_in(counter_, 1, p::frame_header_size + payload_size + c.size);
+  transfers_.end_chunk(c.transfer, c.size);
+  if (received_) received_->fetch_add(1, std::memory_order_acq_rel);
+  if (acks_ && c.offset + c.size == c.total) acks_->request_ack();
+  return true;
+}
+
 bulk_reader::end bulk_reader::run(std::string& why) {
   static_assert(head_size == p::frame_header_size + p::bulk_prefix_size);
   uint8_t head[head_size];
@@ -86,6 +189,15 @@ bulk_reader::end bulk_reader::run(std::string& why) {
     if (!read_exact(fd_, head, p::frame_header_size)) {
       why = "bulk connection closed";
       return end::closed;
+    }
+    const p::frame_header h = p::load_header(head);
+    if (h.flags == 0 && (h.message_id == static_cast<uint16_t>(p::message_id::window_offer) ||
+                         h.message_id == static_cast<uint16_t>(p::message_id::window_chunk))) {
+      end how;
+      const bool offer = h.message_id == static_cast<uint16_t>(p::message_id::window_offer);
+      if (!(offer ? receive_offer(h.payload_size, how, why) : receive_window_chunk(h.payload_size, how, why)))
+        return how;
+      continue;
     }
     // The header alone tells a frame that can be no chunk (another message, a
     // payload too short for the prefix or too long for a chunk): refused now,

@@ -2,12 +2,17 @@
 // straight from the socket into the transfer's staging (no intermediate copy).
 // Incoming peer links carry the same frames among others and hand each
 // bulk_data frame to receive_chunk.
+//
+// A client on the same host (a plain Unix socket) may instead share a window
+// (common/bulk_window.hpp): window_offer hands it over once, and each
+// window_chunk names a slot whose bytes are copied into the staging.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <string>
 
+#include "common/bulk_window.hpp"
 #include "common/stream.hpp"
 #include "server/link_stats.hpp"
 #include "server/transfer_table.hpp"
@@ -24,6 +29,19 @@ class bulk_reader {
   bulk_reader(stream* fd, transfer_table& transfers, link_counter* counter = nullptr,
               std::atomic<uint64_t>* received = nullptr, control_outbox* acks = nullptr)
       : fd_(fd), transfers_(transfers), counter_(counter), received_(received), acks_(acks) {}
+
+  /// Whether a client may share a window on this stream: only over a plain
+  /// Unix socket, where descriptors can pass and both ends share a host.
+  enum class windows { refused, accepted };
+  /// `session` names the session in the log line that says a window came.
+  void set_windows(windows allowed, std::string session) {
+    windows_ = allowed;
+    session_ = std::move(session);
+  }
+  /// Accepted when `fd` is a plain (not TLS) Unix socket.
+  static windows windows_for(const stream& fd);
+  /// Whether a window has been shared (tests, logs).
+  bool has_window() const { return window_ != nullptr; }
 
   enum class end { closed, violation };
   /// The bulk reader thread's body. Returns when the connection closes
@@ -44,13 +62,22 @@ class bulk_reader {
   /// reason when the frame is not a well-formed bulk_data chunk.
   static bool validate(const uint8_t* head, uint64_t& transfer, uint64_t& offset, uint64_t& chunk,
                        uint64_t& total, std::string& why);
+  /// The checks validate() makes of a chunk's place, for any chunk.
+  static bool validate_place(uint64_t offset, uint64_t chunk, uint64_t total, std::string& why);
 
  private:
+  /// window_offer and window_chunk, whose payload follows `header`.
+  bool receive_offer(uint32_t payload_size, end& how, std::string& why);
+  bool receive_window_chunk(uint32_t payload_size, end& how, std::string& why);
+
   stream* fd_;
   transfer_table& transfers_;
   link_counter* counter_;
   std::atomic<uint64_t>* received_;
   control_outbox* acks_;
+  windows windows_ = windows::refused;
+  std::string session_;
+  std::unique_ptr<bulk_window> window_;
 };
 
 }  // namespace ferry::server

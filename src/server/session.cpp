@@ -100,6 +100,7 @@ bool session::attach_bulk(stream_ptr& fd, const std::string& peer, const protoco
     name_thread("blk-r", core_->label);
     bulk_reader reader(bulk_fd, core_->transfers, counter(protocol::link_kind::client_bulk, bulk_peer_),
                        &core_->bulk_in, &core_->outbox);
+    reader.set_windows(bulk_reader::windows_for(*bulk_fd), core_->label);
     std::string reason;
     bulk_reader::end end = reader.run(reason);
     {

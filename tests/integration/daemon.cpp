@@ -3,7 +3,9 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 namespace ferry::test {
 namespace {
@@ -72,6 +74,13 @@ std::vector<daemon*> suite_daemons() {
   std::vector<daemon*> out;
   for (auto& d : suite_daemon_slots()) out.push_back(d.get());
   return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 child_registration::child_registration(const char* name, child_main main) {

@@ -54,6 +54,9 @@ class daemon {
   std::unique_ptr<daemon_process> process_;
 };
 
+/// The whole of a text file (a daemon's log); empty when it cannot be read.
+std::string read_file(const std::string& path);
+
 /// Sets FERRY_SERVERS, OCL_ICD_VENDORS and OCL_ICD_FILENAMES in this process. Must run before
 /// the first OpenCL call; fails the test (ADD_FAILURE) when the build tree lacks libferry.
 void set_ferry_env(loader_mode mode, const std::string& servers);

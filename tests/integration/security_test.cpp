@@ -149,13 +149,6 @@ FERRY_IT_CHILD(cut) {
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 /// Whether `path` comes to contain `text` within a few seconds (a daemon logs a refusal
 /// on its own thread, maybe after the client has gone).
 bool log_shows(const std::string& path, const std::string& text) {

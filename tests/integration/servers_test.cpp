@@ -182,6 +182,44 @@ FERRY_IT_CHILD(vector_add) {
   return error.empty() ? 0 : 1;
 }
 
+// Writes more than a shared-memory window holds (40 MiB and a bit: more
+// chunks than the window has slots), then 3 MiB over it at an odd offset
+// without blocking, and reads everything back.
+FERRY_IT_CHILD(large_write) {
+  cl_platform_id platform = find_ferry_platform();
+  CHILD_CHECK(platform != nullptr, "no Ferry platform");
+  auto devices = platform_devices(platform);
+  CHILD_CHECK(!devices.empty(), "no devices");
+  cl_int rc = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 1, &devices.front(), nullptr, nullptr, &rc);
+  CHILD_CHECK(rc == CL_SUCCESS, "clCreateContext: %d", rc);
+  cl_command_queue queue = clCreateCommandQueue(context, devices.front(), 0, &rc);
+  CHILD_CHECK(rc == CL_SUCCESS, "clCreateCommandQueue: %d", rc);
+  const size_t size = (40u << 20) + 12345, patch_at = (5u << 20) + 7, patch = 3u << 20;
+  cl_mem buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, size, nullptr, &rc);
+  CHILD_CHECK(rc == CL_SUCCESS, "clCreateBuffer: %d", rc);
+  std::vector<uint8_t> expected(size), patch_bytes(patch), got(size, 0);
+  for (size_t i = 0; i < size; ++i) expected[i] = static_cast<uint8_t>(i * 13 + (i >> 16));
+  for (size_t i = 0; i < patch; ++i) patch_bytes[i] = static_cast<uint8_t>(255 - i * 3);
+  rc = clEnqueueWriteBuffer(queue, buffer, CL_TRUE, 0, size, expected.data(), 0, nullptr, nullptr);
+  CHILD_CHECK(rc == CL_SUCCESS, "clEnqueueWriteBuffer: %d", rc);
+  rc = clEnqueueWriteBuffer(queue, buffer, CL_FALSE, patch_at, patch, patch_bytes.data(), 0, nullptr, nullptr);
+  CHILD_CHECK(rc == CL_SUCCESS, "clEnqueueWriteBuffer (patch): %d", rc);
+  rc = clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, size, got.data(), 0, nullptr, nullptr);
+  CHILD_CHECK(rc == CL_SUCCESS, "clEnqueueReadBuffer: %d", rc);
+  std::copy(patch_bytes.begin(), patch_bytes.end(), expected.begin() + patch_at);
+  size_t first_wrong = size;
+  for (size_t i = 0; i < size && first_wrong == size; ++i)
+    if (got[i] != expected[i]) first_wrong = i;
+  CHILD_CHECK(first_wrong == size, "byte %zu is %d, expected %d", first_wrong, got[first_wrong],
+              expected[first_wrong]);
+  clReleaseMemObject(buffer);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  std::printf("OK\n");
+  return 0;
+}
+
 class servers : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -259,6 +297,33 @@ TEST_F(servers, unix_socket_servers_work) {
   daemon unix_daemon({"--unix", socket_path});
   ASSERT_TRUE(unix_daemon.started());
   ASSERT_NO_FATAL_FAILURE(expect_vector_add_works(child_env("unix:" + socket_path, home_.path())));
+}
+
+TEST_F(servers, large_writes_to_a_daemon_on_a_unix_socket_go_through_shared_memory) {
+  const std::string socket_path = home_.path() + "/ferryd.sock", log = home_.path() + "/ferryd.log";
+  const std::string shared = "shares a bulk window";
+  auto shared_windows = [&] {
+    std::ifstream in(log);
+    std::string line;
+    int count = 0;
+    while (std::getline(in, line)) count += line.find(shared) != std::string::npos;
+    return count;
+  };
+  daemon unix_daemon({"--unix", socket_path, "--log-level", "info"}, log);
+  ASSERT_TRUE(unix_daemon.started());
+  auto result = run_child("large_write", child_env("unix:" + socket_path, home_.path()));
+  ASSERT_TRUE(result.status.has_value()) << "the child hung:\n" << result.out;
+  EXPECT_TRUE(exited_with(*result.status, 0)) << describe_wait_status(*result.status) << "\n" << result.out;
+  EXPECT_EQ(result.out, "OK\n");
+  EXPECT_EQ(shared_windows(), 1) << "the client did not share a window:\n" << read_file(log);
+  // FERRY_BULK_WINDOW=0: the same bytes, on the socket.
+  auto env = child_env("unix:" + socket_path, home_.path());
+  env.push_back({"FERRY_BULK_WINDOW", "0"});
+  result = run_child("large_write", env);
+  ASSERT_TRUE(result.status.has_value()) << "the child hung:\n" << result.out;
+  EXPECT_TRUE(exited_with(*result.status, 0)) << describe_wait_status(*result.status) << "\n" << result.out;
+  EXPECT_EQ(result.out, "OK\n");
+  EXPECT_EQ(shared_windows(), 1) << "FERRY_BULK_WINDOW=0 shared a window:\n" << read_file(log);
 }
 
 TEST_F(servers, daemon_rejects_bad_flags_with_status_2) {

@@ -45,6 +45,17 @@ stream_ptr connect_stream(const endpoint& where, const protocol::credentials& wh
   return s;
 }
 
+/// Whether large writes to a daemon on a plain Unix socket go through a
+/// shared-memory window (FERRY_BULK_WINDOW=0 sends them on the socket, to
+/// compare).
+bool bulk_windows_enabled() {
+  static const bool value = [] {
+    const char* text = std::getenv("FERRY_BULK_WINDOW");
+    return !(text && std::string(text) == "0");
+  }();
+  return value;
+}
+
 /// Shuts a stream down, if there is one: every thread blocked on it returns.
 void shut(const stream_ptr& s) {
   if (s) s->shutdown();
@@ -186,6 +197,7 @@ connection::handshake_result connection::handshake(stream& s, protocol::stream_k
     session_ = w.session;
     secret_ = w.secret;
     peer_key_ = w.peer_key;
+    version_.store(w.version, std::memory_order_release);
   }
   return handshake_result::ok;
 }
@@ -285,6 +297,58 @@ bool write_bulk_frame(stream* fd, protocol::object_id transfer, uint64_t offset,
 
 }  // namespace
 
+bulk_window* connection::window_for_chunk(uint64_t chunk) {
+  if (chunk <= bulk_log::copy_limit) return nullptr;  // small: one socket write costs less than a hand-off
+  if (window_decided_) return window_.get();
+  // One offer per bulk stream: a resumed session gets a new stream, and a
+  // new window with it (forget_window).
+  window_decided_ = true;
+  stream* s = bulk_.get();
+  if (!bulk_windows_enabled() || version_.load(std::memory_order_acquire) < 5 ||
+      where_.type != endpoint::kind::unix_socket || s->encrypted())
+    return nullptr;
+  std::string why;
+  std::unique_ptr<bulk_window> w = bulk_window::create(window_slots, protocol::max_bulk_chunk, why);
+  if (!w) {
+    FERRY_WARN("net", "%s: no shared-memory window (%s); large writes go on the socket", name_.c_str(), why.c_str());
+    return nullptr;
+  }
+  // The header goes alone and the memfd with the payload: the daemon reads
+  // headers without a place for descriptors, which would drop it.
+  std::vector<uint8_t> frame;
+  protocol::append_frame(frame, protocol::window_offer{window_slots, protocol::max_bulk_chunk});
+  if (!write_all(s, frame.data(), protocol::frame_header_size) ||
+      !write_with_fd(s->fd(), frame.data() + protocol::frame_header_size, frame.size() - protocol::frame_header_size,
+                     w->fd()))
+    return nullptr;  // the next write finds the stream broken
+  FERRY_DEBUG("net", "%s: large writes go through a shared-memory window of %u x %u bytes", name_.c_str(),
+              window_slots, protocol::max_bulk_chunk);
+  window_ = std::move(w);
+  return window_.get();
+}
+
+void connection::forget_window() {
+  window_.reset();
+  window_decided_ = false;
+}
+
+bool connection::send_chunk(uint64_t generation, protocol::object_id transfer, uint64_t offset, uint64_t total,
+                            const uint8_t* data, uint64_t size) {
+  bulk_window* window = window_for_chunk(size);
+  if (!window) return write_bulk_frame(bulk_.get(), transfer, offset, total, data, size);
+  uint32_t slot = 0;
+  // The daemon frees a slot as soon as it has copied it; a daemon that has
+  // gone never does, so keep asking whether the streams still live.
+  while (!window->wait_for_slot(100, slot))
+    if (stopping_ || ended_ || generation != generation_.load(std::memory_order_acquire)) return false;
+  std::memcpy(window->slot(slot), data, size);
+  std::vector<uint8_t> frame;
+  protocol::append_frame(frame, protocol::window_chunk{transfer, offset, total, slot, size});
+  if (!write_all(bulk_.get(), frame.data(), frame.size())) return false;
+  window->slot_sent();
+  return true;
+}
+
 bool connection::send_data(protocol::object_id transfer, const void* data, uint64_t size) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   const bool copy = size <= bulk_log::copy_limit;
@@ -306,7 +370,7 @@ bool connection::send_data(protocol::object_id transfer, const void* data, uint6
         last = f.number;
         from = f.data;  // stays put until written() says the write is over
       }
-      if (writing && !write_bulk_frame(bulk_.get(), transfer, offset, size, from, chunk)) {
+      if (writing && !send_chunk(generation, transfer, offset, size, from, chunk)) {
         if (!stopping_) broken(generation, "cannot send bulk data to server");
         writing = false;
       }
@@ -571,6 +635,7 @@ connection::resume_result connection::resume_streams(stream_ptr control, stream_
       bulk_ = std::move(bulk);
       generation_.fetch_add(1, std::memory_order_acq_rel);
     }
+    forget_window();
     alive_.store(true, std::memory_order_release);
     bulk_reader_ = std::thread([this, fd = bulk_.get(), g = generation_.load()] { bulk_reader_loop(fd, g); });
   }
@@ -871,6 +936,7 @@ bool connection::start_new_session() {
         bulk_ = std::move(bulk);
         generation_.fetch_add(1, std::memory_order_acq_rel);
       }
+      forget_window();
       // The new epoch first: a waiter of the old session that has not seen
       // it end must not take the new one for its own.
       epoch_.fetch_add(1, std::memory_order_acq_rel);

@@ -33,6 +33,7 @@
 #include "client/core/objects.hpp"
 #include "client/core/result.hpp"
 #include "client/net/bulk_log.hpp"
+#include "common/bulk_window.hpp"
 #include "common/socket.hpp"
 #include "common/stream.hpp"
 #include "protocol/outgoing.hpp"
@@ -237,6 +238,21 @@ class connection {
   /// The streams of connection `generation` broke: shuts both down so that
   /// the control reader notices and resumes. A stale generation is ignored.
   void broken(uint64_t generation, const char* why);
+  /// Sends one chunk of a transfer on the current bulk stream: through the
+  /// shared-memory window when there is one for it, else on the socket.
+  /// False when the stream broke (or was replaced: `generation` is stale).
+  bool send_chunk(uint64_t generation, protocol::object_id transfer, uint64_t offset, uint64_t total,
+                  const uint8_t* data, uint64_t size);
+  /// The window a chunk of `chunk` bytes goes through, offering one on a new
+  /// bulk stream that can take it (version 5, a plain Unix socket); null:
+  /// send it on the socket. Called with bulk_send_mutex_ held.
+  bulk_window* window_for_chunk(uint64_t chunk);
+  /// The bulk stream was replaced: its window goes with it (called with
+  /// bulk_send_mutex_ held).
+  void forget_window();
+  /// Slots of a window, each max_bulk_chunk bytes: enough that the copy into
+  /// one overlaps the daemon's copy out of another.
+  static constexpr uint32_t window_slots = 4;
   /// Ends the session for good (no resumption): the control reader then
   /// fails everything outstanding.
   void end_session(const std::string& why);
@@ -302,10 +318,13 @@ class connection {
   protocol::replay_log control_log_;
   uint64_t early_ack_ = 0;  // an ack that overtook its frames' entry into the log
 
-  std::mutex bulk_send_mutex_;  // serialises writes to the bulk socket
+  std::mutex bulk_send_mutex_;  // serialises writes to the bulk socket; guards window_ and window_decided_
   std::mutex bulk_log_mutex_;   // guards bulk_log_
   std::condition_variable bulk_acked_cv_;
   bulk_log bulk_log_;
+  std::unique_ptr<bulk_window> window_;  // the current bulk stream's, if it has one
+  bool window_decided_ = false;          // whether the current bulk stream was offered one
+  std::atomic<uint16_t> version_{0};  // the protocol version the server chose
 
   std::mutex listener_mutex_;
   std::function<void(bool)> availability_listener_;

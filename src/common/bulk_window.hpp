@@ -1,0 +1,90 @@
+// A bulk window: shared memory between a client and a daemon on the same
+// host, so that a large write's bytes need not pass through a socket.
+//
+// One loopback stream moves 3-4 GB/s (TCP) or a little more (a Unix socket),
+// well below what a host can copy or a GPU can take. A client whose bulk
+// stream is a plain Unix socket therefore makes a memfd of a few slots, hands
+// it over the socket (SCM_RIGHTS, message bulk_window), copies each large
+// chunk into a free slot and sends only bulk_slot{transfer, offset, total,
+// slot, size}. The daemon copies the slot into the transfer's staging, as it
+// would have read the chunk from the socket, and counts the slot released.
+//
+// Slots are used round robin in the order their frames are sent, and the
+// daemon's bulk reader handles frames in order, so one counter says which
+// slots are free: `released`, in the header page, written only by the
+// daemon. The client sleeps on it with a futex (the mapping is shared, so
+// the futex is too). The daemon trusts nothing it reads from the window
+// except the bytes it copies: slot numbers and sizes come from the frame,
+// and the memfd must be sealed against shrinking, so the client cannot make
+// a mapped page vanish under the daemon's copy (SIGBUS).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/socket.hpp"
+
+namespace ferry {
+
+class bulk_window {
+ public:
+  /// What precedes the slots: the counter, on a page of its own.
+  static constexpr uint64_t header_size = 4096;
+  /// The most slots a window may have, and the least and most bytes a slot may hold.
+  static constexpr uint32_t max_slots = 16;
+  static constexpr uint64_t min_slot_size = 4096;
+
+  /// The client's side: a new sealed memfd of `slots` slots of `slot_size`
+  /// bytes, mapped. Null with a reason when the system refuses.
+  static std::unique_ptr<bulk_window> create(uint32_t slots, uint64_t slot_size, std::string& why);
+  /// The daemon's side: maps a window the client handed over, after checking
+  /// that `fd` is a memfd sealed against shrinking and large enough. Null
+  /// with a reason otherwise (the client broke the protocol).
+  static std::unique_ptr<bulk_window> adopt(unique_fd fd, uint32_t slots, uint64_t slot_size, uint64_t max_slot_size,
+                                            std::string& why);
+  ~bulk_window();
+  bulk_window(const bulk_window&) = delete;
+  bulk_window& operator=(const bulk_window&) = delete;
+
+  uint32_t slots() const { return slots_; }
+  uint64_t slot_size() const { return slot_size_; }
+  uint8_t* slot(uint32_t index) const { return base_ + header_size + index * slot_size_; }
+  /// The memfd (the client's side only; the daemon closes it once mapped).
+  int fd() const { return fd_.get(); }
+
+  // --- the client's side ---
+  /// The slot for the next frame, once the daemon has released it; waits at
+  /// most `timeout_ms` (false then: ask whether the connection still lives,
+  /// and call again).
+  bool wait_for_slot(int timeout_ms, uint32_t& index);
+  /// The slot from wait_for_slot is filled and its frame sent.
+  void slot_sent() { ++sent_; }
+
+  // --- the daemon's side ---
+  /// The oldest slot in use has been copied: it is the client's again.
+  void release_slot();
+
+ private:
+  bulk_window(unique_fd fd, uint8_t* base, uint64_t mapped, uint32_t slots, uint64_t slot_size);
+  std::atomic<uint32_t>& released() const;
+
+  unique_fd fd_;
+  uint8_t* base_;
+  uint64_t mapped_;
+  uint32_t slots_;
+  uint64_t slot_size_;
+  uint32_t sent_ = 0;  // frames the client has sent through the window (the client's side)
+};
+
+/// Writes `data` as one sendmsg that carries `passed` (SCM_RIGHTS) on a Unix
+/// socket. False when the peer is gone.
+bool write_with_fd(int socket, const void* data, size_t size, int passed);
+/// Reads exactly `size` bytes and the descriptor that came with them (left
+/// invalid when none came). False on EOF or error; when several descriptors
+/// came, all are closed and `extra` is set.
+bool read_with_fd(int socket, void* data, size_t size, unique_fd& received, bool& extra);
+
+}  // namespace ferry

@@ -1,0 +1,145 @@
+#include "common/bulk_window.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+namespace ferry {
+namespace {
+
+constexpr uint64_t slot_size = 64 * 1024;
+
+// The daemon's view of a window the client made: a second mapping of the same memfd.
+std::unique_ptr<bulk_window> adopt_copy(const bulk_window& window, std::string& why) {
+  return bulk_window::adopt(unique_fd(::dup(window.fd())), window.slots(), window.slot_size(), 8u << 20, why);
+}
+
+TEST(bulk_window, the_daemon_sees_what_the_client_writes_into_a_slot) {
+  std::string why;
+  auto client = bulk_window::create(3, slot_size, why);
+  ASSERT_TRUE(client) << why;
+  auto daemon = adopt_copy(*client, why);
+  ASSERT_TRUE(daemon) << why;
+  EXPECT_EQ(daemon->fd(), -1) << "the daemon keeps the mapping, not the descriptor";
+  std::memset(client->slot(2), 0x5a, slot_size);
+  EXPECT_EQ(daemon->slot(2)[0], 0x5a);
+  EXPECT_EQ(daemon->slot(2)[slot_size - 1], 0x5a);
+}
+
+TEST(bulk_window, slots_come_round_robin_and_wait_for_the_daemon) {
+  std::string why;
+  auto client = bulk_window::create(2, slot_size, why);
+  ASSERT_TRUE(client) << why;
+  auto daemon = adopt_copy(*client, why);
+  ASSERT_TRUE(daemon) << why;
+  uint32_t slot = 99;
+  ASSERT_TRUE(client->wait_for_slot(0, slot));
+  EXPECT_EQ(slot, 0u);
+  client->slot_sent();
+  ASSERT_TRUE(client->wait_for_slot(0, slot));
+  EXPECT_EQ(slot, 1u);
+  client->slot_sent();
+  // Both slots are the daemon's now.
+  EXPECT_FALSE(client->wait_for_slot(10, slot));
+  daemon->release_slot();
+  ASSERT_TRUE(client->wait_for_slot(0, slot));
+  EXPECT_EQ(slot, 0u);
+  client->slot_sent();
+  // A client asleep on the counter wakes when the daemon releases a slot.
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    daemon->release_slot();
+  });
+  bool got = false;
+  for (int i = 0; i < 100 && !got; ++i) got = client->wait_for_slot(100, slot);
+  releaser.join();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(slot, 1u);
+}
+
+TEST(bulk_window, the_daemon_refuses_windows_it_cannot_trust) {
+  std::string why;
+  auto good = bulk_window::create(2, slot_size, why);
+  ASSERT_TRUE(good) << why;
+  // More slots, or bigger ones, than the memfd holds.
+  EXPECT_FALSE(bulk_window::adopt(unique_fd(::dup(good->fd())), 3, slot_size, 8u << 20, why));
+  EXPECT_NE(why.find("fewer than"), std::string::npos) << why;
+  EXPECT_FALSE(bulk_window::adopt(unique_fd(::dup(good->fd())), 2, 2 * slot_size, 8u << 20, why));
+  // Shapes out of bounds.
+  EXPECT_FALSE(bulk_window::adopt(unique_fd(::dup(good->fd())), 0, slot_size, 8u << 20, why));
+  EXPECT_FALSE(bulk_window::adopt(unique_fd(::dup(good->fd())), bulk_window::max_slots + 1, slot_size, 8u << 20, why));
+  EXPECT_FALSE(bulk_window::adopt(unique_fd(::dup(good->fd())), 2, 100, 8u << 20, why));
+  EXPECT_FALSE(bulk_window::adopt(unique_fd(::dup(good->fd())), 2, slot_size, slot_size / 2, why));
+  // A memfd the client could shrink under the daemon's copy.
+  unique_fd unsealed(::memfd_create("unsealed", MFD_CLOEXEC));
+  ASSERT_TRUE(unsealed.valid());
+  ASSERT_EQ(::ftruncate(unsealed.get(), bulk_window::header_size + 2 * slot_size), 0);
+  EXPECT_FALSE(bulk_window::adopt(std::move(unsealed), 2, slot_size, 8u << 20, why));
+  EXPECT_NE(why.find("not sealed"), std::string::npos) << why;
+  // Not a memfd at all.
+  int pipe_ends[2];
+  ASSERT_EQ(::pipe(pipe_ends), 0);
+  unique_fd keep(pipe_ends[1]);
+  EXPECT_FALSE(bulk_window::adopt(unique_fd(pipe_ends[0]), 2, slot_size, 8u << 20, why));
+  EXPECT_NE(why.find("not a memfd"), std::string::npos) << why;
+}
+
+TEST(bulk_window, the_client_cannot_shrink_its_window) {
+  std::string why;
+  auto window = bulk_window::create(1, slot_size, why);
+  ASSERT_TRUE(window) << why;
+  EXPECT_NE(::ftruncate(window->fd(), 0), 0);
+  EXPECT_EQ(errno, EPERM);
+}
+
+TEST(bulk_window, a_descriptor_travels_with_the_bytes) {
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  unique_fd a(pair[0]), b(pair[1]);
+  std::string why;
+  auto window = bulk_window::create(1, slot_size, why);
+  ASSERT_TRUE(window) << why;
+  const char text[] = "window";
+  ASSERT_TRUE(write_with_fd(a.get(), text, sizeof text, window->fd()));
+  char got[sizeof text] = {};
+  unique_fd received;
+  bool extra = true;
+  ASSERT_TRUE(read_with_fd(b.get(), got, sizeof got, received, extra));
+  EXPECT_STREQ(got, text);
+  EXPECT_FALSE(extra);
+  ASSERT_TRUE(received.valid());
+  EXPECT_TRUE(bulk_window::adopt(std::move(received), 1, slot_size, 8u << 20, why)) << why;
+
+  // Two descriptors at once: both closed, and said.
+  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
+  iovec piece{const_cast<char*>(text), sizeof text};
+  msghdr message{};
+  message.msg_iov = &piece;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&message);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+  const int two[2] = {window->fd(), window->fd()};
+  std::memcpy(CMSG_DATA(c), two, sizeof two);
+  ASSERT_EQ(::sendmsg(a.get(), &message, 0), static_cast<ssize_t>(sizeof text));
+  ASSERT_TRUE(read_with_fd(b.get(), got, sizeof got, received, extra));
+  EXPECT_TRUE(extra);
+  EXPECT_FALSE(received.valid());
+
+  // None at all.
+  ASSERT_EQ(::send(a.get(), text, sizeof text, 0), static_cast<ssize_t>(sizeof text));
+  ASSERT_TRUE(read_with_fd(b.get(), got, sizeof got, received, extra));
+  EXPECT_FALSE(extra);
+  EXPECT_FALSE(received.valid());
+}
+
+}  // namespace
+}  // namespace ferry

@@ -1,0 +1,188 @@
+// The bulk reader's shared-memory window (window_offer, window_chunk) over a
+// real Unix socket pair; the bulk_data checks are in handshake.test.cpp.
+#include "server/bulk_reader.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <future>
+#include <vector>
+
+#include "protocol/dispatch.hpp"
+#include "protocol/frame.hpp"
+#include "protocol/messages.hpp"
+#include "server/native/api.hpp"
+
+namespace ferry::server {
+namespace {
+
+namespace p = protocol;
+
+constexpr uint64_t slot_size = 64 * 1024;
+
+class bulk_window_reader : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int pair[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+    client_ = unique_fd(pair[0]);
+    server_ = plain_stream(unique_fd(pair[1]));
+  }
+  /// Runs the reader until the client's end closes or it refuses something.
+  void start(bulk_reader::windows allowed = bulk_reader::windows::accepted) {
+    outcome_ = std::async(std::launch::async, [this, allowed] {
+      bulk_reader reader(server_.get(), transfers_);
+      reader.set_windows(allowed, "test");
+      std::string why;
+      bulk_reader::end end = reader.run(why);
+      return std::make_pair(end, why);
+    });
+  }
+  /// Closes the client's end and returns how the reader ended.
+  std::pair<bulk_reader::end, std::string> finish() {
+    ::shutdown(client_.get(), SHUT_WR);
+    EXPECT_EQ(outcome_.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    return outcome_.get();
+  }
+  void offer(const bulk_window& window, uint32_t slots, uint64_t size) {
+    std::vector<uint8_t> frame;
+    p::append_frame(frame, p::window_offer{slots, size});
+    ASSERT_TRUE(write_all(client_.get(), frame.data(), p::frame_header_size));
+    ASSERT_TRUE(write_with_fd(client_.get(), frame.data() + p::frame_header_size, frame.size() - p::frame_header_size,
+                              window.fd()));
+  }
+  void chunk(uint64_t transfer, uint64_t offset, uint64_t total, uint32_t slot, uint64_t size) {
+    std::vector<uint8_t> frame;
+    p::append_frame(frame, p::window_chunk{transfer, offset, total, slot, size});
+    ASSERT_TRUE(write_all(client_.get(), frame.data(), frame.size()));
+  }
+  void expect_refused(const std::string& reason) {
+    auto [end, why] = finish();
+    EXPECT_EQ(end, bulk_reader::end::violation) << why;
+    EXPECT_NE(why.find(reason), std::string::npos) << why;
+  }
+
+  transfer_table transfers_{native::dry_api()};
+  unique_fd client_;
+  stream_ptr server_;
+  std::future<std::pair<bulk_reader::end, std::string>> outcome_;
+};
+
+TEST_F(bulk_window_reader, chunks_in_slots_land_in_their_transfer_and_free_the_slots) {
+  std::string why;
+  auto window = bulk_window::create(2, slot_size, why);
+  ASSERT_TRUE(window) << why;
+  start();
+  offer(*window, 2, slot_size);
+  // Five chunks through two slots: the client waits for the reader each time
+  // it comes round, as libferry does.
+  const uint64_t total = 4 * slot_size + 100;
+  std::vector<uint8_t> bytes(total);
+  for (uint64_t i = 0; i < total; ++i) bytes[i] = static_cast<uint8_t>(i * 7 + i / 251);
+  for (uint64_t offset = 0; offset < total; offset += slot_size) {
+    const uint64_t size = std::min(slot_size, total - offset);
+    uint32_t slot = 0;
+    bool free = false;
+    for (int i = 0; i < 200 && !free; ++i) free = window->wait_for_slot(100, slot);
+    ASSERT_TRUE(free) << "the reader never released a slot";
+    std::memcpy(window->slot(slot), bytes.data() + offset, size);
+    chunk(42, offset, total, slot, size);
+    window->slot_sent();
+  }
+  auto [end, reason] = finish();
+  EXPECT_EQ(end, bulk_reader::end::closed) << reason;
+  uint8_t* data = nullptr;
+  ASSERT_EQ(transfers_.claim(42, total, data, why), transfer_table::claim_result::complete) << why;
+  EXPECT_EQ(std::memcmp(data, bytes.data(), total), 0);
+}
+
+TEST_F(bulk_window_reader, a_stream_that_is_no_plain_unix_socket_takes_no_window) {
+  std::string why;
+  auto window = bulk_window::create(2, slot_size, why);
+  ASSERT_TRUE(window) << why;
+  start(bulk_reader::windows::refused);
+  offer(*window, 2, slot_size);
+  expect_refused("not a plain Unix socket");
+}
+
+TEST_F(bulk_window_reader, a_chunk_before_the_offer_is_refused) {
+  start();
+  chunk(1, 0, 10, 0, 10);
+  expect_refused("before any window_offer");
+}
+
+TEST_F(bulk_window_reader, a_slot_outside_the_window_is_refused) {
+  std::string why;
+  auto window = bulk_window::create(2, slot_size, why);
+  ASSERT_TRUE(window) << why;
+  start();
+  offer(*window, 2, slot_size);
+  chunk(1, 0, 10, 2, 10);
+  expect_refused("in slot 2 of a window of 2 slots");
+}
+
+TEST_F(bulk_window_reader, a_chunk_larger_than_its_slot_is_refused) {
+  std::string why;
+  auto window = bulk_window::create(2, slot_size, why);
+  ASSERT_TRUE(window) << why;
+  start();
+  offer(*window, 2, slot_size);
+  chunk(1, 0, 2 * slot_size, 0, slot_size + 1);
+  expect_refused("bytes in slot 0");
+}
+
+TEST_F(bulk_window_reader, a_chunk_past_its_transfer_is_refused) {
+  std::string why;
+  auto window = bulk_window::create(2, slot_size, why);
+  ASSERT_TRUE(window) << why;
+  start();
+  offer(*window, 2, slot_size);
+  chunk(1, 8, 10, 0, 4);
+  expect_refused("runs past");
+}
+
+TEST_F(bulk_window_reader, a_second_offer_is_refused) {
+  std::string why;
+  auto window = bulk_window::create(2, slot_size, why);
+  ASSERT_TRUE(window) << why;
+  start();
+  offer(*window, 2, slot_size);
+  offer(*window, 2, slot_size);
+  expect_refused("a second window_offer");
+}
+
+TEST_F(bulk_window_reader, an_offer_without_its_memfd_is_refused) {
+  start();
+  std::vector<uint8_t> frame;
+  p::append_frame(frame, p::window_offer{2, slot_size});
+  ASSERT_TRUE(write_all(client_.get(), frame.data(), frame.size()));
+  expect_refused("without its memfd");
+}
+
+TEST_F(bulk_window_reader, an_offer_of_an_unsealed_memfd_is_refused) {
+  unique_fd memory(::memfd_create("unsealed", MFD_CLOEXEC));
+  ASSERT_TRUE(memory.valid());
+  ASSERT_EQ(::ftruncate(memory.get(), bulk_window::header_size + 2 * slot_size), 0);
+  start();
+  std::vector<uint8_t> frame;
+  p::append_frame(frame, p::window_offer{2, slot_size});
+  ASSERT_TRUE(write_all(client_.get(), frame.data(), p::frame_header_size));
+  ASSERT_TRUE(write_with_fd(client_.get(), frame.data() + p::frame_header_size, frame.size() - p::frame_header_size,
+                            memory.get()));
+  expect_refused("not sealed");
+}
+
+TEST_F(bulk_window_reader, an_offer_larger_than_its_memfd_is_refused) {
+  std::string why;
+  auto window = bulk_window::create(2, slot_size, why);
+  ASSERT_TRUE(window) << why;
+  start();
+  offer(*window, 4, slot_size);
+  expect_refused("fewer than");
+}
+
+}  // namespace
+}  // namespace ferry::server
