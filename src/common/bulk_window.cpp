@@ -128,25 +128,26 @@ void bulk_window::release_slot() {
   futex_wake_all(&released());
 }
 
-bool write_with_fd(int socket, const void* data, size_t size, int passed) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+bool write_with_fds(int socket, const void* data, size_t size, const int* passed, size_t count) {
+  alignas(cmsghdr) char control[CMSG_SPACE(max_passed_fds * sizeof(int))] = {};
+  if (count == 0 || count > max_passed_fds) return false;
   iovec piece{const_cast<void*>(data), size};
   msghdr message{};
   message.msg_iov = &piece;
   message.msg_iovlen = 1;
   message.msg_control = control;
-  message.msg_controllen = sizeof control;
+  message.msg_controllen = CMSG_SPACE(count * sizeof(int));
   cmsghdr* c = CMSG_FIRSTHDR(&message);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &passed, sizeof(int));
+  c->cmsg_len = CMSG_LEN(count * sizeof(int));
+  std::memcpy(CMSG_DATA(c), passed, count * sizeof(int));
   ssize_t n;
   do {
     n = ::sendmsg(socket, &message, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
   if (n < 0) return false;
-  // The descriptor went with the first byte; the rest, if any, goes plain.
+  // The descriptors went with the first byte; the rest, if any, goes plain.
   return static_cast<size_t>(n) == size ||
          write_all(socket, static_cast<const uint8_t*>(data) + n, size - static_cast<size_t>(n));
 }
@@ -156,7 +157,7 @@ bool read_with_fd(int socket, void* data, size_t size, unique_fd& received, bool
   auto* p = static_cast<uint8_t*>(data);
   // Room for a few descriptors, so that a client sending more than one is
   // caught (and its descriptors closed) rather than cut short by the kernel.
-  alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
+  alignas(cmsghdr) char control[CMSG_SPACE(max_passed_fds * sizeof(int))];
   while (size > 0) {
     iovec piece{p, size};
     msghdr message{};

@@ -79,9 +79,15 @@ class bulk_window {
   uint32_t sent_ = 0;  // frames the client has sent through the window (the client's side)
 };
 
-/// Writes `data` as one sendmsg that carries `passed` (SCM_RIGHTS) on a Unix
-/// socket. False when the peer is gone.
-bool write_with_fd(int socket, const void* data, size_t size, int passed);
+/// The most descriptors write_with_fds sends, and read_with_fd takes in at once.
+inline constexpr size_t max_passed_fds = 4;
+/// Writes `data` as one sendmsg that carries the `count` descriptors at
+/// `passed` (SCM_RIGHTS, 1 to max_passed_fds) on a Unix socket. False when the
+/// peer is gone.
+bool write_with_fds(int socket, const void* data, size_t size, const int* passed, size_t count);
+inline bool write_with_fd(int socket, const void* data, size_t size, int passed) {
+  return write_with_fds(socket, data, size, &passed, 1);
+}
 /// Reads exactly `size` bytes and the descriptor that came with them (left
 /// invalid when none came). False on EOF or error; when several descriptors
 /// came, all are closed and `extra` is set.

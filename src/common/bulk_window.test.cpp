@@ -14,17 +14,25 @@ namespace {
 
 constexpr uint64_t slot_size = 64 * 1024;
 
-// The daemon's view of a window the client made: a second mapping of the same memfd.
-std::unique_ptr<bulk_window> adopt_copy(const bulk_window& window, std::string& why) {
-  return bulk_window::adopt(unique_fd(::dup(window.fd())), window.slots(), window.slot_size(), 8u << 20, why);
+// A window the client made (`slots` of slot_size) and the daemon's view of
+// it: a second mapping of the same memfd.
+struct window_pair {
+  std::unique_ptr<bulk_window> client, daemon;
+};
+window_pair make_pair_of_windows(uint32_t slots) {
+  std::string why;
+  window_pair pair;
+  pair.client = bulk_window::create(slots, slot_size, why);
+  EXPECT_TRUE(pair.client) << why;
+  if (pair.client)
+    pair.daemon = bulk_window::adopt(unique_fd(::dup(pair.client->fd())), slots, slot_size, 8u << 20, why);
+  EXPECT_TRUE(pair.daemon) << why;
+  return pair;
 }
 
 TEST(bulk_window, the_daemon_sees_what_the_client_writes_into_a_slot) {
-  std::string why;
-  auto client = bulk_window::create(3, slot_size, why);
-  ASSERT_TRUE(client) << why;
-  auto daemon = adopt_copy(*client, why);
-  ASSERT_TRUE(daemon) << why;
+  auto [client, daemon] = make_pair_of_windows(3);
+  ASSERT_TRUE(client && daemon);
   EXPECT_EQ(daemon->fd(), -1) << "the daemon keeps the mapping, not the descriptor";
   std::memset(client->slot(2), 0x5a, slot_size);
   EXPECT_EQ(daemon->slot(2)[0], 0x5a);
@@ -32,11 +40,8 @@ TEST(bulk_window, the_daemon_sees_what_the_client_writes_into_a_slot) {
 }
 
 TEST(bulk_window, slots_come_round_robin_and_wait_for_the_daemon) {
-  std::string why;
-  auto client = bulk_window::create(2, slot_size, why);
-  ASSERT_TRUE(client) << why;
-  auto daemon = adopt_copy(*client, why);
-  ASSERT_TRUE(daemon) << why;
+  auto [client, daemon] = make_pair_of_windows(2);
+  ASSERT_TRUE(client && daemon);
   uint32_t slot = 99;
   ASSERT_TRUE(client->wait_for_slot(0, slot));
   EXPECT_EQ(slot, 0u);
@@ -116,20 +121,8 @@ TEST(bulk_window, a_descriptor_travels_with_the_bytes) {
   EXPECT_TRUE(bulk_window::adopt(std::move(received), 1, slot_size, 8u << 20, why)) << why;
 
   // Two descriptors at once: both closed, and said.
-  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))] = {};
-  iovec piece{const_cast<char*>(text), sizeof text};
-  msghdr message{};
-  message.msg_iov = &piece;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&message);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(2 * sizeof(int));
   const int two[2] = {window->fd(), window->fd()};
-  std::memcpy(CMSG_DATA(c), two, sizeof two);
-  ASSERT_EQ(::sendmsg(a.get(), &message, 0), static_cast<ssize_t>(sizeof text));
+  ASSERT_TRUE(write_with_fds(a.get(), text, sizeof text, two, 2));
   ASSERT_TRUE(read_with_fd(b.get(), got, sizeof got, received, extra));
   EXPECT_TRUE(extra);
   EXPECT_FALSE(received.valid());

@@ -1,10 +1,18 @@
 #include "protocol/outgoing.hpp"
 
+#include "common/bulk_window.hpp"
 #include "protocol/auth.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/dispatch.hpp"
 
 namespace ferry::protocol {
+
+bool send_window_offer(int socket, const window_offer& offer, int memfd) {
+  std::vector<uint8_t> frame;
+  append_frame(frame, offer);
+  return write_all(socket, frame.data(), frame_header_size) &&
+         write_with_fd(socket, frame.data() + frame_header_size, frame.size() - frame_header_size, memfd);
+}
 
 stream_ptr open_stream(const endpoint& where, const credentials& who, int timeout_ms, std::string& error) {
   unique_fd fd = connect_endpoint(where, timeout_ms, error);

@@ -22,6 +22,11 @@ struct credentials {
   std::shared_ptr<tls::context> tls;
 };
 
+/// Sends window_offer on a bulk stream's Unix socket: the header alone, then
+/// the payload with `memfd` (SCM_RIGHTS). The daemon reads frame headers
+/// without room for descriptors, which would drop one sent with them.
+bool send_window_offer(int socket, const window_offer& offer, int memfd);
+
 /// Connects to `where`, with TLS over TCP when `who.tls` is set (Unix
 /// sockets stay plain: they never leave the host). Null with a reason on
 /// failure.

@@ -81,11 +81,16 @@ bool bulk_reader::receive_chunk(const uint8_t* head, end& how, std::string& why)
     how = end::closed;
     return false;
   }
-  count_in(counter_, 1, head_size + chunk);
+  chunk_landed(transfer, offset, chunk, total, head_size + chunk);
+  return true;
+}
+
+void bulk_reader::chunk_landed(uint64_t transfer, uint64_t offset, uint64_t chunk, uint64_t total,
+                               uint64_t frame_bytes) {
+  count_in(counter_, 1, frame_bytes);
   transfers_.end_chunk(transfer, chunk);
   if (received_) received_->fetch_add(1, std::memory_order_acq_rel);
   if (acks_ && offset + chunk == total) acks_->request_ack();
-  return true;
 }
 
 bulk_reader::windows bulk_reader::windows_for(const stream& fd) {
@@ -96,7 +101,30 @@ bulk_reader::windows bulk_reader::windows_for(const stream& fd) {
   return address.ss_family == AF_UNIX ? windows::accepted : windows::refused;
 }
 
-bool bulk_reader::receive_offer(uint32_t payload_size, end& how, std::string& why) {
+bool bulk_reader::read_window_payload(const p::frame_header& h, uint8_t* payload, unique_fd* memory, end& how,
+                                      std::string& why) {
+  how = end::violation;
+  const char* name = p::message_name(h.message_id);
+  if (h.payload_size > p::message_limit(h.message_id) || h.payload_size > window_payload_limit) {
+    why = std::string(name) + " of " + std::to_string(h.payload_size) + " bytes";
+    return false;
+  }
+  bool extra = false;
+  const bool read = memory ? read_with_fd(fd_->fd(), payload, h.payload_size, *memory, extra)
+                           : read_exact(fd_, payload, h.payload_size);
+  if (!read) {
+    why = std::string("connection closed inside a ") + name;
+    how = end::closed;
+    return false;
+  }
+  if (extra) {
+    why = std::string(name) + " came with more than one descriptor";
+    return false;
+  }
+  return true;
+}
+
+bool bulk_reader::receive_offer(const p::frame_header& h, end& how, std::string& why) {
   how = end::violation;
   if (windows_ == windows::refused) {
     why = "window_offer on a bulk stream that is not a plain Unix socket";
@@ -106,29 +134,16 @@ bool bulk_reader::receive_offer(uint32_t payload_size, end& how, std::string& wh
     why = "a second window_offer";
     return false;
   }
-  uint8_t payload[64];
-  if (payload_size > sizeof payload) {
-    why = "window_offer of " + std::to_string(payload_size) + " bytes";
-    return false;
-  }
+  uint8_t payload[window_payload_limit];
   unique_fd memory;
-  bool extra = false;
-  if (!read_with_fd(fd_->fd(), payload, payload_size, memory, extra)) {
-    why = "connection closed inside a window_offer";
-    how = end::closed;
-    return false;
-  }
-  if (extra) {
-    why = "window_offer came with more than one descriptor";
-    return false;
-  }
+  if (!read_window_payload(h, payload, &memory, how, why)) return false;
   if (!memory.valid()) {
     why = "window_offer came without its memfd";
     return false;
   }
   p::window_offer offer;
   const char* error = "";
-  if (!p::decode_payload(payload, payload_size, offer, error)) {
+  if (!p::decode_payload(payload, h.payload_size, offer, error)) {
     why = std::string("malformed window_offer: ") + error;
     return false;
   }
@@ -136,25 +151,16 @@ bool bulk_reader::receive_offer(uint32_t payload_size, end& how, std::string& wh
   if (!window_) return false;
   FERRY_INFO("session", "session %s: the client shares a bulk window of %u slots of %llu bytes", session_.c_str(),
              offer.slots, static_cast<unsigned long long>(offer.slot_size));
-  count_in(counter_, 1, p::frame_header_size + payload_size);
+  count_in(counter_, 1, p::frame_header_size + h.payload_size);
   return true;
 }
 
-bool bulk_reader::receive_window_chunk(uint32_t payload_size, end& how, std::string& why) {
-  how = end::violation;
-  uint8_t payload[64];
-  if (payload_size > sizeof payload) {
-    why = "window_chunk of " + std::to_string(payload_size) + " bytes";
-    return false;
-  }
-  if (!read_exact(fd_, payload, payload_size)) {
-    why = "connection closed inside a window_chunk";
-    how = end::closed;
-    return false;
-  }
+bool bulk_reader::receive_window_chunk(const p::frame_header& h, end& how, std::string& why) {
+  uint8_t payload[window_payload_limit];
+  if (!read_window_payload(h, payload, nullptr, how, why)) return false;
   p::window_chunk c;
   const char* error = "";
-  if (!p::decode_payload(payload, payload_size, c, error)) {
+  if (!p::decode_payload(payload, h.payload_size, c, error)) {
     why = std::string("malformed window_chunk: ") + error;
     return false;
   }
@@ -175,10 +181,7 @@ bool bulk_reader::receive_window_chunk(uint32_t payload_size, end& how, std::str
   // The slot is the client's again once copied, before the chunk is counted:
   // the client may be waiting for it to send the next one.
   window_->release_slot();
-  count_in(counter_, 1, p::frame_header_size + payload_size + c.size);
-  transfers_.end_chunk(c.transfer, c.size);
-  if (received_) received_->fetch_add(1, std::memory_order_acq_rel);
-  if (acks_ && c.offset + c.size == c.total) acks_->request_ack();
+  chunk_landed(c.transfer, c.offset, c.size, c.total, p::frame_header_size + h.payload_size + c.size);
   return true;
 }
 
@@ -195,7 +198,7 @@ bulk_reader::end bulk_reader::run(std::string& why) {
                          h.message_id == static_cast<uint16_t>(p::message_id::window_chunk))) {
       end how;
       const bool offer = h.message_id == static_cast<uint16_t>(p::message_id::window_offer);
-      if (!(offer ? receive_offer(h.payload_size, how, why) : receive_window_chunk(h.payload_size, how, why)))
+      if (!(offer ? receive_offer(h, how, why) : receive_window_chunk(h, how, why)))
         return how;
       continue;
     }

@@ -14,6 +14,7 @@
 
 #include "common/bulk_window.hpp"
 #include "common/stream.hpp"
+#include "protocol/frame.hpp"
 #include "server/link_stats.hpp"
 #include "server/transfer_table.hpp"
 
@@ -40,8 +41,6 @@ class bulk_reader {
   }
   /// Accepted when `fd` is a plain (not TLS) Unix socket.
   static windows windows_for(const stream& fd);
-  /// Whether a window has been shared (tests, logs).
-  bool has_window() const { return window_ != nullptr; }
 
   enum class end { closed, violation };
   /// The bulk reader thread's body. Returns when the connection closes
@@ -66,9 +65,18 @@ class bulk_reader {
   static bool validate_place(uint64_t offset, uint64_t chunk, uint64_t total, std::string& why);
 
  private:
-  /// window_offer and window_chunk, whose payload follows `header`.
-  bool receive_offer(uint32_t payload_size, end& how, std::string& why);
-  bool receive_window_chunk(uint32_t payload_size, end& how, std::string& why);
+  /// window_offer and window_chunk, whose header `h` was read.
+  bool receive_offer(const protocol::frame_header& h, end& how, std::string& why);
+  bool receive_window_chunk(const protocol::frame_header& h, end& how, std::string& why);
+  /// Reads a window message's payload (within its limit and
+  /// window_payload_limit, the buffer's size), and the descriptor that came
+  /// with it when `memory` is given.
+  bool read_window_payload(const protocol::frame_header& h, uint8_t* payload, unique_fd* memory, end& how,
+                           std::string& why);
+  static constexpr size_t window_payload_limit = 64;
+  /// A chunk's bytes are in place: counts its frame (`frame_bytes`), ends it
+  /// in the table and asks for an ack after a transfer's last chunk.
+  void chunk_landed(uint64_t transfer, uint64_t offset, uint64_t chunk, uint64_t total, uint64_t frame_bytes);
 
   stream* fd_;
   transfer_table& transfers_;

@@ -14,6 +14,7 @@
 #include "protocol/dispatch.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
+#include "protocol/outgoing.hpp"
 #include "server/native/api.hpp"
 
 namespace ferry::server {
@@ -48,11 +49,15 @@ class bulk_window_reader : public ::testing::Test {
     return outcome_.get();
   }
   void offer(const bulk_window& window, uint32_t slots, uint64_t size) {
-    std::vector<uint8_t> frame;
-    p::append_frame(frame, p::window_offer{slots, size});
-    ASSERT_TRUE(write_all(client_.get(), frame.data(), p::frame_header_size));
-    ASSERT_TRUE(write_with_fd(client_.get(), frame.data() + p::frame_header_size, frame.size() - p::frame_header_size,
-                              window.fd()));
+    ASSERT_TRUE(p::send_window_offer(client_.get(), p::window_offer{slots, size}, window.fd()));
+  }
+  /// Starts the reader and offers it window_, a new window of 2 slots.
+  void start_with_window() {
+    std::string why;
+    window_ = bulk_window::create(2, slot_size, why);
+    ASSERT_TRUE(window_) << why;
+    start();
+    offer(*window_, 2, slot_size);
   }
   void chunk(uint64_t transfer, uint64_t offset, uint64_t total, uint32_t slot, uint64_t size) {
     std::vector<uint8_t> frame;
@@ -69,14 +74,11 @@ class bulk_window_reader : public ::testing::Test {
   unique_fd client_;
   stream_ptr server_;
   std::future<std::pair<bulk_reader::end, std::string>> outcome_;
+  std::unique_ptr<bulk_window> window_;
 };
 
 TEST_F(bulk_window_reader, chunks_in_slots_land_in_their_transfer_and_free_the_slots) {
-  std::string why;
-  auto window = bulk_window::create(2, slot_size, why);
-  ASSERT_TRUE(window) << why;
-  start();
-  offer(*window, 2, slot_size);
+  ASSERT_NO_FATAL_FAILURE(start_with_window());
   // Five chunks through two slots: the client waits for the reader each time
   // it comes round, as libferry does.
   const uint64_t total = 4 * slot_size + 100;
@@ -86,15 +88,16 @@ TEST_F(bulk_window_reader, chunks_in_slots_land_in_their_transfer_and_free_the_s
     const uint64_t size = std::min(slot_size, total - offset);
     uint32_t slot = 0;
     bool free = false;
-    for (int i = 0; i < 200 && !free; ++i) free = window->wait_for_slot(100, slot);
+    for (int i = 0; i < 200 && !free; ++i) free = window_->wait_for_slot(100, slot);
     ASSERT_TRUE(free) << "the reader never released a slot";
-    std::memcpy(window->slot(slot), bytes.data() + offset, size);
+    std::memcpy(window_->slot(slot), bytes.data() + offset, size);
     chunk(42, offset, total, slot, size);
-    window->slot_sent();
+    window_->slot_sent();
   }
   auto [end, reason] = finish();
   EXPECT_EQ(end, bulk_reader::end::closed) << reason;
   uint8_t* data = nullptr;
+  std::string why;
   ASSERT_EQ(transfers_.claim(42, total, data, why), transfer_table::claim_result::complete) << why;
   EXPECT_EQ(std::memcmp(data, bytes.data(), total), 0);
 }
@@ -115,42 +118,26 @@ TEST_F(bulk_window_reader, a_chunk_before_the_offer_is_refused) {
 }
 
 TEST_F(bulk_window_reader, a_slot_outside_the_window_is_refused) {
-  std::string why;
-  auto window = bulk_window::create(2, slot_size, why);
-  ASSERT_TRUE(window) << why;
-  start();
-  offer(*window, 2, slot_size);
+  ASSERT_NO_FATAL_FAILURE(start_with_window());
   chunk(1, 0, 10, 2, 10);
   expect_refused("in slot 2 of a window of 2 slots");
 }
 
 TEST_F(bulk_window_reader, a_chunk_larger_than_its_slot_is_refused) {
-  std::string why;
-  auto window = bulk_window::create(2, slot_size, why);
-  ASSERT_TRUE(window) << why;
-  start();
-  offer(*window, 2, slot_size);
+  ASSERT_NO_FATAL_FAILURE(start_with_window());
   chunk(1, 0, 2 * slot_size, 0, slot_size + 1);
   expect_refused("bytes in slot 0");
 }
 
 TEST_F(bulk_window_reader, a_chunk_past_its_transfer_is_refused) {
-  std::string why;
-  auto window = bulk_window::create(2, slot_size, why);
-  ASSERT_TRUE(window) << why;
-  start();
-  offer(*window, 2, slot_size);
+  ASSERT_NO_FATAL_FAILURE(start_with_window());
   chunk(1, 8, 10, 0, 4);
   expect_refused("runs past");
 }
 
 TEST_F(bulk_window_reader, a_second_offer_is_refused) {
-  std::string why;
-  auto window = bulk_window::create(2, slot_size, why);
-  ASSERT_TRUE(window) << why;
-  start();
-  offer(*window, 2, slot_size);
-  offer(*window, 2, slot_size);
+  ASSERT_NO_FATAL_FAILURE(start_with_window());
+  offer(*window_, 2, slot_size);
   expect_refused("a second window_offer");
 }
 
@@ -167,11 +154,7 @@ TEST_F(bulk_window_reader, an_offer_of_an_unsealed_memfd_is_refused) {
   ASSERT_TRUE(memory.valid());
   ASSERT_EQ(::ftruncate(memory.get(), bulk_window::header_size + 2 * slot_size), 0);
   start();
-  std::vector<uint8_t> frame;
-  p::append_frame(frame, p::window_offer{2, slot_size});
-  ASSERT_TRUE(write_all(client_.get(), frame.data(), p::frame_header_size));
-  ASSERT_TRUE(write_with_fd(client_.get(), frame.data() + p::frame_header_size, frame.size() - p::frame_header_size,
-                            memory.get()));
+  ASSERT_TRUE(p::send_window_offer(client_.get(), p::window_offer{2, slot_size}, memory.get()));
   expect_refused("not sealed");
 }
 

@@ -313,13 +313,7 @@ bulk_window* connection::window_for_chunk(uint64_t chunk) {
     FERRY_WARN("net", "%s: no shared-memory window (%s); large writes go on the socket", name_.c_str(), why.c_str());
     return nullptr;
   }
-  // The header goes alone and the memfd with the payload: the daemon reads
-  // headers without a place for descriptors, which would drop it.
-  std::vector<uint8_t> frame;
-  protocol::append_frame(frame, protocol::window_offer{window_slots, protocol::max_bulk_chunk});
-  if (!write_all(s, frame.data(), protocol::frame_header_size) ||
-      !write_with_fd(s->fd(), frame.data() + protocol::frame_header_size, frame.size() - protocol::frame_header_size,
-                     w->fd()))
+  if (!protocol::send_window_offer(s->fd(), protocol::window_offer{window_slots, protocol::max_bulk_chunk}, w->fd()))
     return nullptr;  // the next write finds the stream broken
   FERRY_DEBUG("net", "%s: large writes go through a shared-memory window of %u x %u bytes", name_.c_str(),
               window_slots, protocol::max_bulk_chunk);
