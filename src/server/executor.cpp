@@ -1288,7 +1288,7 @@ bool executor::on(const p::enqueue_write_buffer& m) {
   // (A profiled write stays one native command: its counters are the client's.)
   if (bytes == bulk_bytes::coming && m.size >= pieces_from && !queue->profiling)
     return write_in_pieces(m.header, *queue, b, m.offset, m.size, data);
-  return write_claimed(m.header, *queue, bytes, data, [&](const uint8_t* staged, cl_event* event) {
+  return write_claimed(m.header, *queue, m.size, bytes, data, [&](const uint8_t* staged, cl_event* event) {
     return api_.clEnqueueWriteBuffer(q, b, CL_FALSE, static_cast<size_t>(m.offset), static_cast<size_t>(m.size),
                                      staged, wait_count(), wait_events(), event);
   });

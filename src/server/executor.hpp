@@ -141,10 +141,10 @@ class executor {
   bool write_from_bulk(const protocol::command_header& h, const object_entry& queue, uint64_t total,
                        Enqueue&& enqueue);
   /// Enqueues the write `enqueue` makes from `data`, behind a gate that
-  /// opens when the last byte lands if `bytes` are still coming.
+  /// opens when the last of the `total` bytes lands if `bytes` are still coming.
   template <class Enqueue>
-  bool write_claimed(const protocol::command_header& h, const object_entry& queue, bulk_bytes bytes, uint8_t* data,
-                     Enqueue&& enqueue);
+  bool write_claimed(const protocol::command_header& h, const object_entry& queue, uint64_t total, bulk_bytes bytes,
+                     uint8_t* data, Enqueue&& enqueue);
   /// A large enqueue_write_buffer whose bytes are still arriving: one native
   /// write per piece, each behind a gate that opens when its bytes are in.
   bool write_in_pieces(const protocol::command_header& h, const object_entry& queue, cl_mem buffer,

@@ -41,34 +41,38 @@ bool executor::write_from_bulk(const protocol::command_header& h, const object_e
   bool result = true;
   bulk_bytes bytes = claim_bulk(h, total, data, result);
   if (bytes == bulk_bytes::ended) return result;
-  return write_claimed(h, queue, bytes, data, enqueue);
+  return write_claimed(h, queue, total, bytes, data, enqueue);
 }
 
 template <class Enqueue>
-bool executor::write_claimed(const protocol::command_header& h, const object_entry& queue, bulk_bytes bytes,
-                             uint8_t* data, Enqueue&& enqueue) {
+bool executor::write_claimed(const protocol::command_header& h, const object_entry& queue, uint64_t total,
+                             bulk_bytes bytes, uint8_t* data, Enqueue&& enqueue) {
   cl_event gate = nullptr;
   if (bytes == bulk_bytes::coming) {
-    // Bytes still on their way: the write waits for them natively and the
-    // bulk reader completes the gate when the last byte lands.
+    // Bytes still on their way: the write waits for them natively behind a
+    // gate at the transfer's end, which the bulk reader opens when the last
+    // byte lands (write_in_pieces does the same with a gate per piece).
     cl_int error = CL_SUCCESS;
     gate = api_.clCreateUserEvent(queue.context, &error);
     if (gate == nullptr) {
       core_->transfers.abandon(h.command);
       return fail(h, error);
     }
-    if (!core_->transfers.attach_user_event(h.command, gate)) {
-      api_.clReleaseEvent(gate);  // completed meanwhile
-      gate = nullptr;
-    }
+    wait_list_.push_back(gate);
   }
-  if (gate) wait_list_.push_back(gate);
   cl_event event = nullptr;
   cl_int rc = enqueue(data, &event);
   if (rc != CL_SUCCESS) {
+    if (gate) {
+      api_.clSetUserEventStatus(gate, rc);
+      api_.clReleaseEvent(gate);
+    }
     core_->transfers.abandon(h.command);
     return fail(h, rc);
   }
+  // The table owns the gate from here, and opens it at once if the bytes
+  // came meanwhile.
+  if (gate) core_->transfers.attach_piece_gates(h.command, {{total, gate}});
   return finish(h, queue, rc, event, callback_kind::write);
 }
 

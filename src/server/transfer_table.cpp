@@ -13,7 +13,6 @@ bool transfer_table::allocate(entry& e) {
 }
 
 void transfer_table::destroy(entry& e) {
-  if (e.user_event) api_.clReleaseEvent(std::exchange(e.user_event, nullptr));
   // Never left shut: a native write behind one would wait forever.
   std::vector<cl_event> shut;
   take_pieces(e, true, shut);
@@ -63,33 +62,27 @@ void transfer_table::attach_piece_gates(uint64_t transfer, std::vector<piece_gat
 
 bool transfer_table::begin_chunk(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total,
                                  uint8_t*& destination, std::string& why) {
-  cl_event to_fail = nullptr;
+  std::vector<cl_event> to_fail;
   std::shared_ptr<landing> dropped;
   {
     std::lock_guard lock(mutex_);
     if (begin_chunk_locked(transfer, offset, size, total, destination, why, to_fail, dropped)) return true;
   }
-  // The migrate_in that waits for these bytes cannot take them all.
-  if (to_fail) {
-    api_.clSetUserEventStatus(to_fail, CL_INVALID_VALUE);
-    api_.clReleaseEvent(to_fail);
-  }
+  // The command that waits for these bytes cannot take them all.
+  set_gates(to_fail, CL_INVALID_VALUE);
   if (dropped) dropped->failed(CL_INVALID_VALUE);
   return false;
 }
 
 bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total,
-                                        uint8_t*& destination, std::string& why, cl_event& to_fail,
+                                        uint8_t*& destination, std::string& why, std::vector<cl_event>& to_fail,
                                         std::shared_ptr<landing>& dropped) {
   auto [it, created] = entries_.try_emplace(transfer);
   entry& e = it->second;
   if (created || !e.sized) {
     auto give_up = [&] {
       // A claim at most waits for these bytes: it fails instead of waiting forever.
-      if (!e.abandoned && e.user_event) {
-        to_fail = e.user_event;
-        api_.clRetainEvent(to_fail);
-      }
+      if (!e.abandoned) take_pieces(e, true, to_fail);
       e.abandoned = true;
       dropped = std::move(e.to);
       return false;
@@ -154,7 +147,6 @@ void transfer_table::abandon_chunk(uint64_t transfer, uint64_t size) {
 }
 
 void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
-  cl_event to_complete = nullptr;
   entry finished;
   bool drop = false;
   std::shared_ptr<landing> landed, failed;
@@ -190,19 +182,11 @@ void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
       data = e.staging.get();
       staged = e.direct ? e.staged : e.total;
       total = e.total;
-    } else {
-      to_complete = e.user_event;
-      // Our own reference: a concurrent abandon() may release the entry's.
-      if (to_complete) api_.clRetainEvent(to_complete);
     }
   }
   set_gates(open, CL_COMPLETE);
   if (failed) failed->failed(failure);
   if (landed) landed->landed(data, staged, total);
-  if (to_complete) {
-    api_.clSetUserEventStatus(to_complete, CL_COMPLETE);
-    api_.clReleaseEvent(to_complete);
-  }
   if (drop) destroy(finished);
 }
 
@@ -302,7 +286,6 @@ bool transfer_table::attach_landing(uint64_t transfer, std::shared_ptr<landing> 
 }
 
 bool transfer_table::fail(uint64_t transfer, cl_int status) {
-  cl_event to_fail = nullptr;
   std::vector<cl_event> shut;
   std::shared_ptr<landing> dropped;
   {
@@ -328,8 +311,6 @@ bool transfer_table::fail(uint64_t transfer, cl_int status) {
       return false;
     }
     dropped = std::move(e.to);
-    to_fail = e.user_event;
-    if (to_fail) api_.clRetainEvent(to_fail);
     take_pieces(e, true, shut);
   }
   const bool pieces_failed = !shut.empty();
@@ -338,18 +319,7 @@ bool transfer_table::fail(uint64_t transfer, cl_int status) {
     dropped->failed(status);
     return true;
   }
-  if (!to_fail) return pieces_failed;
-  api_.clSetUserEventStatus(to_fail, status);
-  api_.clReleaseEvent(to_fail);
-  return true;
-}
-
-bool transfer_table::attach_user_event(uint64_t transfer, cl_event event) {
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(transfer);
-  if (it == entries_.end() || it->second.complete()) return false;
-  it->second.user_event = event;
-  return true;
+  return pieces_failed;
 }
 
 void transfer_table::abandon(uint64_t transfer) {
@@ -427,19 +397,17 @@ void transfer_table::abort() {
 }
 
 void transfer_table::fail_pending(cl_int status) {
-  std::vector<cl_event> pending, shut;
+  std::vector<cl_event> shut;
   std::vector<std::shared_ptr<landing>> landings;
   {
     std::lock_guard lock(mutex_);
     for (auto& [id, e] : entries_) {
       if (e.complete()) continue;
-      if (e.user_event) pending.push_back(e.user_event);
       if (e.to) landings.push_back(std::move(e.to));
       take_pieces(e, true, shut);
     }
   }
   set_gates(shut, status);
-  for (cl_event event : pending) api_.clSetUserEventStatus(event, status);
   for (auto& to : landings) to->failed(status);
 }
 

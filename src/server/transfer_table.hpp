@@ -7,23 +7,28 @@
 //
 //  - bytes first: the bulk reader creates the entry and its staging from the
 //    bulk prefix; the command later finds the data complete (write from
-//    staging at once) or still arriving (gate the write on a user event).
+//    staging at once) or still arriving (gate the write).
 //  - command first: the control reader creates the entry and its staging,
-//    enqueues the native write behind a user event and moves on; the bulk
-//    reader completes that event when the last byte lands.
+//    enqueues the native write behind a gate and moves on.
+//
+// A gate is a native user event that opens once the first `bytes` of the
+// transfer are in (attach_piece_gates): one gate at the transfer's end for a
+// whole write, or one per piece for a large write that goes to the device as
+// its bytes land. The bulk reader opens gates as chunks end; a failure, an
+// abort or teardown fails those still shut.
 //
 // A migration's destination (migrate_in) claims its transfer "at most": the
 // bytes come from another server, and a content-size source may send fewer
 // than the command names. When the bytes come after the command, the native
 // write cannot be enqueued before their number is known, so the entry keeps a
-// `landing` instead of a user event: it may take chunks straight into the
+// `landing` instead of a gate: it may take chunks straight into the
 // destination (a mapped buffer) rather than staging, and it finishes the
 // write on the thread that received the last byte. abort_transfer fails such
 // a claim (or one still to come) with the source's status.
 //
 // Staging lives until the native write has finished with it (write_finished,
-// called from the write's completion callback). Guarded by mutex_; the native
-// user event is completed outside it because that can run callbacks that come
+// called from the write's completion callback). Guarded by mutex_; gates are
+// set outside it because that can run callbacks that come
 // back here.
 #pragma once
 
@@ -62,8 +67,8 @@ class transfer_table {
   /// carry more bytes than the transfer has left, or staging cannot be had.
   bool begin_chunk(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
                    std::string& why);
-  /// The chunk's bytes are in place. The last one completes the transfer:
-  /// its user event (if a write waits on it) is set CL_COMPLETE, waiters wake.
+  /// The chunk's bytes are in place: gates whose bytes are all in open
+  /// (CL_COMPLETE). The last one completes the transfer and wakes waiters.
   void end_chunk(uint64_t transfer, uint64_t size);
   /// The connection broke inside the chunk begin_chunk reserved: its bytes
   /// will come again (a resumed session sends the whole frame again).
@@ -73,7 +78,7 @@ class transfer_table {
 
   enum class claim_result {
     complete,  ///< every byte is in staging
-    pending,   ///< bytes still to come: gate the write on attach_user_event()
+    pending,   ///< bytes still to come: gate the write on attach_piece_gates()
     conflict,  ///< claimed twice, or `total` differs from the bulk prefix (why says)
     no_memory, ///< staging could not be allocated
     aborted,   ///< abort_transfer named it first (claim_at_most only)
@@ -108,7 +113,7 @@ class transfer_table {
   /// `total` are set, and the caller calls landed(data, total, total) itself.
   bool attach_landing(uint64_t transfer, std::shared_ptr<landing> to, uint8_t*& data, uint64_t& total);
   /// abort_transfer: a claim waiting for `transfer` fails with `status`
-  /// (its user event, or landing, fails; returns true then, so that the
+  /// (its gates, or landing, fail; returns true then, so that the
   /// caller can sweep for commands a platform does not call back for); a
   /// claim still to come fails at once; bytes of the transfer are dropped.
   bool fail(uint64_t transfer, cl_int status);
@@ -125,10 +130,6 @@ class transfer_table {
   /// here already are set before this returns.
   void attach_piece_gates(uint64_t transfer, std::vector<piece_gate> gates);
 
-  /// Hands over a native user event for a `pending` claim; the entry owns it
-  /// from now on. Returns false when the last byte landed meanwhile: then the
-  /// caller keeps (and releases) the event and writes without waiting.
-  bool attach_user_event(uint64_t transfer, cl_event event);
   /// The command that would consume `transfer` failed: forget the entry once
   /// its bytes stop arriving (bytes that have not started arriving yet are
   /// received and dropped when they do).
@@ -144,7 +145,7 @@ class transfer_table {
 
   /// The session is ending: wakes waiters and fails later waits.
   void abort();
-  /// Fails the user events and landings of writes still waiting for bytes
+  /// Fails the gates and landings of writes still waiting for bytes
   /// with `status` (negative), so that no native command waits forever.
   /// Teardown only, once no reader runs.
   void fail_pending(cl_int status);
@@ -171,7 +172,6 @@ class transfer_table {
     bool at_most = false;  // claim_at_most: `total` may be anything up to `limit`
     uint64_t limit = 0;
     cl_int aborted = CL_SUCCESS;  // negative: abort_transfer's status
-    cl_event user_event = nullptr;  // owned
     std::deque<piece_gate> pieces;  // gates still shut, in order of bytes
     bool in_order = true;           // every chunk began where the last one ended
     std::shared_ptr<landing> to;    // claim_at_most with the bytes still to come
@@ -182,8 +182,8 @@ class transfer_table {
   };
   bool allocate(entry& e);
   bool begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
-                          std::string& why, cl_event& to_fail, std::shared_ptr<landing>& dropped);
-  void destroy(entry& e);  // releases the user event; staging goes with the entry
+                          std::string& why, std::vector<cl_event>& to_fail, std::shared_ptr<landing>& dropped);
+  void destroy(entry& e);  // fails gates still shut; staging goes with the entry
   /// Moves the gates whose bytes are in (or all of them) from `e` to `out`.
   static void take_pieces(entry& e, bool all, std::vector<cl_event>& out);
   /// Sets each of `gates` to `status` and releases it.

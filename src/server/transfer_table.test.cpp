@@ -68,7 +68,9 @@ TEST_F(transfer_table_test, command_first_waits_on_a_user_event_set_by_the_last_
   std::string why;
   ASSERT_EQ(table.claim(9, 4, data, why), transfer_table::claim_result::pending);
   cl_event gate = user_event();
-  ASSERT_TRUE(table.attach_user_event(9, gate));
+  // A whole write's gate: one piece that ends with the transfer.
+  table.attach_piece_gates(9, {{4, gate}});
+  const int64_t live = native::dry_live_handles();
   send(table, 9, 2, {3, 4}, 4);
   {
     std::lock_guard lock(recorded_mutex);
@@ -81,10 +83,9 @@ TEST_F(transfer_table_test, command_first_waits_on_a_user_event_set_by_the_last_
     EXPECT_EQ(recorded[0], std::make_pair(gate, CL_COMPLETE));
   }
   EXPECT_EQ(std::vector<uint8_t>(data, data + 4), (std::vector<uint8_t>{1, 2, 3, 4}));
-  int64_t live = native::dry_live_handles();
   table.write_finished(9);
   EXPECT_EQ(table.size(), 0u);
-  EXPECT_EQ(native::dry_live_handles(), live - 1) << "the user event is released with the entry";
+  EXPECT_EQ(native::dry_live_handles(), live - 1) << "the user event is released once set";
 }
 
 TEST_F(transfer_table_test, inconsistent_sizes_are_refused) {
@@ -144,14 +145,14 @@ TEST_F(transfer_table_test, teardown_fails_user_events_of_writes_still_waiting) 
   std::string why;
   ASSERT_EQ(table.claim(2, 10, data, why), transfer_table::claim_result::pending);
   cl_event gate = user_event();
-  ASSERT_TRUE(table.attach_user_event(2, gate));
+  table.attach_piece_gates(2, {{10, gate}});
+  const int64_t live = native::dry_live_handles();
   table.fail_pending(CL_DEVICE_NOT_AVAILABLE);
   {
     std::lock_guard lock(recorded_mutex);
     ASSERT_EQ(recorded.size(), 1u);
     EXPECT_EQ(recorded[0], std::make_pair(gate, CL_DEVICE_NOT_AVAILABLE));
   }
-  int64_t live = native::dry_live_handles();
   table.clear();
   EXPECT_EQ(native::dry_live_handles(), live - 1);
 }
