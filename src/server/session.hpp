@@ -49,13 +49,13 @@ struct session_services {
   const native::api& api;
   printf_capture* printf = nullptr;
   link_stats* links = nullptr;   // daemon-wide traffic counters (null: none)
-  std::string peer_address;      // server_info.peer_address
+  std::string peer_address{};    // server_info.peer_address
   /// How long a session outlives its client's lost connection (0: not at all).
   std::chrono::milliseconds grace{0};
   /// What each session may hold (session_quota.hpp).
-  session_limits limits;
+  session_limits limits{};
   /// What peer links show other daemons: the token, TLS (null: none).
-  std::shared_ptr<const protocol::credentials> peer_credentials;
+  std::shared_ptr<const protocol::credentials> peer_credentials{};
 };
 
 class session {
