@@ -2,8 +2,10 @@
 
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 namespace ferry {
@@ -56,6 +58,22 @@ ssize_t stream::read_some(void* data, size_t size) {
     ssize_t n = ::recv(fd_.get(), data, size, 0);
     if (n < 0 && errno == EINTR) continue;
     return n;
+  }
+}
+
+ssize_t stream::try_writev(const iovec* pieces, int count) {
+  if (tls_) {
+    errno = EOPNOTSUPP;
+    return -1;
+  }
+  msghdr message{};
+  message.msg_iov = const_cast<iovec*>(pieces);
+  message.msg_iovlen = static_cast<size_t>(count < IOV_MAX ? count : IOV_MAX);
+  for (;;) {
+    ssize_t n = ::sendmsg(fd_.get(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
   }
 }
 

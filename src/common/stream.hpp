@@ -34,6 +34,10 @@ class stream {
   bool write_all(const void* data, size_t size);
   /// Gathers several pieces in as few writes as possible.
   bool writev_all(iovec* pieces, int count);
+  /// Writes what the socket takes now without waiting: the bytes written
+  /// (0 when it takes none), or -1 on errors. Plain streams only (a TLS
+  /// record cannot be cut short): -1 with EOPNOTSUPP on a TLS stream.
+  ssize_t try_writev(const iovec* pieces, int count);
   /// Reads exactly `size` bytes; false on EOF, error or receive timeout.
   bool read_exact(void* data, size_t size);
   /// Blocks until some bytes come; 0 at the end of the stream, -1 on errors

@@ -1,5 +1,6 @@
 #include "server/callback_pool.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "server/completion_poller.hpp"
@@ -71,7 +72,13 @@ size_t callback_pool::outstanding() const {
 }
 
 
-void callback_pool::deliver(callback_slot* slot, cl_int status) {
+void callback_pool::deliver(callback_slot* slot, cl_int status) { deliver(slot, status, nullptr); }
+
+void callback_pool::deliver_quietly(callback_slot* slot, cl_int status, quiet_sessions& quiet) {
+  deliver(slot, status, &quiet);
+}
+
+void callback_pool::deliver(callback_slot* slot, cl_int status, quiet_sessions* quiet) {
   // Only queues a record: every OpenCL call it implies (true status,
   // profiling, releases) runs later on the session's writer threads.
   // `core` keeps the session's shared state alive until the slot is back.
@@ -123,7 +130,12 @@ void callback_pool::deliver(callback_slot* slot, cl_int status) {
     r.write = slot->kind == callback_kind::write;
     r.transfer = slot->transfer;
     r.gate = std::exchange(slot->gate, nullptr);
-    core->outbox.push(r);
+    if (quiet == nullptr) {
+      core->outbox.push(r);
+    } else {
+      core->outbox.push_quietly(r);
+      if (std::find(quiet->begin(), quiet->end(), core) == quiet->end()) quiet->push_back(core);
+    }
   }
   core->callbacks.release(slot);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "server/callback_pool.hpp"
+#include "server/session_core.hpp"
 
 namespace ferry::server {
 
@@ -85,10 +86,13 @@ bool completion_poller::poll(std::vector<entry>& active) {
   size_t kept = 0;
   for (size_t i = 0; i < active.size(); ++i) {
     if (statuses[i] > CL_COMPLETE) active[kept++] = active[i];
-    else callback_pool::deliver(active[i].slot, statuses[i]);
+    else callback_pool::deliver_quietly(active[i].slot, statuses[i], quiet_);
   }
   const size_t delivered = active.size() - kept;
   active.resize(kept);
+  // Each session's completions go out from here, unless its writer is busy.
+  for (const auto& core : quiet_) core->outbox.send_or_wake();
+  quiet_.clear();
   if (delivered == 0) return false;
   std::lock_guard lock(mutex_);
   count_ -= delivered;

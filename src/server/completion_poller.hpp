@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -30,6 +31,7 @@
 namespace ferry::server {
 
 struct callback_slot;
+struct session_core;
 
 class completion_poller {
  public:
@@ -70,6 +72,7 @@ class completion_poller {
   size_t count_ = 0;
   bool stop_ = false;
   std::vector<cl_int> statuses_;  // poll()'s, kept to spare an allocation per round
+  std::vector<std::shared_ptr<session_core>> quiet_;  // poll()'s: sessions to send to
   std::thread thread_;
 };
 

@@ -1,5 +1,7 @@
 #include "server/completion_writer.hpp"
 
+#include <algorithm>
+
 #include "common/socket.hpp"
 #include "server/callback_pool.hpp"
 #include "server/printf_capture.hpp"
@@ -32,11 +34,11 @@ control_outbox::~control_outbox() {
   }
 }
 
-void control_outbox::push_record_locked(const record& r) {
+void control_outbox::push_record_locked(const record& r, bool wake) {
   bool was_idle = pending_.records.empty() && printf_frames_.empty();
   pending_.records.push_back(r);
   // The writer only sleeps on an empty queue; a non-empty one is taken whole.
-  if (was_idle && !closed_) ready_.notify_one();
+  if (wake && was_idle && !closed_) ready_.notify_one();
 }
 
 void control_outbox::push(const command_record& command) {
@@ -45,6 +47,30 @@ void control_outbox::push(const command_record& command) {
   r.kind = record_kind::command;
   std::lock_guard lock(mutex_);
   push_record_locked(r);
+}
+
+void control_outbox::push_quietly(const command_record& command) {
+  record r;
+  r.command = command;
+  r.kind = record_kind::command;
+  std::lock_guard lock(mutex_);
+  push_record_locked(r, false);
+}
+
+void control_outbox::wake() {
+  std::lock_guard lock(mutex_);
+  if (!closed_) ready_.notify_one();
+}
+
+void control_outbox::send_or_wake() {
+  {
+    // A writer that holds the lock is busy: it looks at the queue again
+    // before it sleeps, so the wake-up below is only for an idle one that
+    // cannot be spared (no connection, or TLS).
+    std::unique_lock drain(drain_mutex_, std::try_to_lock);
+    if (drain.owns_lock() && drainer_ != nullptr && drainer_->send_without_waiting()) return;
+  }
+  wake();
 }
 
 void control_outbox::push_printf(const uint8_t* text, size_t size) {
@@ -130,19 +156,20 @@ void control_writer::process(const command_record& r, std::vector<uint8_t>& out)
 }
 
 void control_writer::run() {
-  control_outbox::batch work;
-  work.records.reserve(256);
-  work.frames.reserve(4096);
-  std::vector<uint8_t> out;
-  out.reserve(64 * 1024);
+  work_.records.reserve(256);
+  work_.frames.reserve(4096);
+  out_.reserve(64 * 1024);
   message_.entries.reserve(256);
-  bool ack_wanted = false;
+  {
+    std::lock_guard drain(outbox_.drain_mutex_);
+    outbox_.drainer_ = this;
+  }
   for (;;) {
     {
       std::unique_lock lock(outbox_.mutex_);
       auto has_work = [&] {
         return outbox_.closed_ || !outbox_.pending_.records.empty() || !outbox_.printf_frames_.empty() ||
-               outbox_.ack_requested_;
+               outbox_.ack_requested_ || outbox_.send_requested_;
       };
       if (sweeper_ && sweeper_->wants_follow_up()) {
         // Failures the platform propagates late have no callback: look again.
@@ -154,31 +181,52 @@ void control_writer::run() {
       } else {
         outbox_.ready_.wait(lock, has_work);
       }
-      if (outbox_.closed_) return;
-      ack_wanted = std::exchange(outbox_.ack_requested_, false);
-      std::swap(work, outbox_.pending_);
-      // Printf text read so far goes first: it was printed before anything here completed.
-      out.assign(outbox_.printf_frames_.begin(), outbox_.printf_frames_.end());
-      outbox_.printf_frames_.clear();
+      if (outbox_.closed_) break;
     }
-    for (const auto& r : work.records) {
-      if (r.kind == control_outbox::record_kind::frame) {
-        flush_completions(out);
-        out.insert(out.end(), work.frames.begin() + r.frame_offset,
-                   work.frames.begin() + r.frame_offset + r.frame_size);
-      } else {
-        process(r.command, out);
-      }
-    }
-    flush_completions(out);
-    work.records.clear();
-    work.frames.clear();
-    std::lock_guard lock(link_mutex_);
-    send_locked(out, ack_wanted);
+    std::lock_guard drain_lock(outbox_.drain_mutex_);
+    drain(true);
   }
+  std::lock_guard drain(outbox_.drain_mutex_);
+  outbox_.drainer_ = nullptr;
 }
 
-void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted) {
+bool control_writer::send_without_waiting() {
+  {
+    std::lock_guard lock(link_mutex_);
+    if (fd_ == nullptr || fd_->encrypted()) return false;
+  }
+  drain(false);
+  return true;
+}
+
+void control_writer::drain(bool may_wait) {
+  bool ack_wanted;
+  {
+    std::lock_guard lock(outbox_.mutex_);
+    ack_wanted = std::exchange(outbox_.ack_requested_, false);
+    outbox_.send_requested_ = false;
+    std::swap(work_, outbox_.pending_);
+    // Printf text read so far goes first: it was printed before anything here completed.
+    out_.assign(outbox_.printf_frames_.begin(), outbox_.printf_frames_.end());
+    outbox_.printf_frames_.clear();
+  }
+  for (const auto& r : work_.records) {
+    if (r.kind == control_outbox::record_kind::frame) {
+      flush_completions(out_);
+      out_.insert(out_.end(), work_.frames.begin() + r.frame_offset,
+                  work_.frames.begin() + r.frame_offset + r.frame_size);
+    } else {
+      process(r.command, out_);
+    }
+  }
+  flush_completions(out_);
+  work_.records.clear();
+  work_.frames.clear();
+  std::lock_guard lock(link_mutex_);
+  send_locked(out_, ack_wanted, may_wait);
+}
+
+void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted, bool may_wait) {
   const uint64_t frames = count_frames(out.data(), out.size());
   std::vector<uint8_t> ack_frame;
   if (received_.control && fd_ != nullptr) {
@@ -191,9 +239,12 @@ void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted) {
       acked_ = now;
     }
   }
-  if (fd_ != nullptr && (!ack_frame.empty() || !out.empty())) {
-    iovec pieces[2] = {{ack_frame.data(), ack_frame.size()}, {out.data(), out.size()}};
-    if (!writev_all(fd_, pieces, 2)) {
+  if (fd_ != nullptr && (!ack_frame.empty() || !out.empty() || !unsent_.empty())) {
+    iovec pieces[2];
+    int count = 0;
+    if (!ack_frame.empty()) pieces[count++] = {ack_frame.data(), ack_frame.size()};
+    if (!out.empty()) pieces[count++] = {out.data(), out.size()};
+    if (!write_locked(pieces, count, may_wait)) {
       fd_ = nullptr;
       broken_("control stream write failed");
     } else if (counter_) {
@@ -203,13 +254,44 @@ void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted) {
   log_.append(out, frames);
 }
 
+bool control_writer::write_locked(iovec* pieces, int count, bool may_wait) {
+  if (may_wait) {
+    if (!unsent_.empty()) {
+      if (!write_all(fd_, unsent_.data(), unsent_.size())) return false;
+      unsent_.clear();
+    }
+    return count == 0 || writev_all(fd_, pieces, count);
+  }
+  size_t taken = 0;
+  if (unsent_.empty()) {
+    ssize_t n = fd_->try_writev(pieces, count);
+    if (n < 0) return false;
+    taken = static_cast<size_t>(n);
+  }
+  // The rest waits for the writer thread, behind what waits already.
+  for (int i = 0; i < count; ++i) {
+    const auto* p = static_cast<const uint8_t*>(pieces[i].iov_base);
+    size_t skip = std::min(taken, pieces[i].iov_len);
+    taken -= skip;
+    unsent_.insert(unsent_.end(), p + skip, p + pieces[i].iov_len);
+  }
+  if (!unsent_.empty()) {
+    std::lock_guard lock(outbox_.mutex_);
+    outbox_.send_requested_ = true;
+    if (!outbox_.closed_) outbox_.ready_.notify_one();
+  }
+  return true;
+}
+
 void control_writer::detach() {
   std::lock_guard lock(link_mutex_);
   fd_ = nullptr;
+  unsent_.clear();  // in the replay log: a resumed connection gets them again
 }
 
 control_writer::attach_result control_writer::attach(stream* fd, uint64_t received) {
   std::lock_guard lock(link_mutex_);
+  unsent_.clear();  // the replay below covers them
   if (!log_.acknowledge(received)) return attach_result::bad_ack;
   std::vector<uint8_t> again;
   if (!log_.replay(received, again)) return attach_result::bad_ack;
