@@ -11,6 +11,7 @@
 #include <future>
 #include <vector>
 
+#include "common/test_stream_pair.hpp"
 #include "protocol/dispatch.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
@@ -27,10 +28,10 @@ constexpr uint64_t slot_size = 64 * 1024;
 class bulk_window_reader : public ::testing::Test {
  protected:
   void SetUp() override {
-    int pair[2];
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-    client_ = unique_fd(pair[0]);
-    server_ = plain_stream(unique_fd(pair[1]));
+    test_stream_pair pair;
+    ASSERT_TRUE(make_test_stream_pair(pair));
+    client_ = std::move(pair.client);
+    server_ = std::move(pair.server);
   }
   /// Runs the reader until the client's end closes or it refuses something.
   void start(bulk_reader::windows allowed = bulk_reader::windows::accepted) {

@@ -72,12 +72,6 @@ size_t callback_pool::outstanding() const {
 }
 
 
-void callback_pool::deliver(callback_slot* slot, cl_int status) { deliver(slot, status, nullptr); }
-
-void callback_pool::deliver_quietly(callback_slot* slot, cl_int status, quiet_sessions& quiet) {
-  deliver(slot, status, &quiet);
-}
-
 void callback_pool::deliver(callback_slot* slot, cl_int status, quiet_sessions* quiet) {
   // Only queues a record: every OpenCL call it implies (true status,
   // profiling, releases) runs later on the session's writer threads.

@@ -97,16 +97,14 @@ class callback_pool {
   /// the clSetEventCallback error, after delivering that error itself.
   static cl_int arm(const native::api& api, callback_slot* slot);
 
-  /// Delivers what the callback would have, with `status`: used when a
-  /// command fails before it can be armed.
-  static void deliver(callback_slot* slot, cl_int status);
-  /// Sessions whose control outbox took records without waking its writer
-  /// (deliver_quietly); each must be sent: control_outbox::send_or_wake.
+  /// Sessions whose control outbox took records without waking its writer;
+  /// each must then be sent: control_outbox::send_or_wake.
   using quiet_sessions = std::vector<std::shared_ptr<session_core>>;
-  /// deliver(), except that a record for the control writer is queued
-  /// without waking it and its session is added to `quiet` (once). For the
-  /// completion poller, which then sends them itself.
-  static void deliver_quietly(callback_slot* slot, cl_int status, quiet_sessions& quiet);
+  /// Delivers what the callback would have, with `status`: used when a
+  /// command fails before it can be armed. With `quiet` (the completion
+  /// poller, which then sends them itself) a record for the control writer
+  /// is queued without waking it and its session is added to `quiet` (once).
+  static void deliver(callback_slot* slot, cl_int status, quiet_sessions* quiet = nullptr);
 
   /// Reports outstanding commands of sweepable platforms that have failed.
   /// Returns how many it found. The platform may fail the commands behind a
@@ -125,7 +123,6 @@ class callback_pool {
   size_t outstanding() const;
 
  private:
-  static void deliver(callback_slot* slot, cl_int status, quiet_sessions* quiet);
   void release(callback_slot* slot);
   static void CL_CALLBACK on_native_event(cl_event event, cl_int status, void* user);
 

@@ -86,7 +86,7 @@ bool completion_poller::poll(std::vector<entry>& active) {
   size_t kept = 0;
   for (size_t i = 0; i < active.size(); ++i) {
     if (statuses[i] > CL_COMPLETE) active[kept++] = active[i];
-    else callback_pool::deliver_quietly(active[i].slot, statuses[i], quiet_);
+    else callback_pool::deliver(active[i].slot, statuses[i], &quiet_);
   }
   const size_t delivered = active.size() - kept;
   active.resize(kept);

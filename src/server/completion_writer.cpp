@@ -156,14 +156,6 @@ void control_writer::process(const command_record& r, std::vector<uint8_t>& out)
 }
 
 void control_writer::run() {
-  work_.records.reserve(256);
-  work_.frames.reserve(4096);
-  out_.reserve(64 * 1024);
-  message_.entries.reserve(256);
-  {
-    std::lock_guard drain(outbox_.drain_mutex_);
-    outbox_.drainer_ = this;
-  }
   for (;;) {
     {
       std::unique_lock lock(outbox_.mutex_);
@@ -188,6 +180,11 @@ void control_writer::run() {
   }
   std::lock_guard drain(outbox_.drain_mutex_);
   outbox_.drainer_ = nullptr;
+}
+
+control_writer::~control_writer() {
+  std::lock_guard drain(outbox_.drain_mutex_);
+  if (outbox_.drainer_ == this) outbox_.drainer_ = nullptr;
 }
 
 bool control_writer::send_without_waiting() {

@@ -145,8 +145,8 @@ class control_outbox {
   bool send_requested_ = false;  // bytes the socket did not take wait in the writer
   bool closed_ = false;
   /// Held by whoever takes a batch and sends it: the writer thread, or
-  /// send_or_wake's caller. `drainer_` is the running writer (null before
-  /// it starts and after it stops).
+  /// send_or_wake's caller. `drainer_` is the writer (null once it has
+  /// stopped).
   std::mutex drain_mutex_;
   control_writer* drainer_ = nullptr;
 };
@@ -173,7 +173,19 @@ class control_writer {
         broken_(std::move(broken)),
         sweeper_(sweeper),
         counter_(counter),
-        received_(received) {}
+        received_(received) {
+    work_.records.reserve(256);
+    work_.frames.reserve(4096);
+    out_.reserve(64 * 1024);
+    message_.entries.reserve(256);
+    // Registered from the start: send_or_wake may send on its caller's
+    // thread before this writer's own thread runs.
+    std::lock_guard drain(outbox_.drain_mutex_);
+    outbox_.drainer_ = this;
+  }
+  ~control_writer();
+  control_writer(const control_writer&) = delete;
+  control_writer& operator=(const control_writer&) = delete;
 
   /// The writer thread's body; returns when the outbox closes. While no
   /// connection is attached it keeps processing records (native cleanup)

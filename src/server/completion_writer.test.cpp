@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/socket.hpp"
+#include "common/test_stream_pair.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/limits.hpp"
@@ -25,14 +26,18 @@ namespace p = protocol;
 class control_writer_test : public ::testing::Test {
  protected:
   void SetUp() override {
-    int pair[2];
-    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-    client_ = unique_fd(pair[0]);
-    server_ = plain_stream(unique_fd(pair[1]));
+    test_stream_pair pair;
+    ASSERT_TRUE(make_test_stream_pair(pair));
+    client_ = std::move(pair.client);
+    server_ = std::move(pair.server);
     int small = 16 * 1024;  // the kernel doubles it; still far below what the tests send
     ASSERT_EQ(::setsockopt(server_->fd(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
     writer_ = std::make_unique<control_writer>(server_.get(), outbox_, transfers_, nullptr,
                                                [this](const std::string&) { broken_ = true; });
+  }
+  /// The writer's own thread. Until it runs only send_or_wake's caller can
+  /// have sent anything.
+  void start_writer_thread() {
     thread_ = std::thread([this] { writer_->run(); });
   }
   void TearDown() override {
@@ -84,11 +89,15 @@ class control_writer_test : public ::testing::Test {
   bool broken_ = false;
 };
 
-TEST_F(control_writer_test, send_or_wake_sends_what_was_queued_quietly) {
+TEST_F(control_writer_test, send_or_wake_sends_what_was_queued_quietly_on_its_callers_thread) {
   for (p::object_id id = 1; id <= 3; ++id) push_quietly(id);
   outbox_.send_or_wake();
+  // No writer thread yet: the bytes are there because the caller wrote them.
+  uint8_t probe;
+  EXPECT_EQ(::recv(client_.get(), &probe, 1, MSG_PEEK | MSG_DONTWAIT), 1);
   EXPECT_EQ(receive_completions(3), (std::vector<p::object_id>{1, 2, 3}));
   EXPECT_FALSE(broken_);
+  start_writer_thread();
 }
 
 TEST_F(control_writer_test, a_full_socket_does_not_hold_the_caller_and_the_writer_sends_the_rest_in_order) {
@@ -98,6 +107,7 @@ TEST_F(control_writer_test, a_full_socket_does_not_hold_the_caller_and_the_write
   auto first = std::async(std::launch::async, [this] { outbox_.send_or_wake(); });
   ASSERT_EQ(first.wait_for(std::chrono::seconds(10)), std::future_status::ready)
       << "send_or_wake waited for a client that reads nothing";
+  start_writer_thread();  // it takes over what the socket did not take
   // Queued behind the bytes the socket did not take: they must come after them.
   for (p::object_id id = count / 2 + 1; id <= count; ++id) push_quietly(id);
   auto second = std::async(std::launch::async, [this] { outbox_.send_or_wake(); });
@@ -109,6 +119,7 @@ TEST_F(control_writer_test, a_full_socket_does_not_hold_the_caller_and_the_write
 }
 
 TEST_F(control_writer_test, without_a_connection_the_writer_keeps_the_records_for_the_next_one) {
+  start_writer_thread();
   writer_->detach();
   for (p::object_id id = 1; id <= 4; ++id) push_quietly(id);
   outbox_.send_or_wake();  // no connection: the writer thread takes them into its replay log
