@@ -6,6 +6,7 @@
 
 #include "common/log.hpp"
 #include "common/socket.hpp"
+#include "protocol/bulk_head.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
@@ -15,58 +16,39 @@ namespace ferry::server {
 
 namespace p = protocol;
 
-bool bulk_reader::validate_header(const uint8_t* header, std::string& why) {
-  p::frame_header h = p::load_header(header);
-  if (h.message_id != static_cast<uint16_t>(p::message_id::bulk_data)) {
-    const char* name = p::message_name(h.message_id);
-    why = std::string("message ") + (name ? name : std::to_string(h.message_id).c_str()) +
-          " is not expected on the bulk stream";
-    return false;
-  }
-  if (h.flags != 0) {
-    why = "frame flags " + std::to_string(h.flags) + " are reserved in protocol version 1";
-    return false;
-  }
-  if (h.payload_size < p::bulk_prefix_size) {
-    why = "bulk_data payload of " + std::to_string(h.payload_size) + " bytes is shorter than its prefix";
-    return false;
-  }
-  uint64_t chunk = h.payload_size - p::bulk_prefix_size;
-  if (chunk > p::max_bulk_chunk) {
-    why = "bulk chunk of " + std::to_string(chunk) + " bytes exceeds the limit of " + std::to_string(p::max_bulk_chunk);
-    return false;
+namespace {
+
+// Reads `size` bytes off the stream and drops them: a chunk of a transfer
+// that has no staging (refused over the quota, or its command failed). The
+// stream must still be read past them to reach the next frame.
+bool skip_exact(stream* fd, uint64_t size) {
+  uint8_t scratch[16 * 1024];
+  while (size > 0) {
+    const size_t n = size < sizeof scratch ? static_cast<size_t>(size) : sizeof scratch;
+    if (!read_exact(fd, scratch, n)) return false;
+    size -= n;
   }
   return true;
+}
+
+}  // namespace
+
+bool bulk_reader::validate_header(const uint8_t* header, std::string& why) {
+  return p::check_bulk_header(p::load_header(header), why);
 }
 
 bool bulk_reader::validate(const uint8_t* head, uint64_t& transfer, uint64_t& offset, uint64_t& chunk,
                            uint64_t& total, std::string& why) {
-  if (!validate_header(head, why)) return false;
-  chunk = p::load_header(head).payload_size - p::bulk_prefix_size;
   p::bulk_data prefix;
-  const char* error = "";
-  if (!p::decode_payload(head + p::frame_header_size, p::bulk_prefix_size, prefix, error)) {
-    why = std::string("malformed bulk prefix: ") + error;
-    return false;
-  }
+  if (!p::load_bulk_head(head, prefix, chunk, why)) return false;
   transfer = prefix.transfer;
   offset = prefix.offset;
   total = prefix.total;
-  return validate_place(offset, chunk, total, why);
+  return true;
 }
 
 bool bulk_reader::validate_place(uint64_t offset, uint64_t chunk, uint64_t total, std::string& why) {
-  if (total > p::max_transfer_size) {
-    why = "transfer of " + std::to_string(total) + " bytes exceeds the limit of " +
-          std::to_string(p::max_transfer_size);
-    return false;
-  }
-  if (offset > total || chunk > total - offset) {
-    why = "chunk at " + std::to_string(offset) + " of " + std::to_string(chunk) + " bytes runs past the transfer's " +
-          std::to_string(total) + " bytes";
-    return false;
-  }
-  return true;
+  return p::check_chunk_place(offset, chunk, total, why);
 }
 
 bool bulk_reader::receive_chunk(const uint8_t* head, end& how, std::string& why) {
@@ -74,9 +56,11 @@ bool bulk_reader::receive_chunk(const uint8_t* head, end& how, std::string& why)
   how = end::violation;
   if (!validate(head, transfer, offset, chunk, total, why)) return false;
   uint8_t* destination = nullptr;
+  // A refusal (overlapping bytes, a wrong total, too many refused transfers)
+  // is a violation: the session ends, and the reason is logged.
   if (!transfers_.begin_chunk(transfer, offset, chunk, total, destination, why)) return false;
-  if (chunk && !read_exact(fd_, destination, chunk)) {
-    transfers_.abandon_chunk(transfer, chunk);
+  if (chunk && !(destination ? read_exact(fd_, destination, chunk) : skip_exact(fd_, chunk))) {
+    transfers_.abandon_chunk(transfer, offset, chunk);
     why = "connection closed inside a chunk";
     how = end::closed;
     return false;
@@ -88,9 +72,15 @@ bool bulk_reader::receive_chunk(const uint8_t* head, end& how, std::string& why)
 void bulk_reader::chunk_landed(uint64_t transfer, uint64_t offset, uint64_t chunk, uint64_t total,
                                uint64_t frame_bytes) {
   count_in(counter_, 1, frame_bytes);
-  transfers_.end_chunk(transfer, chunk);
+  // Counted and acknowledged before the chunk ends in the table: ending it
+  // may let the write run and complete, and every frame the control writer
+  // sends from then on carries an ack that covers these bytes. So a client
+  // hears that the server has a write's bytes before it hears that anything
+  // they enabled completed, and its replay log can let go of the
+  // application's memory first (client/net/bulk_log.hpp, "borrowed").
   if (received_) received_->fetch_add(1, std::memory_order_acq_rel);
   if (acks_ && offset + chunk == total) acks_->request_ack();
+  transfers_.end_chunk(transfer, chunk);
 }
 
 bulk_reader::windows bulk_reader::windows_for(const stream& fd) {
@@ -177,7 +167,8 @@ bool bulk_reader::receive_window_chunk(const p::frame_header& h, end& how, std::
   if (!validate_place(c.offset, c.size, c.total, why)) return false;
   uint8_t* destination = nullptr;
   if (!transfers_.begin_chunk(c.transfer, c.offset, c.size, c.total, destination, why)) return false;
-  std::memcpy(destination, window_->slot(c.slot), c.size);
+  // No destination: the transfer's bytes are dropped, and the slot is free at once.
+  if (destination) std::memcpy(destination, window_->slot(c.slot), c.size);
   // The slot is the client's again once copied, before the chunk is counted:
   // the client may be waiting for it to send the next one.
   window_->release_slot();

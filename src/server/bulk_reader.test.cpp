@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/test_stream_pair.hpp"
+#include "protocol/codec.hpp"
 #include "protocol/dispatch.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
@@ -65,6 +66,17 @@ class bulk_window_reader : public ::testing::Test {
     p::append_frame(frame, p::window_chunk{transfer, offset, total, slot, size});
     ASSERT_TRUE(write_all(client_.get(), frame.data(), frame.size()));
   }
+  /// Waits for a free slot of window_, copies `size` bytes of `from` into it
+  /// and sends the chunk, as the client does.
+  void send_through_window(uint64_t transfer, uint64_t offset, uint64_t total, const uint8_t* from, uint64_t size) {
+    uint32_t slot = 0;
+    bool free = false;
+    for (int i = 0; i < 200 && !free; ++i) free = window_->wait_for_slot(100, slot);
+    ASSERT_TRUE(free) << "the reader never released a slot";
+    std::memcpy(window_->slot(slot), from, size);
+    chunk(transfer, offset, total, slot, size);
+    window_->slot_sent();
+  }
   void expect_refused(const std::string& reason) {
     auto [end, why] = finish();
     EXPECT_EQ(end, bulk_reader::end::violation) << why;
@@ -87,19 +99,14 @@ TEST_F(bulk_window_reader, chunks_in_slots_land_in_their_transfer_and_free_the_s
   for (uint64_t i = 0; i < total; ++i) bytes[i] = static_cast<uint8_t>(i * 7 + i / 251);
   for (uint64_t offset = 0; offset < total; offset += slot_size) {
     const uint64_t size = std::min(slot_size, total - offset);
-    uint32_t slot = 0;
-    bool free = false;
-    for (int i = 0; i < 200 && !free; ++i) free = window_->wait_for_slot(100, slot);
-    ASSERT_TRUE(free) << "the reader never released a slot";
-    std::memcpy(window_->slot(slot), bytes.data() + offset, size);
-    chunk(42, offset, total, slot, size);
-    window_->slot_sent();
+    send_through_window(42, offset, total, bytes.data() + offset, size);
   }
   auto [end, reason] = finish();
   EXPECT_EQ(end, bulk_reader::end::closed) << reason;
   uint8_t* data = nullptr;
   std::string why;
-  ASSERT_EQ(transfers_.claim(42, total, data, why), transfer_table::claim_result::complete) << why;
+  cl_int status = CL_SUCCESS;
+  ASSERT_EQ(transfers_.claim(42, total, data, status, why), transfer_table::claim_result::complete) << why;
   EXPECT_EQ(std::memcmp(data, bytes.data(), total), 0);
 }
 
@@ -166,6 +173,98 @@ TEST_F(bulk_window_reader, an_offer_larger_than_its_memfd_is_refused) {
   start();
   offer(*window, 4, slot_size);
   expect_refused("fewer than");
+}
+
+TEST_F(bulk_window_reader, a_chunk_whose_bytes_are_dropped_frees_its_slot) {
+  transfers_.abandon(9);  // its write failed before its bytes came
+  ASSERT_NO_FATAL_FAILURE(start_with_window());
+  // One dropped chunk, then two chunks of another transfer: three through two slots.
+  const std::vector<uint8_t> bytes = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  struct piece {
+    uint64_t transfer, offset, size, total;
+  };
+  for (piece c : {piece{9, 0, 10, 10}, piece{43, 0, 5, 10}, piece{43, 5, 5, 10}})
+    send_through_window(c.transfer, c.offset, c.total, bytes.data() + c.offset, c.size);
+  auto [end, reason] = finish();
+  EXPECT_EQ(end, bulk_reader::end::closed) << reason;
+  uint8_t* data = nullptr;
+  std::string why;
+  cl_int status = CL_SUCCESS;
+  ASSERT_EQ(transfers_.claim(43, 10, data, status, why), transfer_table::claim_result::complete) << why;
+  EXPECT_EQ(std::vector<uint8_t>(data, data + 10), bytes);
+  EXPECT_FALSE(transfers_.known(9)) << "the dropped transfer is gone once complete";
+}
+
+// bulk_data frames over a socket pair, into a table with an in-flight quota.
+class bulk_stream_reader : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test_stream_pair pair;
+    ASSERT_TRUE(make_test_stream_pair(pair));
+    client_ = std::move(pair.client);
+    server_ = std::move(pair.server);
+    outcome_ = std::async(std::launch::async, [this] {
+      bulk_reader reader(server_.get(), transfers_);
+      std::string why;
+      bulk_reader::end end = reader.run(why);
+      return std::make_pair(end, why);
+    });
+  }
+  void TearDown() override {
+    if (outcome_.valid()) finish();
+  }
+  static session_limits in_flight(uint64_t bytes) {
+    session_limits limits;
+    limits.in_flight = bytes;
+    return limits;
+  }
+  void send(uint64_t transfer, uint64_t offset, const std::vector<uint8_t>& bytes, uint64_t total) {
+    std::vector<uint8_t> frame(p::frame_header_size);
+    p::writer w(frame);
+    p::encode_value(w, p::bulk_data{transfer, offset, total});
+    frame.insert(frame.end(), bytes.begin(), bytes.end());
+    p::store_header(frame.data(), p::frame_header{static_cast<uint32_t>(frame.size() - p::frame_header_size),
+                                                  static_cast<uint16_t>(p::message_id::bulk_data), 0});
+    ASSERT_TRUE(write_all(client_.get(), frame.data(), frame.size()));
+  }
+  /// Closes the client's end and returns how the reader ended.
+  std::pair<bulk_reader::end, std::string> finish() {
+    ::shutdown(client_.get(), SHUT_WR);
+    EXPECT_EQ(outcome_.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    return outcome_.get();
+  }
+
+  session_quota quota_{in_flight(100), "test"};
+  transfer_table transfers_{native::dry_api(), &quota_};
+  unique_fd client_;
+  stream_ptr server_;
+  std::future<std::pair<bulk_reader::end, std::string>> outcome_;
+};
+
+TEST_F(bulk_stream_reader, bytes_of_a_transfer_over_the_quota_are_read_off_the_stream_and_dropped) {
+  send(1, 0, std::vector<uint8_t>(60, 1), 60);
+  // Over the quota while transfer 1 is held: more than the reader's scratch buffer, dropped.
+  send(2, 0, std::vector<uint8_t>(30000, 2), 60000);
+  send(2, 30000, std::vector<uint8_t>(30000, 2), 60000);
+  send(3, 0, std::vector<uint8_t>(40, 3), 40);  // fits beside transfer 1
+  auto [end, reason] = finish();
+  EXPECT_EQ(end, bulk_reader::end::closed) << reason;
+  EXPECT_LE(quota_.in_flight().bytes.load(), 100u);
+  uint8_t* data = nullptr;
+  std::string why;
+  cl_int status = CL_SUCCESS;
+  ASSERT_EQ(transfers_.claim(3, 40, data, status, why), transfer_table::claim_result::complete) << why;
+  EXPECT_EQ(std::vector<uint8_t>(data, data + 40), std::vector<uint8_t>(40, 3)) << "the stream lost its place";
+  EXPECT_EQ(transfers_.claim(2, 60000, data, status, why), transfer_table::claim_result::refused);
+  EXPECT_EQ(status, CL_OUT_OF_RESOURCES);
+}
+
+TEST_F(bulk_stream_reader, a_chunk_over_bytes_already_sent_ends_the_stream_as_a_violation) {
+  send(1, 0, std::vector<uint8_t>(30, 1), 60);
+  send(1, 0, std::vector<uint8_t>(30, 1), 60);
+  auto [end, reason] = finish();
+  EXPECT_EQ(end, bulk_reader::end::violation) << reason;
+  EXPECT_NE(reason.find("overlaps"), std::string::npos) << reason;
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/socket.hpp"
-#include "protocol/codec.hpp"
+#include "protocol/bulk_head.hpp"
 #include "protocol/frame.hpp"
 #include "server/completion_writer.hpp"
 
@@ -116,17 +116,9 @@ bool bulk_outbox::resend(stream* fd, uint64_t received, link_counter* counter) {
 bool write_bulk_chunk(stream* fd, uint64_t transfer, const uint8_t* data, uint64_t size, uint64_t& offset,
                       link_counter* counter) {
   // Header and prefix go out in the same writev as the chunk they announce.
-  uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];
+  uint8_t head[protocol::bulk_head_size];
   uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
-  protocol::frame_header h;
-  h.payload_size = static_cast<uint32_t>(protocol::bulk_prefix_size + chunk);
-  h.message_id = static_cast<uint16_t>(protocol::message_id::bulk_data);
-  protocol::store_header(head, h);
-  std::vector<uint8_t> prefix;
-  prefix.reserve(protocol::bulk_prefix_size);
-  protocol::writer w(prefix);
-  protocol::encode_value(w, protocol::bulk_data{transfer, offset, size});
-  std::memcpy(head + protocol::frame_header_size, prefix.data(), protocol::bulk_prefix_size);
+  protocol::store_bulk_head(head, protocol::bulk_data{transfer, offset, size}, chunk);
   iovec pieces[2] = {{head, sizeof head}, {const_cast<uint8_t*>(data) + offset, static_cast<size_t>(chunk)}};
   if (!writev_all(fd, pieces, chunk ? 2 : 1)) return false;
   count_out(counter, 1, sizeof head + chunk);

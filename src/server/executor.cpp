@@ -506,7 +506,9 @@ bool executor::on(const p::create_buffer& m) {
     mem = create_buffer_over_svm(native_context, flags, m.size, m.svm, m.svm_offset, error);
   } else if (m.initial_transfer) {
     uint8_t* data = nullptr;
-    if (!await_initial_contents(m.initial_transfer, m.size, m.id, data)) return false;
+    cl_int refused = CL_SUCCESS;
+    if (!await_initial_contents(m.initial_transfer, m.size, m.id, data, refused)) return false;
+    if (refused != CL_SUCCESS) return record_failed(m.id, object_kind::mem, refused);
     mem = api_.clCreateBuffer(native_context, flags | CL_MEM_COPY_HOST_PTR, static_cast<size_t>(m.size), data,
                               &error);
     core_->transfers.erase(m.initial_transfer);
@@ -521,15 +523,17 @@ bool executor::on(const p::create_buffer& m) {
   return true;
 }
 
-bool executor::await_initial_contents(uint64_t transfer, uint64_t expected, p::object_id id, uint8_t*& data) {
+bool executor::await_initial_contents(uint64_t transfer, uint64_t expected, p::object_id id, uint8_t*& data,
+                                      cl_int& refused) {
   uint64_t total = 0;
   // Waits on the bulk stream; session shutdown aborts the wait. Work already
   // enqueued starts first.
   flush_touched();
-  if (!core_->transfers.wait_complete(transfer, data, total)) {
+  if (!core_->transfers.wait_complete(transfer, data, total, refused)) {
     stop_requested_ = true;
     return violate("session closing while memory object " + std::to_string(id) + " waited for its contents");
   }
+  if (refused != CL_SUCCESS) return true;  // the contents were dropped; nothing to erase
   if (total != expected) {
     core_->transfers.erase(transfer);
     return violate("initial contents of " + std::to_string(total) + " bytes for memory object " + std::to_string(id) +
@@ -1190,8 +1194,8 @@ executor::bulk_bytes executor::claim_bulk(const p::command_header& h, uint64_t t
                                           bool& result) {
   const uint64_t transfer = h.command;
   std::string why;
-  // Bytes that are here already are held whatever the answer; only new
-  // staging is weighed against the quota.
+  // Bytes that are here already were weighed against the quota when they
+  // came (transfer_table::begin_chunk); only new staging is weighed here.
   if (!core_->transfers.known(transfer)) {
     if (cl_int refused = core_->quota.admit_transfer(total); refused != CL_SUCCESS) {
       core_->transfers.abandon(transfer);
@@ -1199,9 +1203,14 @@ executor::bulk_bytes executor::claim_bulk(const p::command_header& h, uint64_t t
       return bulk_bytes::ended;
     }
   }
-  switch (core_->transfers.claim(transfer, total, data, why)) {
+  cl_int status = CL_SUCCESS;
+  switch (core_->transfers.claim(transfer, total, data, status, why)) {
     case transfer_table::claim_result::conflict:
       result = violate(why);
+      return bulk_bytes::ended;
+    case transfer_table::claim_result::refused:
+      // The quota refused its bytes, which came first; the table drops them.
+      result = fail(h, status);
       return bulk_bytes::ended;
     case transfer_table::claim_result::aborted:  // claim_at_most only
     case transfer_table::claim_result::no_memory:

@@ -157,8 +157,11 @@ class executor {
   bool enqueue_native(const protocol::command_header& h, const object_entry& queue, Native&& native);
   /// Waits for the `expected` bytes of a new memory object's initial
   /// contents (transfer `transfer`); false (a violation) when the session
-  /// closes meanwhile or the size differs. The caller erases the transfer.
-  bool await_initial_contents(uint64_t transfer, uint64_t expected, protocol::object_id id, uint8_t*& data);
+  /// closes meanwhile or the size differs. `refused` is set when the quota
+  /// refused the contents as they came (the creation fails with it);
+  /// otherwise the caller erases the transfer.
+  bool await_initial_contents(uint64_t transfer, uint64_t expected, protocol::object_id id, uint8_t*& data,
+                              cl_int& refused);
   cl_int set_arg(const object_entry& kernel, const protocol::kernel_arg& arg, bool& violated);
   /// Whether `program` holds a compiled binary or library for every device
   /// (all of the program's when `devices` is empty).

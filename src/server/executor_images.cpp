@@ -97,10 +97,13 @@ bool executor::on(const p::create_image& m) {
     uint8_t* data = nullptr;
     uint64_t total = 0;
     flush_touched();
-    if (!core_->transfers.wait_complete(m.initial_transfer, data, total)) {
+    cl_int dropped = CL_SUCCESS;
+    if (!core_->transfers.wait_complete(m.initial_transfer, data, total, dropped)) {
       stop_requested_ = true;
       return violate("session closing while image " + std::to_string(m.id) + " waited for its contents");
     }
+    // The quota refused the contents as they came.
+    if (dropped != CL_SUCCESS) return refuse(dropped);
     desc.image_row_pitch = 0;
     desc.image_slice_pitch = 0;
     // Create empty first: copying from `data` before knowing that it holds

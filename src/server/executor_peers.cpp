@@ -302,7 +302,8 @@ bool executor::on(const p::migrate_in& m) {
       return write_landed(h, *queue, *buffer, m.offset, m.transfer, data, total);
     case transfer_table::claim_result::pending:
       return defer_write(h, *queue, *buffer, m.offset, m.size, m.transfer);
-    case transfer_table::claim_result::aborted: return fail(h, status);
+    case transfer_table::claim_result::aborted:
+    case transfer_table::claim_result::refused: return fail(h, status);
     case transfer_table::claim_result::conflict:
       // The bytes come from another server: not this client stream's fault.
       FERRY_WARN("peer", "session %s: migrate_in %llu: %s", core_->label.c_str(),

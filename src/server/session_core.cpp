@@ -36,7 +36,7 @@ session_core::session_core(const protocol::session_token& session, const native:
       quota(limits, label),
       outbox(native),
       bulk(native),
-      transfers(native, &quota.in_flight()),
+      transfers(native, &quota),
       imports(native),
       peers(native, outbox, link_counters, label, grace, std::move(credentials)) {}
 

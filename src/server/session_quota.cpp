@@ -30,17 +30,17 @@ uint64_t limit_of(const session_limits& limits, quota_kind kind) {
 session_quota::~session_quota() {
   for (size_t i = 0; i < refusals_.size(); ++i) {
     // The first refusal of each kind was logged as it happened.
-    if (refusals_[i] > 1)
+    const uint64_t count = refusals_[i].load(std::memory_order_relaxed);
+    if (count > 1)
       FERRY_INFO("session", "session %s: %llu requests in all were refused over the quota of %s", label_.c_str(),
-                 static_cast<unsigned long long>(refusals_[i]), quota_name(static_cast<quota_kind>(i)));
+                 static_cast<unsigned long long>(count), quota_name(static_cast<quota_kind>(i)));
   }
 }
 
 cl_int session_quota::refuse(quota_kind kind, uint64_t held, uint64_t asked, cl_int error) {
   // A client over its quota usually keeps trying: one warning per kind and
   // session, so that it cannot flood the daemon's log.
-  uint64_t& count = refusals_[static_cast<size_t>(kind)];
-  if (count++ == 0) {
+  if (refusals_[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed) == 0) {
     FERRY_WARN("session", "session %s: over its quota of %s: holds %llu, asks %llu more, limit %llu; refused (%d)",
                label_.c_str(), quota_name(kind), static_cast<unsigned long long>(held),
                static_cast<unsigned long long>(asked), static_cast<unsigned long long>(limit_of(limits_, kind)),

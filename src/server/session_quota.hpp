@@ -32,7 +32,8 @@ struct session_limits {
   /// Commands enqueued on the client's queues and not yet complete.
   uint64_t queued = 1'000'000;
   /// Bytes of staging held for the session's transfers (writes waiting for or
-  /// in their native write, reads on their way to the client).
+  /// in their native write, bytes that came before their command, reads on
+  /// their way to the client).
   uint64_t in_flight = uint64_t{4} << 30;
 };
 
@@ -58,12 +59,16 @@ class session_quota {
   /// A transfer of `size` bytes: CL_SUCCESS or CL_OUT_OF_RESOURCES. A
   /// transfer is always admitted when nothing else is in flight, so that one
   /// larger than the quota still works alone (it waits for nothing else).
+  /// Asked by the control reader for a command's staging and by the bulk
+  /// readers for bytes that come before their command.
   cl_int admit_transfer(uint64_t size);
 
   /// Charged by the session's staging (acquire_staging); read from any thread.
   staging_account& in_flight() { return in_flight_; }
   /// How often `kind` was refused so far (tests, the summary at the end).
-  uint64_t refusals(quota_kind kind) const { return refusals_[static_cast<size_t>(kind)]; }
+  uint64_t refusals(quota_kind kind) const {
+    return refusals_[static_cast<size_t>(kind)].load(std::memory_order_relaxed);
+  }
 
  private:
   cl_int refuse(quota_kind kind, uint64_t held, uint64_t asked, cl_int error);
@@ -71,8 +76,10 @@ class session_quota {
   const session_limits limits_;
   const std::string label_;
   staging_account in_flight_;
-  // Counted on the control reader only (every admit_* runs there).
-  std::array<uint64_t, 4> refusals_{};
+  // Counted on the control reader and, for admit_transfer, the bulk readers
+  // (client stream and peer links): atomic, so that exactly one refusal of
+  // each kind logs its warning.
+  std::array<std::atomic<uint64_t>, 4> refusals_{};
 };
 
 }  // namespace ferry::server

@@ -209,6 +209,51 @@ TEST_F(quota_test, transfers_over_the_in_flight_quota_fail_but_one_alone_may_be_
   EXPECT_EQ(data->size(), 4096u);
 }
 
+// Bytes that come before their command are staged at once; a session that
+// sends bulk data for commands it never sends could once stage up to the
+// machine's memory (issue 18, item 2).
+TEST_F(quota_test, bulk_data_ahead_of_its_commands_is_held_to_the_in_flight_quota) {
+  session_limits limits;
+  limits.in_flight = 1 << 20;
+  start(limits);
+  if (!server_) return;
+  client a, b;
+  open_session(a, server_->port());
+  open_session(b, server_->port());
+  const uint64_t size = 512 << 10;
+  ASSERT_TRUE(a.send(p::create_buffer{3, 1, 0, size, 0}));
+  std::vector<uint8_t> bytes(size, 5);
+  // Eight transfers of 512 KiB, one frame each, with no command yet: the
+  // first two fill the quota.
+  for (p::object_id transfer = 100; transfer < 108; ++transfer)
+    ASSERT_TRUE(a.send_bulk(transfer, bytes.data(), size));
+  // The server acknowledges bulk frames once it has taken them.
+  ASSERT_TRUE(a.pump_until([&] { return a.last_ack.bulk >= 8; })) << "acked " << a.last_ack.bulk;
+  for (p::object_id transfer : {100, 101, 102, 105})
+    ASSERT_TRUE(a.send(p::enqueue_write_buffer{header(transfer), 3, 0, size}));
+  EXPECT_EQ(a.wait_completion(100)->status, CL_SUCCESS);
+  EXPECT_EQ(a.wait_completion(101)->status, CL_SUCCESS);
+  EXPECT_EQ(a.wait_completion(102)->status, CL_OUT_OF_RESOURCES);
+  EXPECT_EQ(a.wait_completion(105)->status, CL_OUT_OF_RESOURCES);
+  // A refusal is no violation: the session goes on, and its buffer holds the admitted bytes.
+  ASSERT_TRUE(a.send(p::enqueue_read_buffer{header(20), 3, 0, size}));
+  auto data = a.wait_bulk(20);
+  ASSERT_TRUE(data);
+  EXPECT_TRUE(*data == bytes);
+
+  // The other session writes and reads back under its own quota.
+  std::vector<uint8_t> mine(4096);
+  for (size_t i = 0; i < mine.size(); ++i) mine[i] = static_cast<uint8_t>(i * 13);
+  ASSERT_TRUE(b.send(p::create_buffer{3, 1, 0, mine.size(), 0}));
+  ASSERT_TRUE(b.send(p::enqueue_write_buffer{header(20), 3, 0, mine.size()}));
+  ASSERT_TRUE(b.send_bulk(20, mine.data(), mine.size()));
+  EXPECT_EQ(b.wait_completion(20)->status, CL_SUCCESS);
+  ASSERT_TRUE(b.send(p::enqueue_read_buffer{header(21), 3, 0, mine.size()}));
+  auto theirs = b.wait_bulk(21);
+  ASSERT_TRUE(theirs);
+  EXPECT_EQ(*theirs, mine);
+}
+
 TEST_F(quota_test, a_control_hello_over_max_sessions_is_refused_with_its_code) {
   start({}, 1);
   if (!server_) return;
@@ -239,6 +284,22 @@ TEST_F(quota_test, connections_over_max_connections_are_closed_and_counted_down_
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   client b;
   EXPECT_TRUE(b.open(server_->port()));
+}
+
+TEST(session_quota, transfers_refused_on_two_readers_at_once_are_all_counted) {
+  session_limits limits;
+  limits.in_flight = 10;
+  session_quota quota(limits, "test");
+  uint8_t* held = acquire_staging(10, &quota.in_flight());
+  // The control reader and a bulk reader both ask (bytes may come before their command).
+  auto ask = [&quota] {
+    for (int i = 0; i < 10000; ++i) EXPECT_EQ(quota.admit_transfer(1), CL_OUT_OF_RESOURCES);
+  };
+  std::thread control(ask), bulk(ask);
+  control.join();
+  bulk.join();
+  EXPECT_EQ(quota.refusals(quota_kind::in_flight), 20000u);
+  release_staging(held);
 }
 
 TEST(connection_census, counts_a_socket_until_it_is_closed) {

@@ -1,10 +1,78 @@
 #include "server/transfer_table.hpp"
 
+#include <algorithm>
+#include <cassert>
+#include <iterator>
 #include <new>
 #include <utility>
 #include <vector>
 
 namespace ferry::server {
+
+bool transfer_table::byte_ranges::insert(uint64_t begin, uint64_t end) {
+  if (begin == end) return true;  // an empty chunk covers nothing
+  if (begin < prefix_) return false;
+  // The first range after the gap that ends past `begin`: the only one `begin` may fall in or touch.
+  auto next = std::upper_bound(rest_.begin(), rest_.end(), begin,
+                               [](uint64_t at, const range& r) { return at < r.end; });
+  if (next != rest_.end() && next->begin < end) return false;
+  const bool joins_next = next != rest_.end() && next->begin == end;
+  if (begin == prefix_) {
+    // In order (every range after the gap starts past the prefix, so `next` is the first).
+    prefix_ = joins_next ? next->end : end;
+    if (joins_next) rest_.erase(next);
+    return true;
+  }
+  if (next != rest_.begin() && std::prev(next)->end == begin) {
+    auto before = std::prev(next);
+    before->end = joins_next ? next->end : end;
+    if (joins_next) rest_.erase(next);
+    return true;
+  }
+  if (joins_next) {
+    next->begin = begin;
+    return true;
+  }
+  rest_.insert(next, range{begin, end});
+  return true;
+}
+
+void transfer_table::byte_ranges::erase(uint64_t begin, uint64_t end) {
+  if (begin == end) return;
+  if (end <= prefix_) {
+    if (end < prefix_) rest_.insert(rest_.begin(), range{end, prefix_});
+    prefix_ = begin;
+    return;
+  }
+  auto it = std::upper_bound(rest_.begin(), rest_.end(), begin, [](uint64_t at, const range& r) { return at < r.end; });
+  if (it == rest_.end() || it->begin > begin || it->end < end) {
+    assert(false && "erasing a range that was never inserted");
+    return;
+  }
+  if (it->begin == begin && it->end == end) {
+    rest_.erase(it);
+  } else if (it->begin == begin) {
+    it->begin = end;
+  } else if (it->end == end) {
+    it->end = begin;
+  } else {
+    const uint64_t tail = it->end;
+    it->end = begin;
+    rest_.insert(std::next(it), range{end, tail});
+  }
+}
+
+uint64_t transfer_table::entry::written_prefix() const {
+  if (complete()) return total;
+  // A chunk still being read has begun but holds whatever staging held.
+  return reserved == received ? begun.prefix() : std::min(begun.prefix(), lowest_in_flight);
+}
+
+void transfer_table::settle_refusal(entry& e) {
+  if (e.refused == CL_SUCCESS || e.refusal_settled) return;
+  e.refusal_settled = true;
+  --refused_waiting_;
+}
 
 bool transfer_table::allocate(entry& e) {
   // Not value-initialised: every byte is overwritten by the bulk stream.
@@ -20,9 +88,9 @@ void transfer_table::destroy(entry& e) {
 }
 
 void transfer_table::take_pieces(entry& e, bool all, std::vector<cl_event>& out) {
-  // Out of order, the bytes received are no prefix: the gates wait for all
-  // of them (staging before the last byte may hold anything).
-  const uint64_t prefix = e.in_order || e.complete() ? e.received : 0;
+  // Only bytes that chunks wrote: staging past them may hold anything
+  // (another session's bytes, once recycled).
+  const uint64_t prefix = e.written_prefix();
   while (!e.pieces.empty() && (all || e.pieces.front().bytes <= prefix)) {
     out.push_back(e.pieces.front().event);
     e.pieces.pop_front();
@@ -77,9 +145,38 @@ bool transfer_table::begin_chunk(uint64_t transfer, uint64_t offset, uint64_t si
 bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total,
                                         uint8_t*& destination, std::string& why, std::vector<cl_event>& to_fail,
                                         std::shared_ptr<landing>& dropped) {
+  // The readers check this against the prefix (bulk_reader::validate_place);
+  // checked again here, without overflow, because the ranges rely on it.
+  if (offset > total || size > total - offset) {
+    why = "transfer " + std::to_string(transfer) + ": chunk at " + std::to_string(offset) + " of " +
+          std::to_string(size) + " bytes runs past its " + std::to_string(total) + " bytes";
+    return false;
+  }
   auto [it, created] = entries_.try_emplace(transfer);
   entry& e = it->second;
-  if (created || !e.sized) {
+  if (created) {
+    // Bytes before their command: weighed as the command's own staging would be
+    // (executor::claim_bulk), or a client could stage without bound for
+    // commands it never sends.
+    const cl_int admitted = quota_ ? quota_->admit_transfer(total) : CL_SUCCESS;
+    e.total = total;
+    if (admitted != CL_SUCCESS) {
+      if (refused_waiting_ >= max_refused) {
+        why = "more than " + std::to_string(max_refused) +
+              " transfers refused over the in-flight quota wait for their command";
+        entries_.erase(it);
+        return false;
+      }
+      // A tombstone: its bytes are dropped and its claim fails with the quota's error.
+      e.refused = admitted;
+      e.drop = true;
+      ++refused_waiting_;
+    } else if (!allocate(e)) {
+      why = "cannot allocate " + std::to_string(total) + " bytes of staging for transfer " + std::to_string(transfer);
+      entries_.erase(it);
+      return false;
+    }
+  } else if (!e.sized) {
     auto give_up = [&] {
       // A claim at most waits for these bytes: it fails instead of waiting forever.
       if (!e.abandoned) take_pieces(e, true, to_fail);
@@ -94,55 +191,68 @@ bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint
     }
     e.total = total;
     e.sized = true;
-    if (!allocate(e)) {
+    if (e.abandoned || (e.aborted != CL_SUCCESS && !e.claimed)) {
+      // Its command failed, or will fail at once: no one reads these bytes.
+      e.drop = true;
+    } else if (!allocate(e)) {
       why = "cannot allocate " + std::to_string(total) + " bytes of staging for transfer " + std::to_string(transfer);
-      if (e.at_most) {
-        e.sized = false;
-        return give_up();
-      }
-      entries_.erase(it);
-      return false;
+      e.sized = false;
+      return give_up();
     }
   } else if (e.total != total) {
     why = "transfer " + std::to_string(transfer) + " announced " + std::to_string(total) + " bytes, earlier " +
           std::to_string(e.total);
     return false;
   }
-  if (size > e.total - e.reserved) {
-    why = "transfer " + std::to_string(transfer) + " carries more than its " + std::to_string(e.total) + " bytes";
+  // Whether the chunks so far are exactly [0, offset): then staging holds
+  // every byte before this chunk once they end.
+  const bool follows_prefix = e.begun.gaps() == 0 && e.begun.prefix() == offset;
+  // Each byte comes once. A second chunk over the same bytes would let the
+  // count reach `total` while other bytes were never written.
+  if (!e.begun.insert(offset, offset + size)) {
+    why = "transfer " + std::to_string(transfer) + ": chunk at " + std::to_string(offset) + " of " +
+          std::to_string(size) + " bytes overlaps bytes already sent";
     return false;
   }
-  // offset + size <= total is checked by the caller against the prefix.
+  if (e.begun.gaps() > max_gaps) {
+    e.begun.erase(offset, offset + size);
+    why = "transfer " + std::to_string(transfer) + ": chunks scattered over more than " + std::to_string(max_gaps) +
+          " ranges";
+    return false;
+  }
   // A landing takes chunks in order only; once it has, every later one.
-  // (Abandoned bytes go to staging, to be dropped.)
-  if (e.to && !e.abandoned && (e.direct || offset == e.reserved)) {
-    if (offset != e.reserved) {
+  // (Abandoned bytes go to staging, or nowhere, to be dropped.)
+  uint8_t* direct_to = nullptr;
+  if (e.to && !e.abandoned && !e.drop && (e.direct || follows_prefix)) {
+    if (!follows_prefix) {
+      e.begun.erase(offset, offset + size);
       why = "transfer " + std::to_string(transfer) + ": chunk at " + std::to_string(offset) +
-            " arrived out of order (expected " + std::to_string(e.reserved) + ")";
+            " arrived out of order (expected " + std::to_string(e.begun.prefix()) + ")";
       return false;
     }
-    if (uint8_t* there = e.to->direct(offset, size)) {
-      if (!e.direct) e.staged = e.reserved;
+    direct_to = e.to->direct(offset, size);
+    if (direct_to) {
+      if (!e.direct) e.staged = offset;
       e.direct = true;
-      e.reserved += size;
-      destination = there;
-      return true;
-    }
-    if (e.direct) {
+    } else if (e.direct) {
+      e.begun.erase(offset, offset + size);
       why = "transfer " + std::to_string(transfer) + ": its destination stopped taking chunks";
       return false;
     }
   }
-  if (offset != e.reserved) e.in_order = false;
-  e.reserved += size;
-  destination = e.staging.get() + offset;
+  if (size != 0) {
+    e.lowest_in_flight = e.reserved == e.received ? offset : std::min(e.lowest_in_flight, offset);
+    e.reserved += size;
+  }
+  destination = direct_to ? direct_to : e.drop ? nullptr : e.staging.get() + offset;
   return true;
 }
 
-void transfer_table::abandon_chunk(uint64_t transfer, uint64_t size) {
+void transfer_table::abandon_chunk(uint64_t transfer, uint64_t offset, uint64_t size) {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(transfer);
   if (it == entries_.end() || it->second.reserved < size) return;
+  it->second.begun.erase(offset, offset + size);
   it->second.reserved -= size;
 }
 
@@ -191,27 +301,47 @@ void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
 }
 
 transfer_table::claim_result transfer_table::claim(uint64_t transfer, uint64_t total, uint8_t*& data,
-                                                   std::string& why) {
-  std::lock_guard lock(mutex_);
-  auto [it, created] = entries_.try_emplace(transfer);
-  entry& e = it->second;
-  if (created) {
-    e.total = total;
-    if (!allocate(e)) {
-      entries_.erase(it);
-      return claim_result::no_memory;
+                                                   cl_int& status, std::string& why) {
+  entry finished;
+  {
+    std::lock_guard lock(mutex_);
+    auto [it, created] = entries_.try_emplace(transfer);
+    entry& e = it->second;
+    if (created || e.refused == CL_SUCCESS || e.claimed) {
+      if (created) {
+        e.total = total;
+        if (!allocate(e)) {
+          entries_.erase(it);
+          return claim_result::no_memory;
+        }
+      } else if (e.claimed || !e.sized || e.drop) {
+        // (Unclaimed bytes that are dropped belong to an aborted migration.)
+        why = "transfer " + std::to_string(transfer) + " is consumed twice";
+        return claim_result::conflict;
+      } else if (e.total != total) {
+        why = "command expects " + std::to_string(total) + " bytes but transfer " + std::to_string(transfer) +
+              " announced " + std::to_string(e.total);
+        return claim_result::conflict;
+      }
+      e.claimed = true;
+      data = e.staging.get();
+      return e.complete() ? claim_result::complete : claim_result::pending;
     }
-  } else if (e.claimed || !e.sized) {
-    why = "transfer " + std::to_string(transfer) + " is consumed twice";
-    return claim_result::conflict;
-  } else if (e.total != total) {
-    why = "command expects " + std::to_string(total) + " bytes but transfer " + std::to_string(transfer) +
-          " announced " + std::to_string(e.total);
-    return claim_result::conflict;
+    // Its bytes came first and the quota refused them: the command fails as
+    // if the quota had refused it here. The tombstone goes once its bytes
+    // stop arriving.
+    status = e.refused;
+    settle_refusal(e);
+    e.claimed = true;
+    if (!e.complete()) {
+      e.abandoned = true;
+      return claim_result::refused;
+    }
+    finished = std::move(e);
+    entries_.erase(it);
   }
-  e.claimed = true;
-  data = e.staging.get();
-  return e.complete() ? claim_result::complete : claim_result::pending;
+  destroy(finished);
+  return claim_result::refused;
 }
 
 transfer_table::claim_result transfer_table::claim_at_most(uint64_t transfer, uint64_t limit, uint8_t*& data,
@@ -233,6 +363,9 @@ transfer_table::claim_result transfer_table::claim_at_most(uint64_t transfer, ui
     if (e.aborted != CL_SUCCESS && !e.claimed) {
       status = e.aborted;
       result = claim_result::aborted;
+    } else if (e.refused != CL_SUCCESS && !e.claimed) {
+      status = e.refused;
+      result = claim_result::refused;
     } else if (e.claimed || !e.sized) {
       why = "transfer " + std::to_string(transfer) + " is consumed twice";
       return claim_result::conflict;
@@ -249,6 +382,7 @@ transfer_table::claim_result transfer_table::claim_at_most(uint64_t transfer, ui
       return e.complete() ? claim_result::complete : claim_result::pending;
     }
     // Refused: drop the bytes, now or once the rest has arrived.
+    settle_refusal(e);
     e.claimed = true;
     if (!e.complete()) {
       e.abandoned = true;
@@ -335,6 +469,8 @@ void transfer_table::abandon(uint64_t transfer) {
       it->second.abandoned = true;
       return;
     }
+    // A refused transfer's command came and failed before claiming it.
+    settle_refusal(it->second);
     if (!it->second.complete()) {
       it->second.abandoned = true;
       return;
@@ -363,19 +499,34 @@ void transfer_table::write_finished(uint64_t transfer) {
   destroy(finished);
 }
 
-bool transfer_table::wait_complete(uint64_t transfer, uint8_t*& data, uint64_t& total) {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    if (aborted_) return false;
-    auto it = entries_.find(transfer);
-    if (it != entries_.end() && it->second.complete() && !it->second.claimed) {
-      it->second.claimed = true;
-      data = it->second.staging.get();
-      total = it->second.total;
-      return true;
+bool transfer_table::wait_complete(uint64_t transfer, uint8_t*& data, uint64_t& total, cl_int& status) {
+  entry finished;
+  {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (aborted_) return false;
+      auto it = entries_.find(transfer);
+      if (it != entries_.end() && it->second.complete() && !it->second.claimed) {
+        entry& e = it->second;
+        if (!e.drop) {
+          e.claimed = true;
+          data = e.staging.get();
+          total = e.total;
+          status = CL_SUCCESS;
+          return true;
+        }
+        // Refused by the quota (or aborted): there are no bytes to take.
+        status = e.refused != CL_SUCCESS ? e.refused : e.aborted != CL_SUCCESS ? e.aborted : CL_INVALID_VALUE;
+        settle_refusal(e);
+        finished = std::move(e);
+        entries_.erase(it);
+        break;
+      }
+      completed_.wait(lock);
     }
-    completed_.wait(lock);
   }
+  destroy(finished);
+  return true;
 }
 
 void transfer_table::erase(uint64_t transfer) {
@@ -384,6 +535,7 @@ void transfer_table::erase(uint64_t transfer) {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(transfer);
     if (it == entries_.end()) return;
+    settle_refusal(it->second);
     finished = std::move(it->second);
     entries_.erase(it);
   }
@@ -418,6 +570,7 @@ void transfer_table::clear() {
     all.reserve(entries_.size());
     for (auto& [id, e] : entries_) all.push_back(std::move(e));
     entries_.clear();
+    refused_waiting_ = 0;
   }
   for (entry& e : all) destroy(e);
 }

@@ -11,8 +11,25 @@
 //  - command first: the control reader creates the entry and its staging,
 //    enqueues the native write behind a gate and moves on.
 //
+// Bytes first are weighed against the session's in-flight quota as the
+// command's own staging would be (session_quota::admit_transfer). A transfer
+// refused there gets no staging: its entry is a tombstone whose bytes are
+// read off the stream and dropped, and the command that claims it fails with
+// the quota's error (CL_OUT_OF_RESOURCES). Otherwise a client could stage
+// without bound for commands it never sends. Bytes that no one will read
+// (their command failed, or abort_transfer came, before them) are dropped
+// the same way instead of staged.
+//
+// Each byte of a transfer comes once: the table keeps the ranges whose
+// chunks have begun and refuses a chunk that overlaps one of them (a
+// protocol violation). Staging is recycled across sessions without being
+// cleared (staging.cpp), so the bytes a chunk skipped hold another session's
+// data; with no overlap, `received == total` proves that every byte was
+// written, and a gate or a landing only ever reads bytes that chunks wrote.
+//
 // A gate is a native user event that opens once the first `bytes` of the
-// transfer are in (attach_piece_gates): one gate at the transfer's end for a
+// transfer are written (attach_piece_gates; a chunk that has begun but is
+// still being read does not count): one gate at the transfer's end for a
 // whole write, or one per piece for a large write that goes to the device as
 // its bytes land. The bulk reader opens gates as chunks end; a failure, an
 // abort or teardown fails those still shut.
@@ -22,14 +39,15 @@
 // than the command names. When the bytes come after the command, the native
 // write cannot be enqueued before their number is known, so the entry keeps a
 // `landing` instead of a gate: it may take chunks straight into the
-// destination (a mapped buffer) rather than staging, and it finishes the
-// write on the thread that received the last byte. abort_transfer fails such
-// a claim (or one still to come) with the source's status.
+// destination (a mapped buffer) rather than staging, from a chunk that
+// follows [0, offset) without a gap (the staged part is then whole), and it
+// finishes the write on the thread that received the last byte.
+// abort_transfer fails such a claim (or one still to come) with the source's
+// status.
 //
 // Staging lives until the native write has finished with it (write_finished,
 // called from the write's completion callback). Guarded by mutex_; gates are
-// set outside it because that can run callbacks that come
-// back here.
+// set outside it because that can run callbacks that come back here.
 #pragma once
 
 #include <CL/cl.h>
@@ -45,34 +63,51 @@
 #include <vector>
 
 #include "server/native/api.hpp"
+#include "server/session_quota.hpp"
 #include "server/staging.hpp"
 
 namespace ferry::server {
 
 class transfer_table {
  public:
-  /// Staging is charged to `account` (the session's bytes in flight), if any.
-  explicit transfer_table(const native::api& api, staging_account* account = nullptr)
-      : api_(api), account_(account) {}
+  /// Staging is charged to the bytes in flight of `quota` (the session's),
+  /// if any, which also admits transfers whose bytes come first.
+  explicit transfer_table(const native::api& api, session_quota* quota = nullptr)
+      : api_(api), quota_(quota), account_(quota ? &quota->in_flight() : nullptr) {}
   ~transfer_table() { clear(); }
   transfer_table(const transfer_table&) = delete;
   transfer_table& operator=(const transfer_table&) = delete;
 
   // --- bulk reader -------------------------------------------------------
 
+  /// Refused bytes-first transfers whose command has not come yet that a
+  /// session may have: each costs an entry, and a client that sends bulk
+  /// data forever for commands it never sends must not grow the daemon.
+  static constexpr size_t max_refused = 65536;
+  /// Ranges apart from the one that starts at 0 that one transfer's chunks
+  /// may form: honest senders send in order (one range); each range costs
+  /// memory and time that its staging's charge does not cover.
+  static constexpr size_t max_gaps = 1024;
+
   /// Makes room for a chunk of `size` bytes at `offset` of `transfer`
-  /// (`total` bytes in all) and returns where to read them to. Creates the
-  /// entry and allocates its staging on first sight. False, with a reason, when
-  /// `total` differs from what is known for the transfer, the chunk would
-  /// carry more bytes than the transfer has left, or staging cannot be had.
+  /// (`total` bytes in all) and returns where to read them to: nullptr when
+  /// the caller reads them off the stream and drops them (a transfer that
+  /// the quota refused, or whose command failed before its bytes came).
+  /// Creates the entry on first sight; bytes first, it weighs `total`
+  /// against the quota and allocates staging if admitted. False, with a
+  /// reason, when `total` differs from what is known for the transfer, the
+  /// chunk runs past it or overlaps bytes already sent, the chunks scatter
+  /// into more than max_gaps ranges, more than max_refused refused
+  /// transfers wait for their command, or staging cannot be had.
   bool begin_chunk(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
                    std::string& why);
   /// The chunk's bytes are in place: gates whose bytes are all in open
   /// (CL_COMPLETE). The last one completes the transfer and wakes waiters.
   void end_chunk(uint64_t transfer, uint64_t size);
-  /// The connection broke inside the chunk begin_chunk reserved: its bytes
-  /// will come again (a resumed session sends the whole frame again).
-  void abandon_chunk(uint64_t transfer, uint64_t size);
+  /// The connection broke inside the chunk at `offset` that begin_chunk
+  /// reserved: its bytes will come again (a resumed session sends the whole
+  /// frame again), so its range is free again.
+  void abandon_chunk(uint64_t transfer, uint64_t offset, uint64_t size);
 
   // --- control reader ----------------------------------------------------
 
@@ -82,14 +117,18 @@ class transfer_table {
     conflict,  ///< claimed twice, or `total` differs from the bulk prefix (why says)
     no_memory, ///< staging could not be allocated
     aborted,   ///< abort_transfer named it first (claim_at_most only)
+    refused,   ///< its bytes came first and the quota refused them: fail with `status`
   };
   /// The command that consumes `transfer` arrived, expecting `total` bytes.
-  /// `data` points at the staging the native write reads from.
-  claim_result claim(uint64_t transfer, uint64_t total, uint8_t*& data, std::string& why);
+  /// `data` points at the staging the native write reads from. `refused`:
+  /// the command fails with `status` (CL_OUT_OF_RESOURCES, as for a command
+  /// the quota refuses itself); the bytes are dropped.
+  claim_result claim(uint64_t transfer, uint64_t total, uint8_t*& data, cl_int& status, std::string& why);
   /// A claim for a transfer of at most `limit` bytes (migrate_in). `complete`:
   /// `data` and `total` are the bytes; `pending`: attach_landing next;
-  /// `aborted`: `status` is the abort's; `conflict`: claimed twice, or more
-  /// than `limit` bytes announced (the bytes are dropped).
+  /// `aborted`, `refused`: `status` is the abort's or the quota's;
+  /// `conflict`: claimed twice, or more than `limit` bytes announced. The
+  /// bytes of a claim that fails are dropped.
   claim_result claim_at_most(uint64_t transfer, uint64_t limit, uint8_t*& data, uint64_t& total, cl_int& status,
                              std::string& why);
   /// Where a pending claim at most takes its bytes, and what ends it.
@@ -97,8 +136,9 @@ class transfer_table {
    public:
     virtual ~landing() = default;
     /// Where the chunk of `size` bytes at `offset` (of the transfer) may be
-    /// received instead of staging, or nullptr. Asked for chunks in order
-    /// only; once it has answered, the rest of the transfer lands there too.
+    /// received instead of staging, or nullptr. Asked only when the chunks
+    /// so far are exactly [0, offset), so that the staged part is whole;
+    /// once it has answered, the rest of the transfer lands there too.
     /// Reader thread, table lock held: must not call back into the table.
     virtual uint8_t* direct(uint64_t offset, uint64_t size) = 0;
     /// Every byte is in: `total` in all, the first `staged` of them in
@@ -132,15 +172,17 @@ class transfer_table {
 
   /// The command that would consume `transfer` failed: forget the entry once
   /// its bytes stop arriving (bytes that have not started arriving yet are
-  /// received and dropped when they do).
+  /// read off the stream and dropped, never staged, when they do).
   void abandon(uint64_t transfer);
   /// The native write finished (its completion callback): free the staging.
   void write_finished(uint64_t transfer);
 
-  /// Blocks until `transfer` is complete (claiming it) or abort() is called;
-  /// used for a buffer's initial contents. On success the caller reads `data`
-  /// (`total` bytes) and then calls erase().
-  bool wait_complete(uint64_t transfer, uint8_t*& data, uint64_t& total);
+  /// Blocks until `transfer` is complete (claiming it) or abort() is called
+  /// (false); used for a buffer's initial contents. `status` CL_SUCCESS: the
+  /// caller reads `data` (`total` bytes) and then calls erase(). Otherwise
+  /// the bytes were dropped (the quota refused them: CL_OUT_OF_RESOURCES)
+  /// and the entry is gone: the creation fails with `status`.
+  bool wait_complete(uint64_t transfer, uint8_t*& data, uint64_t& total, cl_int& status);
   void erase(uint64_t transfer);
 
   /// The session is ending: wakes waiters and fails later waits.
@@ -155,34 +197,66 @@ class transfer_table {
 
   size_t size() const;
   /// Whether bytes or a claim for `transfer` are here already (its staging
-  /// is then held, and charged, already).
+  /// is then held, and charged, already, or the quota refused it already).
   bool known(uint64_t transfer) const;
 
  private:
+  /// The byte ranges of a transfer whose chunks have begun: [0, prefix_) and
+  /// the ranges after a gap (sorted, disjoint, none touching another or the
+  /// prefix). Chunks in order only move prefix_: no allocation.
+  class byte_ranges {
+   public:
+    /// Adds [begin, end); false, adding nothing, when it overlaps a range in.
+    bool insert(uint64_t begin, uint64_t end);
+    /// Removes [begin, end), which insert() added.
+    void erase(uint64_t begin, uint64_t end);
+    /// The bytes from 0 that are all in.
+    uint64_t prefix() const { return prefix_; }
+    /// Ranges after a gap.
+    size_t gaps() const { return rest_.size(); }
+
+   private:
+    struct range {
+      uint64_t begin, end;
+    };
+    uint64_t prefix_ = 0;
+    std::vector<range> rest_;
+  };
+
   struct entry {
-    staging_ptr staging;
+    staging_ptr staging;  // null while unsized, and for bytes that are dropped
     uint64_t total = 0;
     uint64_t reserved = 0;  // bytes of chunks begun
     uint64_t received = 0;  // bytes of chunks ended
     uint64_t staged = 0;    // with a landing: bytes before the first direct chunk
+    byte_ranges begun;      // where the chunks begun lie
+    // While reserved != received: no chunk still being read starts below it.
+    uint64_t lowest_in_flight = 0;
     bool claimed = false;
     bool write_done = false;
     bool abandoned = false;
     bool sized = true;  // false: abandoned, or claimed at most, before its bytes announced their size
     bool at_most = false;  // claim_at_most: `total` may be anything up to `limit`
+    bool drop = false;     // no one will read the bytes: read off the stream, never staged
     uint64_t limit = 0;
     cl_int aborted = CL_SUCCESS;  // negative: abort_transfer's status
+    cl_int refused = CL_SUCCESS;  // negative: the quota refused its bytes, which came first
+    bool refusal_settled = false;  // a refused entry's claim came (or it was abandoned)
     std::deque<piece_gate> pieces;  // gates still shut, in order of bytes
-    bool in_order = true;           // every chunk began where the last one ended
     std::shared_ptr<landing> to;    // claim_at_most with the bytes still to come
     bool direct = false;            // chunks go where `to` said (since `staged` bytes)
     bool fail_after_chunk = false;  // aborted while a direct chunk was in flight
     bool complete() const { return sized && received == total; }
     bool direct_chunk_in_flight() const { return direct && reserved != received; }
+    /// The bytes from 0 that chunks have written (not merely begun).
+    uint64_t written_prefix() const;
   };
   bool allocate(entry& e);
   bool begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
                           std::string& why, std::vector<cl_event>& to_fail, std::shared_ptr<landing>& dropped);
+  /// A refused entry is no longer waiting for its command (claimed, or its
+  /// command failed): it stops counting against max_refused.
+  void settle_refusal(entry& e);
   void destroy(entry& e);  // fails gates still shut; staging goes with the entry
   /// Moves the gates whose bytes are in (or all of them) from `e` to `out`.
   static void take_pieces(entry& e, bool all, std::vector<cl_event>& out);
@@ -190,11 +264,13 @@ class transfer_table {
   void set_gates(std::vector<cl_event>& gates, cl_int status);
 
   const native::api& api_;
+  session_quota* const quota_;
   staging_account* const account_;
-  mutable std::mutex mutex_;  // guards pool_, entries_ and aborted_
+  mutable std::mutex mutex_;  // guards pool_, entries_, refused_waiting_ and aborted_
   std::condition_variable completed_;
   std::pmr::unsynchronized_pool_resource pool_;  // recycles map nodes
   std::pmr::unordered_map<uint64_t, entry> entries_{&pool_};
+  size_t refused_waiting_ = 0;  // refused entries whose command has not come
   bool aborted_ = false;
 };
 
