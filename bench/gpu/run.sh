@@ -6,7 +6,7 @@
 # the benchmark set natively and through Ferry, and writes a results file: the machine
 # and driver first (lines starting with "#"), then one line per figure.
 #
-# With one GPU it runs the single-GPU set (noop, throughput, bandwidth, sgemm); with two
+# With one GPU it runs the single-GPU set (noop, throughput, bandwidth, write_burst, sgemm); with two
 # or more, also the two-GPU set (migrate, migrate_bandwidth, stencil) over the first two.
 # Each daemon also listens on a Unix socket: noop and bandwidth run over it too (lines
 # labelled "unix"), where large writes go through a shared-memory window.
@@ -91,7 +91,7 @@ NVIDIA driver's OpenCL part; set FERRY_GPU_LIBRARY to its path if it lives elsew
 command -v nvidia-smi >/dev/null || echo "run.sh: nvidia-smi not found; the results will not name the driver" >&2
 
 # --- build ------------------------------------------------------------------------------
-benches_single="native_completions noop throughput bandwidth sgemm"
+benches_single="native_completions noop throughput bandwidth write_burst sgemm"
 benches_pair="migrate migrate_bandwidth stencil"
 if [ "$skip_build" != 1 ]; then
   targets="ferryd ferry_icd"
@@ -244,6 +244,7 @@ if [ "$run_single" = 1 ]; then
   bench noop --repeats "$(q 50 2000)"
   bench throughput --repeats "$(q 1 5)" --commands "$(q 1000 100000)"
   if [ "$quick" = 1 ]; then bench bandwidth --repeats 1 --size 1048576; else bench bandwidth; fi
+  bench write_burst --repeats "$(q 1 10)" --size "$(q 1048576 16777216)"
   bench sgemm --repeats "$(q 1 5)" --commands "$(q 1 10)" --size "$(q 512 4096)"
   # Native only: why ferryd polls completions on NVIDIA (--completions).
   bench native_completions --repeats "$(q 3 50)" --spin "$(q 100 20000)"

@@ -86,9 +86,10 @@ typedef cl_int(CL_API_CALL *clFerryGetLinkCounters_fn)(cl_device_id device, cl_u
 /* Availability of a server's devices (the session outlives lost connections,
  * docs/resilience.md). `notify(device, available, user_data)` runs, on
  * Ferry's callback thread and in order, for each device of a server whose
- * connection was lost (CL_FALSE: CL_DEVICE_AVAILABLE is false and new
- * commands fail with CL_DEVICE_NOT_AVAILABLE; commands already enqueued
- * wait) and again when it is back (CL_TRUE: its session resumed, or, after a
+ * connection was lost (CL_FALSE: CL_DEVICE_AVAILABLE is false; commands
+ * already enqueued and new ones wait for the resumption, or new ones fail
+ * with CL_DEVICE_NOT_AVAILABLE when the environment has
+ * FERRY_OUTAGE=fail-fast) and again when it is back (CL_TRUE: its session resumed, or, after a
  * server restart, a new session opened for new contexts). Every callback
  * registered hears every later change; none can be removed. The callback may
  * call OpenCL functions. Returns CL_INVALID_PLATFORM when `platform` is

@@ -98,6 +98,24 @@ child_process spawn_self(std::string_view name, std::vector<std::string> args,
   return child_process::spawn(opts);
 }
 
+void expect_child_passes(const char* name, std::chrono::seconds timeout, std::vector<env_change> env) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string out;
+  std::optional<int> status;
+  try {
+    child_process child = spawn_self(name, {}, std::move(env));
+    out = child.read_all(start + timeout);
+    status = child.wait(start + timeout);
+    if (!status) child.kill_and_wait();
+  } catch (const process_error& e) {
+    ADD_FAILURE() << e.what();
+    return;
+  }
+  EXPECT_EQ(status, std::optional<int>(0)) << out;
+  EXPECT_NE(out.find("PASS"), std::string::npos) << out;
+  std::printf("%s", out.c_str());
+}
+
 std::optional<int> run_child_if_requested(int argc, char** argv) {
   if (argc < 2 || !std::string_view(argv[1]).starts_with(child_flag)) return std::nullopt;
   const std::string_view name = std::string_view(argv[1]).substr(child_flag.size());

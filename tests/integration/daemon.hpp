@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -115,6 +116,11 @@ struct child_registration {
 /// process's environment (so the same FERRY_SERVERS) with `env` applied on top.
 child_process spawn_self(std::string_view name, std::vector<std::string> args = {},
                          std::vector<env_change> env = {}, bool pipe_stdin = false);
+
+/// Runs the child entry point `name` (with this process's environment plus `env`) and
+/// expects it to exit 0 and print PASS within `timeout`; prints its output.
+void expect_child_passes(const char* name, std::chrono::seconds timeout = std::chrono::seconds(240),
+                         std::vector<env_change> env = {});
 
 /// Runs the child entry point named in argv, if argv asks for one (used by suite_main).
 std::optional<int> run_child_if_requested(int argc, char** argv);

@@ -1,14 +1,17 @@
 // Several servers in one context: devices of three daemons side by side, kernels hopping
 // from server to server with their buffers migrating over the peer links (the client link
 // carries no buffer bytes), wait lists that name events of other servers, out-of-order
-// queues across servers, cl_pocl_content_size, and a peer that cannot be reached.
+// queues across servers, cl_pocl_content_size, a peer that cannot be reached, and object
+// counts that wait for the reports of every server.
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <future>
 #include <numeric>
 #include <set>
 
 #include "cl_helpers.hpp"
+#include "faultproxy/fault_proxy.hpp"
 
 namespace ferry::test {
 
@@ -215,6 +218,8 @@ TEST_F(mesh, wait_lists_name_events_of_other_servers_and_wait_for_them) {
     queue_handle independent(clCreateCommandQueueWithProperties(context_, info_value<cl_device_id>(
         FERRY_IT_INFO_QUERY(clGetCommandQueueInfo, q.get(), CL_QUEUE_DEVICE)), nullptr, &rc));
     ASSERT_CL_OK(rc);
+    // clFinish alone would return at once on a queue with nothing submitted.
+    ASSERT_CL_OK(clEnqueueMarkerWithWaitList(independent, 0, nullptr, nullptr));
     ASSERT_CL_OK(clFinish(independent));
   }
   EXPECT_GT(event_status(a), CL_COMPLETE);
@@ -475,6 +480,91 @@ TEST(mesh_failures, a_peer_that_cannot_be_reached_fails_the_waiting_events) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find("local=0 same=1"), std::string::npos) << out;
+}
+
+// Two servers, the second behind a proxy that can hold its reports back: a marker on
+// the first server waits, through its wait list, for one on the second, so the
+// application knows the second's marker ended while its report is still held. The
+// object counts then may not come back before that report has been handled: the
+// count is the whole process's, and the event, its queue and the context live until
+// the report lets go of them.
+FERRY_IT_CHILD(counts_behind_a_held_back_report) {
+  const char* near = std::getenv("FERRY_IT_NEAR");
+  const char* far_port = std::getenv("FERRY_IT_FAR_PORT");
+  CHILD_CHECK(near != nullptr && far_port != nullptr, "FERRY_IT_NEAR and FERRY_IT_FAR_PORT");
+  ferry::tools::fault_proxy proxy("127.0.0.1", static_cast<uint16_t>(std::atoi(far_port)));
+  std::string error;
+  CHILD_CHECK(proxy.start(error), "proxy: %s", error.c_str());
+  set_ferry_env(loader_mode::ferry_only, std::string(near) + ",127.0.0.1:" + std::to_string(proxy.port()));
+  cl_platform_id platform = find_ferry_platform();
+  CHILD_CHECK(platform != nullptr, "no Ferry platform");
+  std::vector<cl_device_id> devices = platform_devices(platform);
+  CHILD_CHECK(devices.size() == 2, "%zu devices", devices.size());
+  CHILD_CHECK(device_string(devices[0], CL_DEVICE_FERRY_SERVER_ADDRESS) == near, "device order");
+  auto ping = reinterpret_cast<clFerryPingServer_fn>(ferry_extension(platform, "clFerryPingServer"));
+  CHILD_CHECK(ping != nullptr, "no clFerryPingServer");
+  cl_int rc = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 2, devices.data(), nullptr, nullptr, &rc);
+  CHILD_CHECK(rc == CL_SUCCESS, "clCreateContext: %d", rc);
+  cl_command_queue near_queue = clCreateCommandQueueWithProperties(context, devices[0], nullptr, &rc);
+  CHILD_CHECK(rc == CL_SUCCESS, "near queue: %d", rc);
+  cl_command_queue far_queue = clCreateCommandQueueWithProperties(context, devices[1], nullptr, &rc);
+  CHILD_CHECK(rc == CL_SUCCESS, "far queue: %d", rc);
+  cl_event gate = clCreateUserEvent(context, &rc);
+  CHILD_CHECK(rc == CL_SUCCESS, "clCreateUserEvent: %d", rc);
+  cl_event opened = nullptr, far_marker = nullptr, near_marker = nullptr;
+  CHILD_CHECK(clEnqueueMarkerWithWaitList(near_queue, 1, &gate, &opened) == CL_SUCCESS, "marker");
+  CHILD_CHECK(clEnqueueMarkerWithWaitList(far_queue, 1, &opened, &far_marker) == CL_SUCCESS, "far marker");
+  CHILD_CHECK(clEnqueueMarkerWithWaitList(near_queue, 1, &far_marker, &near_marker) == CL_SUCCESS, "near marker");
+  CHILD_CHECK(clFlush(near_queue) == CL_SUCCESS && clFlush(far_queue) == CL_SUCCESS, "flush");
+  // A round trip: the far server has the marker, its import and its export.
+  cl_ulong round_trip = 0;
+  CHILD_CHECK(ping(devices[1], &round_trip) == CL_SUCCESS, "ping");
+
+  proxy.stall(true);
+  CHILD_CHECK(clSetUserEventStatus(gate, CL_COMPLETE) == CL_SUCCESS, "open the gate");
+  CHILD_CHECK(clWaitForEvents(1, &near_marker) == CL_SUCCESS, "wait");
+  cl_int far_status = CL_COMPLETE;
+  clGetEventInfo(far_marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof far_status, &far_status, nullptr);
+  CHILD_CHECK(far_status > CL_COMPLETE, "the far marker's report came through the stalled proxy");
+  for (cl_event e : {near_marker, far_marker, opened, gate}) clReleaseEvent(e);
+  clReleaseCommandQueue(near_queue);
+  clReleaseCommandQueue(far_queue);
+  clReleaseContext(context);
+
+  auto counting = std::async(std::launch::async, [&] {
+    cl_int code = CL_SUCCESS;
+    auto counts = object_counts(platform, devices[0], &code);
+    return std::make_pair(code, counts.value_or(cl_ferry_object_counts{}));
+  });
+  // Counts that come back while the report is held back did not wait for it. The wait
+  // only bounds how long a broken count has to show itself: a correct one returns once
+  // the proxy forwards again, whenever that is.
+  const bool early = counting.wait_for(std::chrono::seconds(1)) == std::future_status::ready;
+  proxy.stall(false);
+  const auto [code, counts] = counting.get();
+  std::printf("early=%d code=%d client=%llu server=%llu\n", early ? 1 : 0, code,
+              static_cast<unsigned long long>(counts.client_objects),
+              static_cast<unsigned long long>(counts.server_objects));
+  return 0;
+}
+
+TEST(mesh_leak_check, object_counts_come_after_every_servers_reports) {
+  if constexpr (self_check) GTEST_SKIP() << "needs ferryd";
+  daemon near;
+  daemon far({"--peer-address", "127.0.0.1"});  // peer links bypass the child's proxy
+  ASSERT_TRUE(near.started());
+  ASSERT_TRUE(far.started());
+  const auto deadline = clock::now() + std::chrono::seconds(60);
+  child_process child = spawn_self("counts_behind_a_held_back_report", {},
+                                   {{"FERRY_IT_NEAR", near.address()},
+                                    {"FERRY_IT_FAR_PORT", std::to_string(far.port())}});
+  const std::string out = child.read_all(deadline);
+  const std::optional<int> status = child.wait(deadline);
+  if (!status) child.kill_and_wait();
+  ASSERT_TRUE(status.has_value()) << "the child hung: " << out;
+  EXPECT_TRUE(exited_with(*status, 0)) << describe_wait_status(*status) << ": " << out;
+  EXPECT_NE(out.find("early=0 code=0 client=0 server=0"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -52,7 +52,9 @@ result<cl_context> create_context(const cl_context_properties* properties, cl_ui
     if (!is_valid(devices[i])) return fail(CL_INVALID_DEVICE);
   for (cl_uint i = 0; i < count; ++i) {
     // CL_DEVICE_NOT_AVAILABLE if a device in devices is currently not available.
-    if (!devices[i]->available()) return fail(CL_DEVICE_NOT_AVAILABLE);
+    // (Ferry) A server resuming its session after a short outage still takes
+    // work (connection::accepting), unless the program asked to fail fast.
+    if (!devices[i]->accepts_work()) return fail(CL_DEVICE_NOT_AVAILABLE);
   }
   auto* c = new context();
   c->id = next_object_id();

@@ -32,8 +32,21 @@ cl_int CL_API_CALL ferry_get_object_counts(cl_device_id d, cl_ferry_object_count
     FERRY_CHECK_HANDLE(d);
     if (counts == nullptr) return CL_INVALID_VALUE;
     protocol::get_object_counts request;
-    // The first request travels behind every command sent before it, so its
-    // reply comes after every earlier completion was handled.
+    // A request travels behind every command sent before it, and its reply
+    // is handled after every earlier completion, releases included. The
+    // count is the whole process's, so every server gets one, not only d's:
+    // a server's reader drops a finished command's event (and with it a
+    // queue and a context the application released) only after it has woken
+    // the command's waiters, and the reports of commands that the
+    // application knows ended through another server (a wait list that
+    // crossed servers) may still be on their way.
+    for (const auto& s : connected_servers()) {
+      if (s.get() == d->host) continue;
+      // An offline server answers once its session resumes (it may report
+      // completions before that); one whose session is over answers nothing
+      // and reports nothing either.
+      (void)s->link->call<protocol::object_counts>(request);
+    }
     auto first = d->host->link->call<protocol::object_counts>(request);
     if (!first) return first.error();
     // The bulk reader and the callback thread may still hold the last
@@ -47,6 +60,7 @@ cl_int CL_API_CALL ferry_get_object_counts(cl_device_id d, cl_ferry_object_count
     auto r = d->host->link->call<protocol::object_counts>(request);
     if (!r) return r.error();
     counts->client_objects = live_object_count() + svm_allocation_count();
+    if (live_object_count() != 0) log_live_objects();
     counts->server_objects = r->objects;
     return CL_SUCCESS;
   });

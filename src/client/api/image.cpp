@@ -329,7 +329,7 @@ cl_int write_image(cl_command_queue q, cl_mem m, cl_bool blocking_write, const s
   command cmd(q, type, count, list, event_out, mode);
   if (cl_int code = cmd.uses(m, access::write); code != CL_SUCCESS) return cmd.abandon(code);
   cmd.send(protocol::enqueue_write_image{cmd.header, m->id, to_size3(origin), to_size3(region), size});
-  cmd.link().send_data(cmd.header.command, packed.data(), packed.size());
+  cmd.link().send_data(cmd.header.command, std::move(packed));
   return cmd.complete();
 }
 
@@ -377,7 +377,7 @@ cl_int CL_API_CALL clGetSupportedImageFormats(cl_context c, cl_mem_flags flags, 
     if (num_entries == 0 && formats != nullptr) return CL_INVALID_VALUE;
     // The formats of the first server stand for the context's.
     connection* link = link_of(c);
-    if (!link->alive()) return CL_DEVICE_NOT_AVAILABLE;
+    if (!link->accepting()) return CL_DEVICE_NOT_AVAILABLE;
     protocol::query request;
     request.kind = protocol::query_kind::supported_image_formats;
     request.object = c->id;

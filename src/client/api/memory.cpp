@@ -162,12 +162,17 @@ cl_int write_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_write, size_t
   if (!host_may(m, host_access::write)) return CL_INVALID_OPERATION;
   // The data is on its way once send_data returns, which is all a blocking
   // write promises ("ptr can be reused"); only a wait list whose failure the
-  // call must report makes it wait for completion.
+  // call must report makes it wait for completion. A non-blocking write's
+  // memory stays the application's to leave alone until the command
+  // completes, so its bytes are only pointed to and nothing waits.
   blocking mode = blocking_write && count > 0 ? blocking::yes : blocking::no;
   command cmd(q, type, count, list, event_out, mode);
   if (cl_int code = cmd.uses(m, access_for_write(m, offset, size)); code != CL_SUCCESS) return cmd.abandon(code);
   cmd.send(protocol::enqueue_write_buffer{cmd.header, m->id, offset, size});
-  cmd.link().send_data(cmd.header.command, ptr, size);
+  cmd.link().send_data(cmd.header.command, ptr, size,
+                       blocking_write ? connection::bytes_lifetime::until_return
+                                      : connection::bytes_lifetime::until_completion,
+                       q->id);
   return cmd.complete();
 }
 
@@ -374,7 +379,7 @@ cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_boo
     if (cl_int code = cmd.uses(m, access::write); code != CL_SUCCESS) return cmd.abandon(code);
     cmd.send(protocol::enqueue_write_buffer_rect{cmd.header, m->id, to_size3(buffer_origin), to_size3(region),
                                                  buffer_row_pitch, buffer_slice_pitch});
-    cmd.link().send_data(cmd.header.command, packed.data(), packed.size());
+    cmd.link().send_data(cmd.header.command, std::move(packed));
     return cmd.complete();
   });
 }

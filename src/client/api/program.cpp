@@ -184,7 +184,7 @@ result<cl_program> create_program_with_binary(cl_context c, cl_uint num_devices,
   if (total > protocol::max_control_payload - frame_overhead) return fail(CL_OUT_OF_RESOURCES);
   std::vector<cl_device_id> devices(device_list, device_list + num_devices);
   const std::vector<server*> servers = servers_of(devices);
-  if (!reachable(c) || !all_alive(servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!reachable(c) || !all_accepting(servers)) return fail(CL_DEVICE_NOT_AVAILABLE);
 
   // Each server gets the binaries of its own devices; the answers are put
   // back in the caller's order.
@@ -425,7 +425,7 @@ cl_int link_program(cl_context c, cl_uint num_devices, const cl_device_id* devic
   // CL_INVALID_LINKER_OPTIONS if the linker options specified by options are
   // invalid (one the protocol cannot carry is surely not valid).
   if (request.options.size() > (1u << 20) - frame_overhead) return CL_INVALID_LINKER_OPTIONS;
-  if (!reachable(c) || !all_alive(servers)) return CL_DEVICE_NOT_AVAILABLE;
+  if (!reachable(c) || !all_accepting(servers)) return CL_DEVICE_NOT_AVAILABLE;
   request.id = next_object_id();
   request.context = c->id;
   request.inputs.reserve(num_inputs);

@@ -51,7 +51,7 @@ result<cl_command_queue> create_queue(cl_context c, cl_device_id d, const cl_que
   // but are not supported by the device (device-side queues are not served).
   if ((bits & CL_QUEUE_ON_DEVICE) || (bits & ~d->queue_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
     return fail(CL_INVALID_QUEUE_PROPERTIES);
-  if (!d->available() || !reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!d->accepts_work() || !reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
   auto* q = new queue();
   q->id = next_object_id();
   q->context = c;
@@ -157,7 +157,7 @@ cl_int CL_API_CALL clFlush(cl_command_queue q) {
     FERRY_CHECK_HANDLE(q);
     connection* link = q->device->host->link.get();
     // Offline, the flush waits in the replay log with the commands it covers.
-    if (link->ended() || !reachable(q->context)) return CL_DEVICE_NOT_AVAILABLE;
+    if (link->ended() || !in_current_sessions(q->context)) return CL_DEVICE_NOT_AVAILABLE;
     link->post(protocol::flush_queue{q->id});
     link->flush();
     return CL_SUCCESS;

@@ -57,7 +57,7 @@ void* svm_alloc(cl_context c, cl_svm_mem_flags flags, size_t size, cl_uint align
   // has none to offer.
   if (c->spans_servers()) return nullptr;
   connection* link = link_of(c);
-  if (link == nullptr || !link->alive()) return nullptr;
+  if (link == nullptr || !link->accepting()) return nullptr;
 
   uint8_t* host = allocate_svm_block(size, largest_type_size);
   if (host == nullptr) return nullptr;
@@ -243,7 +243,10 @@ cl_int svm_memcpy(cl_command_queue q, cl_bool blocking_copy, void* destination, 
     command cmd(q, CL_COMMAND_SVM_MEMCPY, count, list, event_out,
                 blocking_copy && count > 0 ? blocking::yes : blocking::no);
     cmd.send(protocol::enqueue_svm_write{cmd.header, to->id, to->offset_of(destination), size});
-    cmd.link().send_data(cmd.header.command, source, size);
+    cmd.link().send_data(cmd.header.command, source, size,
+                         blocking_copy ? connection::bytes_lifetime::until_return
+                                       : connection::bytes_lifetime::until_completion,
+                         q->id);
     return cmd.complete();
   }
   if (from) {

@@ -45,9 +45,10 @@ cl_int check_wait_list(const queue* q, cl_uint count, const cl_event* list) {
     // events in event_wait_list are not the same.
     if (q && e->context != q->context) return CL_INVALID_CONTEXT;
   }
-  // While the server is unreachable its devices take no new commands, and a
-  // context whose session a restarted server lost takes none at all.
-  if (q && (!q->device->available() || !reachable(q->context))) return CL_DEVICE_NOT_AVAILABLE;
+  // A server takes new commands while its session lives, during an outage too
+  // (they wait in the replay log); a context whose session a restarted server
+  // lost takes none at all.
+  if (q && (!q->device->accepts_work() || !reachable(q->context))) return CL_DEVICE_NOT_AVAILABLE;
   return CL_SUCCESS;
 }
 

@@ -20,6 +20,19 @@ std::unordered_set<const void*>& object_registry() {
 }
 std::atomic<protocol::object_id> id_counter{1};
 
+const char* tag_name(object_tag tag) {
+  switch (tag) {
+    case object_tag::context: return "context";
+    case object_tag::queue: return "queue";
+    case object_tag::mem: return "memory object";
+    case object_tag::program: return "program";
+    case object_tag::kernel: return "kernel";
+    case object_tag::event: return "event";
+    case object_tag::sampler: return "sampler";
+    default: return "object";
+  }
+}
+
 bool is_counted(object_tag tag) { return tag != object_tag::platform && tag != object_tag::device; }
 
 void destroy(object_base* o) {
@@ -128,6 +141,20 @@ bool is_live_sampler(const void* address) {
 
 uint64_t live_object_count() { return live_objects.load(); }
 
+void log_live_objects() {
+  std::lock_guard lock(object_registry_mutex);
+  for (const void* address : object_registry()) {
+    const auto* o = static_cast<const object_base*>(address);
+    const auto id = static_cast<unsigned long long>(o->id);
+    if (o->tag == object_tag::event)
+      FERRY_DEBUG("objects", "alive: event %llu, %u API and %u internal references, status %d", id,
+                  o->api_refs.load(), o->internal_refs.load(), static_cast<const event*>(o)->status.load());
+    else
+      FERRY_DEBUG("objects", "alive: %s %llu, %u API and %u internal references", tag_name(o->tag), id,
+                  o->api_refs.load(), o->internal_refs.load());
+  }
+}
+
 protocol::object_id next_object_id() { return id_counter.fetch_add(1, std::memory_order_relaxed); }
 
 void retain_internal(object_base* o) { o->internal_refs.fetch_add(1, std::memory_order_relaxed); }
@@ -162,6 +189,9 @@ void release_api(object_base* o) {
 }
 
 bool _cl_device_id_available(const device* d) { return d->host && d->host->link && d->host->link->alive(); }
+bool _cl_device_id_accepts_work(const device* d) {
+  return d->host && d->host->link && d->host->link->accepting();
+}
 
 }  // namespace ferry::client
 
@@ -172,6 +202,7 @@ void _cl_command_queue::completed_up_to(uint64_t sequence) {
 }
 
 bool _cl_device_id::available() const { return ferry::client::_cl_device_id_available(this); }
+bool _cl_device_id::accepts_work() const { return ferry::client::_cl_device_id_accepts_work(this); }
 
 bool _cl_context::has_device(cl_device_id d) const {
   for (auto* x : devices)

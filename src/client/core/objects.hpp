@@ -64,6 +64,9 @@ struct object_base {
 /// Live Ferry objects in this process (contexts, queues, memory, programs,
 /// kernels, events), for leak checks.
 uint64_t live_object_count();
+/// Logs each of them at debug level (type, id, references): what a leak
+/// check that found some should look at.
+void log_live_objects();
 
 void retain_internal(object_base* object);
 /// Drops an internal reference; frees the object at zero.
@@ -117,7 +120,11 @@ struct _cl_device_id : ferry::client::object_base {
   /// What Ferry offers of the native SVM capabilities: coarse-grained
   /// buffers or nothing (see platform.cpp).
   cl_device_svm_capabilities svm_capabilities = 0;
+  /// CL_DEVICE_AVAILABLE: its server is connected now.
   bool available() const;
+  /// Whether its server takes new work: also during an outage while the
+  /// session may still resume (connection::accepting).
+  bool accepts_work() const;
 };
 
 struct _cl_context : ferry::client::object_base {

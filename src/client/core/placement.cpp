@@ -113,7 +113,7 @@ cl_int bring_contents(memory* m, access how, server& to, queue& q, std::span<con
                to.address_text.c_str());
     return CL_INVALID_OPERATION;
   }
-  if (!from->link->alive()) return CL_DEVICE_NOT_AVAILABLE;
+  if (!from->link->accepting()) return CL_DEVICE_NOT_AVAILABLE;
 
   introduce(*from, to);
   import_events(*from, waits);

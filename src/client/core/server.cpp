@@ -17,16 +17,17 @@ std::vector<server*> servers_of(const std::vector<cl_device_id>& devices) {
   return out;
 }
 
-bool all_alive(const std::vector<server*>& servers) {
-  return std::all_of(servers.begin(), servers.end(), [](const server* s) { return s->link && s->link->alive(); });
+bool all_accepting(const std::vector<server*>& servers) {
+  return std::all_of(servers.begin(), servers.end(), [](const server* s) { return s->link && s->link->accepting(); });
 }
 
-bool reachable(const context* c) {
-  if (!all_alive(c->servers)) return false;
+bool in_current_sessions(const context* c) {
   for (size_t i = 0; i < c->servers.size() && i < c->epochs.size(); ++i)
     if (c->servers[i]->link->epoch() != c->epochs[i]) return false;
   return true;
 }
+
+bool reachable(const context* c) { return all_accepting(c->servers) && in_current_sessions(c); }
 
 uint32_t peer_number(const server& to) {
   return static_cast<uint32_t>(to.slot + max_servers * (to.link->epoch() - 1));

@@ -79,10 +79,14 @@ void post_each(const std::vector<server*>& servers, const Message& message) {
 /// The servers that hold some of `devices`, in the order of first appearance.
 std::vector<server*> servers_of(const std::vector<cl_device_id>& devices);
 
-/// Whether every server in `servers` is reachable.
-bool all_alive(const std::vector<server*>& servers);
-/// Whether every server of `c` is reachable and still holds the session the
-/// context lives in (a restarted server lost it).
+/// Whether every server in `servers` takes new work (connection::accepting:
+/// connected, or resuming within its grace period).
+bool all_accepting(const std::vector<server*>& servers);
+/// Whether every server of `c` still holds the session the context lives in
+/// (a restarted server lost it).
+bool in_current_sessions(const context* c);
+/// Whether every server of `c` takes new work and still holds the session
+/// the context lives in.
 bool reachable(const context* c);
 
 /// The number under which other servers know `to`'s current session

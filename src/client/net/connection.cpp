@@ -11,6 +11,7 @@
 
 #include "client/core/event_state.hpp"
 #include "common/log.hpp"
+#include "protocol/bulk_head.hpp"
 #include "protocol/outgoing.hpp"
 #include "protocol/version.hpp"
 
@@ -67,6 +68,17 @@ std::chrono::microseconds spin_duration() {
   static const std::chrono::microseconds value = [] {
     if (const char* text = std::getenv("FERRY_SPIN_US")) return std::chrono::microseconds(std::atoi(text));
     return std::chrono::microseconds(50);
+  }();
+  return value;
+}
+
+outage_policy outage_policy_from_environment() {
+  static const outage_policy value = [] {
+    const char* text = std::getenv("FERRY_OUTAGE");
+    if (text == nullptr || *text == 0 || std::string(text) == "wait") return outage_policy::wait;
+    if (std::string(text) == "fail-fast") return outage_policy::fail_fast;
+    FERRY_WARN("net", "FERRY_OUTAGE=%s is neither 'wait' nor 'fail-fast'; new work waits during outages", text);
+    return outage_policy::wait;
   }();
   return value;
 }
@@ -284,13 +296,8 @@ namespace {
 
 bool write_bulk_frame(stream* fd, protocol::object_id transfer, uint64_t offset, uint64_t total, const uint8_t* data,
                       uint64_t size) {
-  uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];
-  protocol::frame_header h{static_cast<uint32_t>(protocol::bulk_prefix_size + size),
-                           static_cast<uint16_t>(protocol::message_id::bulk_data), 0};
-  protocol::store_header(head, h);
-  std::memcpy(head + 8, &transfer, 8);
-  std::memcpy(head + 16, &offset, 8);
-  std::memcpy(head + 24, &total, 8);
+  uint8_t head[protocol::bulk_head_size];
+  protocol::store_bulk_head(head, protocol::bulk_data{transfer, offset, total}, size);
   iovec pieces[2] = {{head, sizeof head}, {const_cast<uint8_t*>(data), size}};
   return writev_all(fd, pieces, size ? 2 : 1);
 }
@@ -343,44 +350,74 @@ bool connection::send_chunk(uint64_t generation, protocol::object_id transfer, u
   return true;
 }
 
-bool connection::send_data(protocol::object_id transfer, const void* data, uint64_t size) {
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  const bool copy = size <= bulk_log::copy_limit;
-  const uint64_t epoch = epoch_.load(std::memory_order_acquire);
+uint64_t connection::send_chunks(protocol::object_id transfer, const uint8_t* bytes, uint64_t size, bulk_log::hold how,
+                                 const std::shared_ptr<const void>& keeper, protocol::object_id queue) {
   uint64_t last = 0;
-  {
-    std::lock_guard lock(bulk_send_mutex_);
-    // Offline (or once a write fails) the chunks go into the log only; the
-    // resumption sends them.
-    bool writing = alive_.load(std::memory_order_acquire);
-    const uint64_t generation = generation_.load(std::memory_order_acquire);
-    uint64_t offset = 0;
-    do {
-      uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
-      const uint8_t* from;
-      {
-        std::lock_guard log(bulk_log_mutex_);
-        const bulk_log::frame& f = bulk_log_.append(transfer, offset, size, bytes + offset, chunk, copy);
-        last = f.number;
-        from = f.data;  // stays put until written() says the write is over
-      }
-      if (writing && !send_chunk(generation, transfer, offset, size, from, chunk)) {
-        if (!stopping_) broken(generation, "cannot send bulk data to server");
-        writing = false;
-      }
-      {
-        std::lock_guard log(bulk_log_mutex_);
-        bulk_log_.written(last);
-      }
-      offset += chunk;
-    } while (offset < size);
-  }
+  std::lock_guard lock(bulk_send_mutex_);
+  // Offline (or once a write fails) the chunks go into the log only; the
+  // resumption sends them.
+  bool writing = alive_.load(std::memory_order_acquire);
+  const uint64_t generation = generation_.load(std::memory_order_acquire);
+  uint64_t offset = 0;
+  do {
+    uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
+    const uint8_t* from;
+    {
+      std::lock_guard log(bulk_log_mutex_);
+      const bulk_log::frame& f = bulk_log_.append(transfer, offset, size, bytes + offset, chunk, how, keeper, queue);
+      last = f.number;
+      from = f.data;  // stays put until written() says the write is over
+      borrowing_.store(bulk_log_.borrowing(), std::memory_order_release);
+    }
+    if (writing && !send_chunk(generation, transfer, offset, size, from, chunk)) {
+      if (!stopping_) broken(generation, "cannot send bulk data to server");
+      writing = false;
+    }
+    {
+      std::lock_guard log(bulk_log_mutex_);
+      bulk_log_.written(last);
+    }
+    offset += chunk;
+  } while (offset < size);
+  return last;
+}
+
+bool connection::send_data(protocol::object_id transfer, const void* data, uint64_t size, bytes_lifetime lifetime,
+                           protocol::object_id queue) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  const uint64_t epoch = epoch_.load(std::memory_order_acquire);
   auto over = [&] { return ended_ || stopping_ || epoch_.load(std::memory_order_acquire) != epoch; };
-  if (copy) return !over();
+  if (size <= bulk_log::copy_limit) {
+    send_chunks(transfer, bytes, size, bulk_log::hold::copy, nullptr, 0);
+    return !over();
+  }
+  if (lifetime == bytes_lifetime::until_completion) {
+    send_chunks(transfer, bytes, size, bulk_log::hold::borrow, nullptr, queue);
+    return !over();
+  }
   // The log points into the caller's memory: keep it until the server has it.
+  const uint64_t last = send_chunks(transfer, bytes, size, bulk_log::hold::borrow, nullptr, 0);
   std::unique_lock lock(bulk_log_mutex_);
   bulk_acked_cv_.wait(lock, [&] { return over() || bulk_log_.acknowledged() >= last; });
   return !over();
+}
+
+bool connection::send_data(protocol::object_id transfer, std::vector<uint8_t> bytes) {
+  const uint64_t epoch = epoch_.load(std::memory_order_acquire);
+  auto keeper = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  send_chunks(transfer, keeper->data(), keeper->size(), bulk_log::hold::keep, keeper, 0);
+  return !(ended_ || stopping_ || epoch_.load(std::memory_order_acquire) != epoch);
+}
+
+void connection::settle_borrowed(protocol::object_id queue, protocol::object_id command) {
+  if (!borrowing_.load(std::memory_order_acquire)) return;
+  std::lock_guard log(bulk_log_mutex_);
+  if (queue == 0) queue = bulk_log_.borrowed_queue(command);
+  if (queue == 0) return;
+  if (uint64_t copied = bulk_log_.settle(queue, command))
+    FERRY_DEBUG("net", "%s: command %llu completed before the server had %llu bytes of its queue's writes; copied them",
+                name_.c_str(), static_cast<unsigned long long>(command), static_cast<unsigned long long>(copied));
+  borrowing_.store(bulk_log_.borrowing(), std::memory_order_release);
 }
 
 void connection::track(event* e) {
@@ -653,6 +690,7 @@ bool connection::on_ack(const protocol::ack& a) {
     // Bulk frames enter the log before they are written.
     std::lock_guard lock(bulk_log_mutex_);
     if (!bulk_log_.acknowledge(a.bulk)) return false;
+    borrowing_.store(bulk_log_.borrowing(), std::memory_order_release);
   }
   bulk_acked_cv_.notify_all();
   return true;
@@ -682,6 +720,9 @@ void connection::on_completions(const protocol::completions& batch) {
         }
       }
     }
+    // Before anybody can hear of this completion: no replayed frame may read
+    // the memory of a write it lets the application reuse.
+    settle_borrowed(e && e->queue ? e->queue->id : 0, c.command);
     const bool hooked = static_cast<bool>(hook);
     if (hooked) {
       if (c.status < 0) hook(c.status);  // outside the lock: it posts to other servers
@@ -919,6 +960,7 @@ bool connection::start_new_session() {
       control_log_ = protocol::replay_log{};
       early_ack_ = 0;
       bulk_log_ = bulk_log{};
+      borrowing_ = false;
       received_control_ = 0;
       received_bulk_ = 0;
       acked_control_ = 0;
@@ -949,37 +991,44 @@ bool connection::start_new_session() {
 void connection::bulk_reader_loop(stream* fd, uint64_t generation) {
   pthread_setname_np(pthread_self(), "ferry-bulk-in");
   for (;;) {
-    uint8_t head[protocol::frame_header_size + protocol::bulk_prefix_size];
+    uint8_t head[protocol::bulk_head_size];
     if (!read_exact(fd, head, sizeof head)) break;
     bulk_busy_.store(1, std::memory_order_release);
     struct not_busy {
       std::atomic<int>& flag;
       ~not_busy() { flag.store(0, std::memory_order_release); }
     } busy_until_done{bulk_busy_};
-    protocol::frame_header h = protocol::load_header(head);
-    uint64_t transfer_id, offset, total;
-    std::memcpy(&transfer_id, head + 8, 8);
-    std::memcpy(&offset, head + 16, 8);
-    std::memcpy(&total, head + 24, 8);
-    if (h.message_id != static_cast<uint16_t>(protocol::message_id::bulk_data) ||
-        h.payload_size < protocol::bulk_prefix_size ||
-        h.payload_size > protocol::max_bulk_chunk + protocol::bulk_prefix_size) {
-      end_session("malformed bulk frame");
+    // Decoded and checked as the daemon checks what clients send: a hostile
+    // or broken server must not place a chunk outside its read.
+    protocol::bulk_data prefix;
+    uint64_t chunk = 0;
+    std::string why;
+    if (!protocol::load_bulk_head(head, prefix, chunk, why)) {
+      end_session("malformed bulk frame: " + why);
       return;
     }
-    uint64_t chunk = h.payload_size - protocol::bulk_prefix_size;
     uint8_t* destination = nullptr;
     {
       std::lock_guard lock(tracked_mutex_);
-      auto it = transfers_.find(transfer_id);
-      // A content-size buffer's read may bring fewer bytes than were asked for.
-      if (it != transfers_.end() && total <= it->second.size && offset + chunk <= total) {
-        destination = it->second.destination + offset;
-        it->second.size = total;
+      auto it = transfers_.find(prefix.transfer);
+      if (it == transfers_.end()) {
+        why = "bulk data for unknown transfer " + std::to_string(prefix.transfer);
+      } else if (prefix.total > it->second.size) {
+        // A content-size buffer's read may bring fewer bytes than were asked
+        // for, never more.
+        why = "bulk data of " + std::to_string(prefix.total) + " bytes for a read of " +
+              std::to_string(it->second.size) + " (transfer " + std::to_string(prefix.transfer) + ")";
+      } else if (it->second.received > prefix.total || chunk > prefix.total - it->second.received) {
+        why = "bulk data beyond the " + std::to_string(prefix.total) + " bytes of transfer " +
+              std::to_string(prefix.transfer);
+      } else {
+        // load_bulk_head checked offset + chunk <= total without overflow.
+        destination = it->second.destination + prefix.offset;
+        it->second.size = prefix.total;
       }
     }
     if (destination == nullptr) {
-      end_session("bulk data for unknown transfer " + std::to_string(transfer_id));
+      end_session(why);
       return;
     }
     // A chunk cut in the middle is not counted: it comes again whole.
@@ -988,7 +1037,7 @@ void connection::bulk_reader_loop(stream* fd, uint64_t generation) {
     {
       std::lock_guard lock(tracked_mutex_);
       received_bulk_.fetch_add(1, std::memory_order_release);
-      auto it = transfers_.find(transfer_id);
+      auto it = transfers_.find(prefix.transfer);
       if (it != transfers_.end() && (it->second.received += chunk) == it->second.size) {
         done = it->second.owner;
         transfers_.erase(it);

@@ -10,12 +10,14 @@
 // The session outlives its connections (docs/protocol.md, "Resuming a
 // session"): every frame sent stays in a replay log until the server
 // acknowledges it. When the streams break, the control reader takes the
-// server offline (its devices report CL_DEVICE_AVAILABLE false and take no new
-// commands), reconnects with backoff and resumes: both sides send again what
-// the other has not received, so nothing is lost and nothing runs twice.
-// Commands already accepted wait meanwhile. Only when the session cannot be
-// resumed (grace period passed, refused, protocol violation) does everything
-// outstanding fail with CL_DEVICE_NOT_AVAILABLE.
+// server offline (its devices report CL_DEVICE_AVAILABLE false), reconnects
+// with backoff and resumes: both sides send again what the other has not
+// received, so nothing is lost and nothing runs twice. Meanwhile new commands
+// and requests are still taken (accepting()): they wait in the replay log,
+// and blocking calls wait for the resumption, so a program that knows
+// nothing of Ferry does not notice a short outage. Only when the session
+// cannot be resumed (grace period passed, refused, protocol violation) does
+// everything outstanding fail with CL_DEVICE_NOT_AVAILABLE.
 #pragma once
 
 #include <atomic>
@@ -44,6 +46,20 @@ namespace ferry::client {
 
 /// How long a waiting thread polls before it sleeps (FERRY_SPIN_US, default 50).
 std::chrono::microseconds spin_duration();
+
+/// What new work meets while a server is offline (FERRY_OUTAGE).
+enum class outage_policy {
+  /// Taken, and sent on resumption; fails only when the session cannot be
+  /// resumed (the default: unmodified programs ride out short outages).
+  wait,
+  /// Refused at once with CL_DEVICE_NOT_AVAILABLE (FERRY_OUTAGE=fail-fast),
+  /// for programs that move their work to another device as soon as the
+  /// availability callback tells them (the PoCL-R paper's Fig. 4).
+  fail_fast,
+};
+/// FERRY_OUTAGE, read once: "wait" (default) or "fail-fast"; anything else
+/// is logged and taken as the default.
+outage_policy outage_policy_from_environment();
 
 class connection {
  public:
@@ -74,8 +90,9 @@ class connection {
   void flush();
 
   /// Sends a request, waits for the reply with the same request id and
-  /// decodes it. CL_DEVICE_NOT_AVAILABLE while the server is offline (a new
-  /// request) or when the session ends before the reply comes.
+  /// decodes it. Offline, the request waits for the resumption (unless the
+  /// outage policy is fail_fast). CL_DEVICE_NOT_AVAILABLE when the server
+  /// takes no new work (accepting) or the session ends before the reply.
   template <class Reply, class Request>
   result<Reply> call(Request& request) {
     return call<Reply>(request, [] {});
@@ -95,7 +112,7 @@ class connection {
     const uint64_t epoch = epoch_.load(std::memory_order_acquire);
     {
       std::lock_guard lock(requests_mutex_);
-      if (!alive()) return fail(CL_DEVICE_NOT_AVAILABLE);
+      if (!accepting()) return fail(CL_DEVICE_NOT_AVAILABLE);
       requests_[request.request];
     }
     waiting scope(*this);
@@ -122,15 +139,33 @@ class connection {
   /// bytes than `size` (a buffer with a content size); the rest of the
   /// destination is left as it was.
   void expect_data(protocol::object_id transfer, void* destination, uint64_t size, event* e);
-  /// Sends `size` bytes as bulk transfer `transfer`. When it returns, the
-  /// caller may reuse `data`: a small transfer has been copied into the
-  /// replay log, a large one acknowledged by the server. False when the
-  /// session ended first.
-  bool send_data(protocol::object_id transfer, const void* data, uint64_t size);
+  /// How long the bytes handed to send_data stay as they are.
+  enum class bytes_lifetime {
+    /// The caller may reuse them once send_data returns (a blocking write,
+    /// a buffer's initial contents): a small transfer is copied into the
+    /// replay log, a large one waits until the server acknowledges it.
+    until_return,
+    /// Untouched until the command completes (a non-blocking write): the
+    /// replay log only points to them, and send_data returns once they are
+    /// written, with no round trip (bulk_log, "borrowed").
+    until_completion,
+  };
+  /// Sends `size` bytes as bulk transfer `transfer` of a command of queue
+  /// `queue` (until_completion needs it). False when the session ended
+  /// first.
+  bool send_data(protocol::object_id transfer, const void* data, uint64_t size,
+                 bytes_lifetime lifetime = bytes_lifetime::until_return, protocol::object_id queue = 0);
+  /// Sends bytes the client made for the transfer (a packed rectangle): the
+  /// replay log keeps them until acknowledged, so nobody waits.
+  bool send_data(protocol::object_id transfer, std::vector<uint8_t> bytes);
 
   /// Whether the server is reachable now (false while offline and after the
-  /// session ended).
+  /// session ended): what CL_DEVICE_AVAILABLE reports.
   bool alive() const { return alive_.load(std::memory_order_acquire); }
+  /// Whether the server takes new work: while the session lives, offline
+  /// too (the work waits in the replay log and goes on resumption); under
+  /// outage_policy::fail_fast only while connected.
+  bool accepting() const { return policy_ == outage_policy::fail_fast ? alive() : !ended(); }
   /// Waits while the server is offline: true once it is back (or was never
   /// gone), false when the session ended instead.
   bool wait_online();
@@ -229,6 +264,13 @@ class connection {
   /// Asks the writer to send an ack soon (the server keeps what it sent
   /// until then).
   void request_ack();
+  /// Writes the chunks of one transfer to the bulk stream (or only into the
+  /// log while offline); returns the number of the last frame.
+  uint64_t send_chunks(protocol::object_id transfer, const uint8_t* bytes, uint64_t size, bulk_log::hold how,
+                       const std::shared_ptr<const void>& keeper, protocol::object_id queue);
+  /// A command of `queue` up to `command` completed: no frame may point into
+  /// the memory of its writes any more (bulk_log::settle).
+  void settle_borrowed(protocol::object_id queue, protocol::object_id command);
   /// Writes an ack (when the counts moved) and `batch` to the control
   /// stream. Called with send_mutex_ held, while online.
   void write_control_locked(const std::vector<uint8_t>& batch);
@@ -288,6 +330,7 @@ class connection {
   std::atomic<uint64_t> epoch_{1};
   uint32_t grace_ms_ = 0;  // session_state.grace_ms: 0 means no resumption
   std::atomic<bool> alive_{false};
+  outage_policy policy_ = outage_policy_from_environment();
   std::atomic<bool> ended_{false};
   std::atomic<int> waiters_{0};
   std::atomic<int> bulk_busy_{0};  // 1 while the bulk reader handles a chunk
@@ -322,6 +365,7 @@ class connection {
   std::mutex bulk_log_mutex_;   // guards bulk_log_
   std::condition_variable bulk_acked_cv_;
   bulk_log bulk_log_;
+  std::atomic<bool> borrowing_{false};  // bulk_log_.borrowing(), read without the lock on each completion
   std::unique_ptr<bulk_window> window_;  // the current bulk stream's, if it has one
   bool window_decided_ = false;          // whether the current bulk stream was offered one
   std::atomic<uint16_t> version_{0};  // the protocol version the server chose
