@@ -59,9 +59,20 @@ protocol::object_id bulk_log::borrowed_queue(protocol::object_id transfer) const
 }
 
 uint64_t bulk_log::settle(protocol::object_id queue, protocol::object_id command) {
+  return settle_where([&](protocol::object_id transfer, const borrowed& b) {
+    return b.queue == queue && transfer <= command;
+  });
+}
+
+uint64_t bulk_log::settle_all(protocol::object_id command) {
+  return settle_where([&](protocol::object_id transfer, const borrowed&) { return transfer <= command; });
+}
+
+template <class Which>
+uint64_t bulk_log::settle_where(Which&& which) {
   bool any = false;
   for (auto& [transfer, b] : borrowed_) {
-    if (b.queue == queue && transfer <= command && !b.settled) {
+    if (!b.settled && which(transfer, b)) {
       b.settled = true;
       any = true;
     }

@@ -13,8 +13,9 @@
 //    ends the borrowing is whichever comes first: the server acknowledges the
 //    frames (the usual case: it acknowledges a transfer's bytes before
 //    anything they enable can complete), or the client learns that a command
-//    of the same queue, at or after the write, has completed (settle: a write
-//    that failed before all its bytes arrived). Then the frames still
+//    of the same queue, at or after the write, has completed, or that any
+//    later command failed (settle: a write that failed before all its bytes
+//    arrived, and the commands that waited for it). Then the frames still
 //    unacknowledged are copied, before the application can hear of the
 //    completion, so a resumption never reads memory the application has
 //    reused or freed.
@@ -73,6 +74,10 @@ class bulk_log {
   /// unacknowledged frames, and any frame it still appends. Returns the bytes
   /// copied.
   uint64_t settle(protocol::object_id queue, protocol::object_id command);
+  /// Command `command` failed: it may have waited (on any queue) for a write
+  /// that failed before its bytes arrived, so every borrowed transfer from a
+  /// command up to it settles as above.
+  uint64_t settle_all(protocol::object_id command);
 
   /// Calls `send(frame)` for every frame after the first `received`; false
   /// when those are not all here (acknowledged already, or never sent).
@@ -89,6 +94,9 @@ class bulk_log {
 
  private:
   void drop_done();
+  /// Settles the borrowed transfers that `which(transfer, entry)` picks.
+  template <class Which>
+  uint64_t settle_where(Which&& which);
 
   struct borrowed {
     protocol::object_id queue = 0;

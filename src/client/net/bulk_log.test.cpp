@@ -63,6 +63,23 @@ TEST(bulk_log, settling_copies_the_unacknowledged_frames_of_the_queue_up_to_the_
   EXPECT_EQ(log.settle(1, 25), 0u);  // nothing left to copy
 }
 
+TEST(bulk_log, a_failed_command_settles_the_writes_of_every_queue_before_it) {
+  // A command of another queue that waited for a write which failed early
+  // fails too, and tells the application the write is over.
+  bulk_log log;
+  std::vector<uint8_t> a(50, 1), b(50, 2);
+  log.append(10, 0, 50, a.data(), 50, hold::borrow, {}, 1);
+  log.append(30, 0, 50, b.data(), 50, hold::borrow, {}, 2);
+  log.written(2);
+  EXPECT_EQ(log.settle_all(20), 50u);  // command 20 (queue 3) failed: write 10 settles, 30 is later
+  EXPECT_EQ(log.borrowed_queue(10), 0u);
+  EXPECT_EQ(log.borrowed_queue(30), 2u);
+  std::fill(a.begin(), a.end(), 0);
+  std::vector<uint8_t> expected(50, 1);
+  expected.insert(expected.end(), b.begin(), b.end());
+  EXPECT_EQ(replayed(log, 0), expected);
+}
+
 TEST(bulk_log, a_write_settled_while_still_being_sent_copies_its_later_chunks) {
   bulk_log log;
   std::vector<uint8_t> memory(100, 5);

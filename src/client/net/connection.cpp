@@ -409,12 +409,16 @@ bool connection::send_data(protocol::object_id transfer, std::vector<uint8_t> by
   return !(ended_ || stopping_ || epoch_.load(std::memory_order_acquire) != epoch);
 }
 
-void connection::settle_borrowed(protocol::object_id queue, protocol::object_id command) {
+void connection::settle_borrowed(protocol::object_id queue, protocol::object_id command, cl_int status) {
   if (!borrowing_.load(std::memory_order_acquire)) return;
   std::lock_guard log(bulk_log_mutex_);
   if (queue == 0) queue = bulk_log_.borrowed_queue(command);
-  if (queue == 0) return;
-  if (uint64_t copied = bulk_log_.settle(queue, command))
+  uint64_t copied = 0;
+  if (status < 0)
+    copied = bulk_log_.settle_all(command);
+  else if (queue != 0)
+    copied = bulk_log_.settle(queue, command);
+  if (copied)
     FERRY_DEBUG("net", "%s: command %llu completed before the server had %llu bytes of its queue's writes; copied them",
                 name_.c_str(), static_cast<unsigned long long>(command), static_cast<unsigned long long>(copied));
   borrowing_.store(bulk_log_.borrowing(), std::memory_order_release);
@@ -722,7 +726,7 @@ void connection::on_completions(const protocol::completions& batch) {
     }
     // Before anybody can hear of this completion: no replayed frame may read
     // the memory of a write it lets the application reuse.
-    settle_borrowed(e && e->queue ? e->queue->id : 0, c.command);
+    settle_borrowed(e && e->queue ? e->queue->id : 0, c.command, c.status);
     const bool hooked = static_cast<bool>(hook);
     if (hooked) {
       if (c.status < 0) hook(c.status);  // outside the lock: it posts to other servers

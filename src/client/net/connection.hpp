@@ -268,9 +268,10 @@ class connection {
   /// log while offline); returns the number of the last frame.
   uint64_t send_chunks(protocol::object_id transfer, const uint8_t* bytes, uint64_t size, bulk_log::hold how,
                        const std::shared_ptr<const void>& keeper, protocol::object_id queue);
-  /// A command of `queue` up to `command` completed: no frame may point into
-  /// the memory of its writes any more (bulk_log::settle).
-  void settle_borrowed(protocol::object_id queue, protocol::object_id command);
+  /// Command `command` of `queue` completed with `status`: no frame may
+  /// point into the memory of the writes it lets the application reuse any
+  /// more (bulk_log::settle, settle_all for a failure).
+  void settle_borrowed(protocol::object_id queue, protocol::object_id command, cl_int status);
   /// Writes an ack (when the counts moved) and `batch` to the control
   /// stream. Called with send_mutex_ held, while online.
   void write_control_locked(const std::vector<uint8_t>& batch);
