@@ -26,7 +26,8 @@ namespace p = protocol;
 
 constexpr uint64_t slot_size = 64 * 1024;
 
-class bulk_window_reader : public ::testing::Test {
+// A bulk reader on one end of a socket pair; the test writes to the other.
+class reader_on_a_socket_pair : public ::testing::Test {
  protected:
   void SetUp() override {
     test_stream_pair pair;
@@ -34,10 +35,11 @@ class bulk_window_reader : public ::testing::Test {
     client_ = std::move(pair.client);
     server_ = std::move(pair.server);
   }
-  /// Runs the reader until the client's end closes or it refuses something.
-  void start(bulk_reader::windows allowed = bulk_reader::windows::accepted) {
-    outcome_ = std::async(std::launch::async, [this, allowed] {
-      bulk_reader reader(server_.get(), transfers_);
+  /// Runs a reader into `transfers` until the client's end closes or it
+  /// refuses something.
+  void start_reader(transfer_table& transfers, bulk_reader::windows allowed) {
+    outcome_ = std::async(std::launch::async, [this, &transfers, allowed] {
+      bulk_reader reader(server_.get(), transfers);
       reader.set_windows(allowed, "test");
       std::string why;
       bulk_reader::end end = reader.run(why);
@@ -50,6 +52,19 @@ class bulk_window_reader : public ::testing::Test {
     EXPECT_EQ(outcome_.wait_for(std::chrono::seconds(20)), std::future_status::ready);
     return outcome_.get();
   }
+  // The reader thread uses the derived fixture's table, which goes first.
+  void TearDown() override {
+    if (outcome_.valid()) finish();
+  }
+
+  unique_fd client_;
+  stream_ptr server_;
+  std::future<std::pair<bulk_reader::end, std::string>> outcome_;
+};
+
+class bulk_window_reader : public reader_on_a_socket_pair {
+ protected:
+  void start(bulk_reader::windows allowed = bulk_reader::windows::accepted) { start_reader(transfers_, allowed); }
   void offer(const bulk_window& window, uint32_t slots, uint64_t size) {
     ASSERT_TRUE(p::send_window_offer(client_.get(), p::window_offer{slots, size}, window.fd()));
   }
@@ -84,9 +99,6 @@ class bulk_window_reader : public ::testing::Test {
   }
 
   transfer_table transfers_{native::dry_api()};
-  unique_fd client_;
-  stream_ptr server_;
-  std::future<std::pair<bulk_reader::end, std::string>> outcome_;
   std::unique_ptr<bulk_window> window_;
 };
 
@@ -196,22 +208,11 @@ TEST_F(bulk_window_reader, a_chunk_whose_bytes_are_dropped_frees_its_slot) {
 }
 
 // bulk_data frames over a socket pair, into a table with an in-flight quota.
-class bulk_stream_reader : public ::testing::Test {
+class bulk_stream_reader : public reader_on_a_socket_pair {
  protected:
   void SetUp() override {
-    test_stream_pair pair;
-    ASSERT_TRUE(make_test_stream_pair(pair));
-    client_ = std::move(pair.client);
-    server_ = std::move(pair.server);
-    outcome_ = std::async(std::launch::async, [this] {
-      bulk_reader reader(server_.get(), transfers_);
-      std::string why;
-      bulk_reader::end end = reader.run(why);
-      return std::make_pair(end, why);
-    });
-  }
-  void TearDown() override {
-    if (outcome_.valid()) finish();
+    ASSERT_NO_FATAL_FAILURE(reader_on_a_socket_pair::SetUp());
+    start_reader(transfers_, bulk_reader::windows::refused);
   }
   static session_limits in_flight(uint64_t bytes) {
     session_limits limits;
@@ -227,18 +228,9 @@ class bulk_stream_reader : public ::testing::Test {
                                                   static_cast<uint16_t>(p::message_id::bulk_data), 0});
     ASSERT_TRUE(write_all(client_.get(), frame.data(), frame.size()));
   }
-  /// Closes the client's end and returns how the reader ended.
-  std::pair<bulk_reader::end, std::string> finish() {
-    ::shutdown(client_.get(), SHUT_WR);
-    EXPECT_EQ(outcome_.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-    return outcome_.get();
-  }
 
   session_quota quota_{in_flight(100), "test"};
   transfer_table transfers_{native::dry_api(), &quota_};
-  unique_fd client_;
-  stream_ptr server_;
-  std::future<std::pair<bulk_reader::end, std::string>> outcome_;
 };
 
 TEST_F(bulk_stream_reader, bytes_of_a_transfer_over_the_quota_are_read_off_the_stream_and_dropped) {
