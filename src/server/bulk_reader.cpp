@@ -33,28 +33,12 @@ bool skip_exact(stream* fd, uint64_t size) {
 
 }  // namespace
 
-bool bulk_reader::validate_header(const uint8_t* header, std::string& why) {
-  return p::check_bulk_header(p::load_header(header), why);
-}
-
-bool bulk_reader::validate(const uint8_t* head, uint64_t& transfer, uint64_t& offset, uint64_t& chunk,
-                           uint64_t& total, std::string& why) {
-  p::bulk_data prefix;
-  if (!p::load_bulk_head(head, prefix, chunk, why)) return false;
-  transfer = prefix.transfer;
-  offset = prefix.offset;
-  total = prefix.total;
-  return true;
-}
-
-bool bulk_reader::validate_place(uint64_t offset, uint64_t chunk, uint64_t total, std::string& why) {
-  return p::check_chunk_place(offset, chunk, total, why);
-}
-
 bool bulk_reader::receive_chunk(const uint8_t* head, end& how, std::string& why) {
-  uint64_t transfer, offset, chunk, total;
   how = end::violation;
-  if (!validate(head, transfer, offset, chunk, total, why)) return false;
+  p::bulk_data prefix;
+  uint64_t chunk = 0;
+  if (!p::load_bulk_head(head, prefix, chunk, why)) return false;
+  const auto [transfer, offset, total] = prefix;
   uint8_t* destination = nullptr;
   // A refusal (overlapping bytes, a wrong total, too many refused transfers)
   // is a violation: the session ends, and the reason is logged.
@@ -164,7 +148,7 @@ bool bulk_reader::receive_window_chunk(const p::frame_header& h, end& how, std::
           std::to_string(window_->slot_size()) + " bytes";
     return false;
   }
-  if (!validate_place(c.offset, c.size, c.total, why)) return false;
+  if (!p::check_chunk_place(c.offset, c.size, c.total, why)) return false;
   uint8_t* destination = nullptr;
   if (!transfers_.begin_chunk(c.transfer, c.offset, c.size, c.total, destination, why)) return false;
   // No destination: the transfer's bytes are dropped, and the slot is free at once.
@@ -197,7 +181,7 @@ bulk_reader::end bulk_reader::run(std::string& why) {
     // payload too short for the prefix or too long for a chunk): refused now,
     // not after waiting for prefix bytes that need not come, or taking the
     // next frame's bytes for them.
-    if (!validate_header(head, why)) return end::violation;
+    if (!p::check_bulk_header(h, why)) return end::violation;
     if (!read_exact(fd_, head + p::frame_header_size, p::bulk_prefix_size)) {
       why = "bulk connection closed inside a chunk's prefix";
       return end::closed;

@@ -47,22 +47,14 @@ class bulk_reader {
   /// (`closed`) or sends something malformed (`violation`, `why` says what).
   end run(std::string& why);
 
-  /// Size of what precedes a chunk's bytes: frame header and bulk prefix.
+  /// Size of what precedes a chunk's bytes: frame header and bulk prefix
+  /// (protocol::bulk_head_size).
   static constexpr size_t head_size = 8 + 24;
   /// Takes one bulk_data frame whose header and prefix (`head`, head_size
-  /// bytes) were read: validates them, reads the chunk into its transfer's
-  /// staging and counts the frame. False with `end` and a reason otherwise.
+  /// bytes) were read: checks them (protocol::load_bulk_head), reads the
+  /// chunk into its transfer's staging and counts the frame. False with
+  /// `end` and a reason otherwise.
   bool receive_chunk(const uint8_t* head, end& how, std::string& why);
-
-  /// Checks a frame header alone: a bulk_data id, no flags, a payload that
-  /// holds the prefix and at most max_bulk_chunk bytes. False with a reason.
-  static bool validate_header(const uint8_t* header, std::string& why);
-  /// Checks one frame header + bulk prefix (exposed for tests). False with a
-  /// reason when the frame is not a well-formed bulk_data chunk.
-  static bool validate(const uint8_t* head, uint64_t& transfer, uint64_t& offset, uint64_t& chunk,
-                       uint64_t& total, std::string& why);
-  /// The checks validate() makes of a chunk's place, for any chunk.
-  static bool validate_place(uint64_t offset, uint64_t chunk, uint64_t total, std::string& why);
 
  private:
   /// window_offer and window_chunk, whose header `h` was read.

@@ -4,8 +4,8 @@
 
 #include <thread>
 
+#include "protocol/bulk_head.hpp"
 #include "protocol/version.hpp"
-#include "server/bulk_reader.hpp"
 #include "server/server.hpp"
 #include "server/test_client.hpp"
 
@@ -100,21 +100,22 @@ TEST(bulk_reader, validates_headers_before_reading_a_chunk) {
     return head;
   };
   uint16_t bulk = static_cast<uint16_t>(p::message_id::bulk_data);
-  uint64_t transfer, offset, chunk, total;
+  p::bulk_data prefix;
+  uint64_t chunk = 0;
   std::string why;
   auto ok = frame(bulk, 24 + 100, 1, 0, 100);
-  EXPECT_TRUE(bulk_reader::validate(ok.data(), transfer, offset, chunk, total, why)) << why;
+  EXPECT_TRUE(p::load_bulk_head(ok.data(), prefix, chunk, why)) << why;
   EXPECT_EQ(chunk, 100u);
   auto wrong_id = frame(static_cast<uint16_t>(p::message_id::ping), 24, 1, 0, 0);
-  EXPECT_FALSE(bulk_reader::validate(wrong_id.data(), transfer, offset, chunk, total, why));
+  EXPECT_FALSE(p::load_bulk_head(wrong_id.data(), prefix, chunk, why));
   auto short_payload = frame(bulk, 10, 1, 0, 0);
-  EXPECT_FALSE(bulk_reader::validate(short_payload.data(), transfer, offset, chunk, total, why));
+  EXPECT_FALSE(p::load_bulk_head(short_payload.data(), prefix, chunk, why));
   auto huge_chunk = frame(bulk, 24 + p::max_bulk_chunk + 1, 1, 0, uint64_t{1} << 30);
-  EXPECT_FALSE(bulk_reader::validate(huge_chunk.data(), transfer, offset, chunk, total, why));
+  EXPECT_FALSE(p::load_bulk_head(huge_chunk.data(), prefix, chunk, why));
   auto huge_total = frame(bulk, 24, 1, 0, p::max_transfer_size + 1);
-  EXPECT_FALSE(bulk_reader::validate(huge_total.data(), transfer, offset, chunk, total, why));
+  EXPECT_FALSE(p::load_bulk_head(huge_total.data(), prefix, chunk, why));
   auto past_end = frame(bulk, 24 + 10, 1, UINT64_MAX - 4, UINT64_MAX);
-  EXPECT_FALSE(bulk_reader::validate(past_end.data(), transfer, offset, chunk, total, why));
+  EXPECT_FALSE(p::load_bulk_head(past_end.data(), prefix, chunk, why));
 }
 
 // The handshake against a real listener; sessions run on the dry API.

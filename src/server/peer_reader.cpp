@@ -6,6 +6,7 @@
 
 #include "common/log.hpp"
 #include "common/socket.hpp"
+#include "protocol/bulk_head.hpp"
 #include "protocol/codec.hpp"
 #include "protocol/dispatch.hpp"
 #include "protocol/frame.hpp"
@@ -45,7 +46,7 @@ peer_reader::end peer_reader::run(std::string& why) {
     p::frame_header h = p::load_header(head);
     if (h.message_id == static_cast<uint16_t>(p::message_id::bulk_data)) {
       // A header that can carry no chunk is refused before its prefix is read.
-      if (!bulk_reader::validate_header(head, why)) return end::violation;
+      if (!protocol::check_bulk_header(protocol::load_header(head), why)) return end::violation;
       if (!read_exact(fd_, head + p::frame_header_size, p::bulk_prefix_size)) {
         why = "peer link closed inside a frame";
         return end::closed;

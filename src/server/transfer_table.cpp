@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/bulk_head.hpp"
+
 namespace ferry::server {
 
 bool transfer_table::byte_ranges::insert(uint64_t begin, uint64_t end) {
@@ -145,9 +147,9 @@ bool transfer_table::begin_chunk(uint64_t transfer, uint64_t offset, uint64_t si
 bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total,
                                         uint8_t*& destination, std::string& why, std::vector<cl_event>& to_fail,
                                         std::shared_ptr<landing>& dropped) {
-  // The readers check this against the prefix (bulk_reader::validate_place);
-  // checked again here, without overflow, because the ranges rely on it.
-  if (offset > total || size > total - offset) {
+  // The readers check this against the prefix (protocol::check_chunk_place);
+  // checked again here because the ranges rely on it.
+  if (!protocol::chunk_within(offset, size, total)) {
     why = "transfer " + std::to_string(transfer) + ": chunk at " + std::to_string(offset) + " of " +
           std::to_string(size) + " bytes runs past its " + std::to_string(total) + " bytes";
     return false;
