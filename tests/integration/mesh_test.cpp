@@ -287,6 +287,81 @@ TEST_F(mesh, out_of_order_queues_across_servers_follow_their_wait_lists) {
   }
 }
 
+TEST_F(mesh, programs_built_per_device_of_a_shared_context_run_where_they_were_built) {
+  // FluidX3D's multi-device pattern: one context over every server, each domain's program
+  // built for its own device only, halos moved between domains by migration.
+  constexpr size_t items = 2048;
+  cl_int rc = CL_SUCCESS;
+  std::vector<program_handle> domains;
+  for (cl_device_id d : devices_) {
+    const char* text = mesh_source;
+    program_handle p(clCreateProgramWithSource(context_, 1, &text, nullptr, &rc));
+    ASSERT_CL_OK(rc);
+    ASSERT_CL_OK(clBuildProgram(p, 1, &d, "", nullptr, nullptr));
+    domains.push_back(std::move(p));
+  }
+  // Build status per device: built where asked, nothing elsewhere.
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    for (size_t j = 0; j < devices_.size(); ++j) {
+      cl_build_status status = CL_BUILD_ERROR;
+      ASSERT_CL_OK(clGetProgramBuildInfo(domains[i], devices_[j], CL_PROGRAM_BUILD_STATUS, sizeof status, &status,
+                                         nullptr));
+      EXPECT_EQ(status, i == j ? CL_BUILD_SUCCESS : CL_BUILD_NONE) << "program " << i << " on device " << j;
+    }
+  }
+  std::vector<cl_uint> expected(items);
+  std::iota(expected.begin(), expected.end(), 3u);
+  mem_handle data = create_buffer(context_, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, items * sizeof(cl_uint),
+                                  expected.data());
+  std::vector<kernel_handle> steps;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    steps.push_back(create_kernel(domains[i], "mix_step"));
+    ASSERT_NE(steps.back().get(), nullptr) << "a kernel of the program built for device " << i;
+    size_t group = 0;
+    ASSERT_CL_OK(clGetKernelWorkGroupInfo(steps[i], devices_[i], CL_KERNEL_WORK_GROUP_SIZE, sizeof group, &group,
+                                          nullptr));
+    EXPECT_GT(group, 0u);
+    ASSERT_CL_OK(clGetKernelWorkGroupInfo(steps[i], nullptr, CL_KERNEL_WORK_GROUP_SIZE, sizeof group, &group,
+                                          nullptr))
+        << "the kernel has one device";
+    const cl_device_id other = devices_[(i + 1) % devices_.size()];
+    EXPECT_CL(CL_INVALID_DEVICE,
+              clGetKernelWorkGroupInfo(steps[i], other, CL_KERNEL_WORK_GROUP_SIZE, sizeof group, &group, nullptr));
+    ASSERT_CL_OK(clSetKernelArg(steps[i], 0, sizeof(cl_mem), data.address()));
+  }
+  // A launch on a device the program was not built for gets the spec's error.
+  const cl_uint salt0 = 0;
+  ASSERT_CL_OK(clSetKernelArg(steps[0], 1, sizeof salt0, &salt0));
+  EXPECT_CL(CL_INVALID_PROGRAM_EXECUTABLE,
+            clEnqueueNDRangeKernel(queues_[1], steps[0], 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
+  // Each domain's step on its own server, the buffer migrating between them.
+  for (cl_uint round = 0; round < 6; ++round) {
+    const size_t i = round % devices_.size();
+    const cl_uint salt = 10 + round;
+    ASSERT_CL_OK(clSetKernelArg(steps[i], 1, sizeof salt, &salt));
+    ASSERT_CL_OK(clEnqueueMigrateMemObjects(queues_[i], 1, data.address(), 0, 0, nullptr, nullptr));
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queues_[i], steps[i], 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
+    ASSERT_CL_OK(clFinish(queues_[i]));
+    step_on_host(expected, salt);
+  }
+  std::vector<cl_uint> got(items);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queues_[2], data, CL_TRUE, 0, items * sizeof(cl_uint), got.data(), 0, nullptr,
+                                   nullptr));
+  EXPECT_EQ(got, expected);
+  // clCreateKernelsInProgram too, and a rebuild for a second device adds it.
+  cl_uint count = 0;
+  ASSERT_CL_OK(clCreateKernelsInProgram(domains[1], 0, nullptr, &count));
+  EXPECT_EQ(count, 3u);
+  steps.clear();
+  ASSERT_CL_OK(clBuildProgram(domains[0], 2, devices_.data(), "", nullptr, nullptr));
+  kernel_handle both = create_kernel(domains[0], "increment");
+  ASSERT_CL_OK(clSetKernelArg(both, 0, sizeof(cl_mem), data.address()));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queues_[1], both, 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
+  ASSERT_CL_OK(clFinish(queues_[1]));
+  EXPECT_CL(CL_INVALID_PROGRAM_EXECUTABLE,
+            clEnqueueNDRangeKernel(queues_[2], both, 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
+}
+
 TEST_F(mesh, explicit_migration_and_content_undefined) {
   constexpr size_t bytes = 1u << 20;
   std::vector<cl_uint> host(bytes / sizeof(cl_uint), 42u);

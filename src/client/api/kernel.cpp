@@ -41,7 +41,7 @@ bool contains(const std::vector<cl_device_id>& devices, cl_device_id d) {
 // Device-specific questions go to the device's server.
 result<protocol::bytes> remote_query(const kernel* k, protocol::query_kind kind, const device* d, cl_uint param,
                                      uint32_t index = 0, protocol::bytes input = {}) {
-  connection* link = d ? d->host->link.get() : link_of(k->program);
+  connection* link = d ? d->host->link.get() : link_of(k);
   if (link == nullptr) return fail(CL_DEVICE_NOT_AVAILABLE);
   protocol::query request;
   request.kind = kind;
@@ -59,14 +59,16 @@ result<protocol::bytes> remote_query(const kernel* k, protocol::query_kind kind,
 // ---------------------------------------------------------------------------
 // Creation
 
-// The kernel object for one kernel the server created (API count 1). It
-// holds the program (internal reference + attached count; objects.cpp
-// destroy() undoes both).
-kernel* make_kernel(cl_program p, const protocol::kernel_desc& desc) {
+// The kernel object for one kernel the servers of `devices` created (API
+// count 1). It holds the program (internal reference + attached count;
+// objects.cpp destroy() undoes both).
+kernel* make_kernel(cl_program p, const std::vector<cl_device_id>& devices, const protocol::kernel_desc& desc) {
   auto* k = new kernel();
   k->program = p;
   retain_internal(p);
   p->attached_kernels.fetch_add(1);
+  k->devices = devices;
+  k->servers = servers_of(devices);
   k->id = desc.id;
   k->name = desc.name;
   k->num_args = desc.num_args;
@@ -80,31 +82,40 @@ kernel* make_kernel(cl_program p, const protocol::kernel_desc& desc) {
   return k;
 }
 
-// Releases kernels the client will not use on every server of `p` (ids a
-// server never made are ignored there).
-void release_kernels(const program* p, const std::vector<protocol::object_id>& ids) {
-  for (protocol::object_id id : ids) post_each(p->servers, protocol::release_object{id});
+// Releases kernels the client will not use on `servers` (ids a server never
+// made are ignored there).
+void release_kernels(const std::vector<server*>& servers, const std::vector<protocol::object_id>& ids) {
+  for (protocol::object_id id : ids) post_each(servers, protocol::release_object{id});
 }
 
-// Creates kernel `name` of `p` on its servers (a round trip each: the reply
-// says how many arguments it has).
-result<cl_kernel> create_remote_kernel(cl_program p, const std::string& name) {
+// The program's devices with an executable, now.
+std::vector<cl_device_id> built_devices_of(program* p) {
+  std::lock_guard lock(p->build_mutex);
+  return p->built_devices;
+}
+
+// Creates kernel `name` of `p` on the servers of `devices`, those with an
+// executable (a round trip each: the reply says how many arguments it has).
+// A server where the program was not built has no kernel to make.
+result<cl_kernel> create_remote_kernel(cl_program p, const std::string& name,
+                                       const std::vector<cl_device_id>& devices) {
   protocol::create_kernel request;
   request.id = next_object_id();
   request.program = p->id;
   request.name = name;
-  auto reply = call_each<protocol::kernel_reply>(p->servers, request);
+  const std::vector<server*> servers = servers_of(devices);
+  auto reply = call_each<protocol::kernel_reply>(servers, request);
   // CL_INVALID_KERNEL_DEFINITION if the function definition for __kernel
   // function given by kernel_name such as the number of arguments, the
   // argument types are not the same for all devices for which the program
   // executable has been built: the native answer, like any other failure.
   if (!reply || reply->status != CL_SUCCESS || reply->kernels.size() != 1 ||
       reply->kernels[0].num_args > max_kernel_args) {
-    release_kernels(p, {request.id});
+    release_kernels(servers, {request.id});
     if (!reply) return fail(reply.error());
     return fail(reply->status != CL_SUCCESS ? reply->status : CL_OUT_OF_RESOURCES);
   }
-  return static_cast<cl_kernel>(make_kernel(p, reply->kernels[0]));
+  return static_cast<cl_kernel>(make_kernel(p, devices, reply->kernels[0]));
 }
 
 result<cl_kernel> create_kernel(cl_program p, const char* name) {
@@ -114,26 +125,28 @@ result<cl_kernel> create_kernel(cl_program p, const char* name) {
     std::lock_guard lock(p->build_mutex);
     // CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built
     // executable for program.
-    if (!p->built) return fail(CL_INVALID_PROGRAM_EXECUTABLE);
+    if (!p->built()) return fail(CL_INVALID_PROGRAM_EXECUTABLE);
     // CL_INVALID_VALUE if kernel_name is NULL.
     if (name == nullptr) return fail(CL_INVALID_VALUE);
     // CL_INVALID_KERNEL_NAME if kernel_name is not found in program.
     if (std::find(p->kernel_names.begin(), p->kernel_names.end(), name) == p->kernel_names.end())
       return fail(CL_INVALID_KERNEL_NAME);
   }
-  return create_remote_kernel(p, name);
+  return create_remote_kernel(p, name, built_devices_of(p));
 }
 
 cl_int create_kernels_in_program(cl_program p, cl_uint num_kernels, cl_kernel* kernels, cl_uint* num_kernels_ret) {
   // CL_INVALID_PROGRAM if program is not a valid program object.
   FERRY_CHECK_HANDLE(p);
   size_t count = 0;
+  std::vector<cl_device_id> devices;
   {
     std::lock_guard lock(p->build_mutex);
     // CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built
     // executable for any device in program.
-    if (!p->built) return CL_INVALID_PROGRAM_EXECUTABLE;
+    if (!p->built()) return CL_INVALID_PROGRAM_EXECUTABLE;
     count = p->kernel_names.size();
+    devices = p->built_devices;
   }
   // CL_INVALID_VALUE if kernels is not NULL and num_kernels is less than the
   // number of kernels in program.
@@ -148,18 +161,19 @@ cl_int create_kernels_in_program(cl_program p, cl_uint num_kernels, cl_kernel* k
   request.program = p->id;
   request.ids.resize(count);
   for (auto& id : request.ids) id = next_object_id();
-  auto reply = call_each<protocol::kernel_reply>(p->servers, request);
+  const std::vector<server*> servers = servers_of(devices);
+  auto reply = call_each<protocol::kernel_reply>(servers, request);
   if (!reply || reply->status != CL_SUCCESS) {
-    release_kernels(p, request.ids);
+    release_kernels(servers, request.ids);
     return reply ? reply->status : reply.error();
   }
   bool all_usable = reply->kernels.size() <= num_kernels;
   for (const auto& desc : reply->kernels) all_usable &= desc.num_args <= max_kernel_args;
   if (!all_usable) {
-    release_kernels(p, request.ids);
+    release_kernels(servers, request.ids);
     return CL_OUT_OF_RESOURCES;
   }
-  for (size_t i = 0; i < reply->kernels.size(); ++i) kernels[i] = make_kernel(p, reply->kernels[i]);
+  for (size_t i = 0; i < reply->kernels.size(); ++i) kernels[i] = make_kernel(p, devices, reply->kernels[i]);
   if (num_kernels_ret) *num_kernels_ret = static_cast<cl_uint>(reply->kernels.size());
   return CL_SUCCESS;
 }
@@ -169,7 +183,7 @@ cl_int send_svm_pointers(kernel* k, std::vector<protocol::svm_pointer> pointers)
   protocol::set_kernel_exec_info request;
   request.kernel = k->id;
   request.pointers = std::move(pointers);
-  auto reply = call_each<protocol::status_reply>(k->program->servers, request);
+  auto reply = call_each<protocol::status_reply>(k->servers, request);
   if (!reply) return reply.error();
   if (reply->status != CL_SUCCESS) return reply->status;
   k->svm_pointers = std::move(request.pointers);
@@ -180,7 +194,7 @@ cl_int send_svm_pointers(kernel* k, std::vector<protocol::svm_pointer> pointers)
 result<cl_kernel> clone_kernel(cl_kernel source) {
   // CL_INVALID_KERNEL if kernel is not a valid kernel object.
   FERRY_CHECK_HANDLE_R(source);
-  auto made = create_remote_kernel(source->program, source->name);
+  auto made = create_remote_kernel(source->program, source->name, source->devices);
   if (!made) return made;
   kernel* k = *made;
   // The exec info too, which lives on the server's kernel.
@@ -322,7 +336,7 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
     if (kind == arg_kind::value) request.arg.value.assign(size, 0);
     if (m) request.arg.object = m->id;
     if (smp) request.arg.object = smp->id;
-    auto reply = link_of(k->program)->call<protocol::status_reply>(request);
+    auto reply = link_of(k)->call<protocol::status_reply>(request);
     if (!reply) return reply.error();
     if (reply->status != CL_SUCCESS) return reply->status;
     k->validated[index] = shape;
@@ -380,7 +394,7 @@ cl_int set_kernel_arg_svm_pointer(cl_kernel k, cl_uint index, const void* value)
     protocol::check_kernel_arg request;
     request.kernel = k->id;
     request.arg = wire;
-    auto reply = link_of(k->program)->call<protocol::status_reply>(request);
+    auto reply = link_of(k)->call<protocol::status_reply>(request);
     if (!reply) return reply.error();
     if (reply->status != CL_SUCCESS) return reply->status;
     k->validated[index] = shape;
@@ -487,7 +501,10 @@ cl_int get_kernel_work_group_info(cl_kernel k, cl_device_id d, cl_kernel_work_gr
                                   void* value, size_t* size_ret) {
   // CL_INVALID_KERNEL if kernel is a not a valid kernel object.
   FERRY_CHECK_HANDLE(k);
-  const auto& devices = k->program->devices;
+  // The devices associated with the kernel are those its program was built
+  // for when the kernel was made; on another device it has no code to ask
+  // about.
+  const auto& devices = k->devices;
   // CL_INVALID_DEVICE if device is not in the list of devices associated with
   // kernel or if device is NULL but there is more than one device associated
   // with kernel.
@@ -524,7 +541,10 @@ cl_int get_kernel_sub_group_info(cl_kernel k, cl_device_id d, cl_kernel_sub_grou
                                  const void* input, size_t size, void* value, size_t* size_ret) {
   // CL_INVALID_KERNEL if kernel is a not a valid kernel object.
   FERRY_CHECK_HANDLE(k);
-  const auto& devices = k->program->devices;
+  // The devices associated with the kernel are those its program was built
+  // for when the kernel was made; on another device it has no code to ask
+  // about.
+  const auto& devices = k->devices;
   // CL_INVALID_DEVICE if device is not in the list of devices associated with
   // kernel or if device is NULL but there is more than one device associated
   // with kernel.
@@ -628,10 +648,10 @@ cl_int enqueue_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, const 
     }
   }
   // CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built program
-  // executable available for device associated with command_queue. A kernel
-  // exists only for a built program, and a program with kernels cannot be
-  // rebuilt, so only the device can be missing.
-  if (!contains(p->devices, d)) return CL_INVALID_PROGRAM_EXECUTABLE;
+  // executable available for device associated with command_queue. A
+  // program with kernels cannot be rebuilt, so the kernel's devices are
+  // still those with an executable.
+  if (!contains(k->devices, d)) return CL_INVALID_PROGRAM_EXECUTABLE;
   // CL_INVALID_KERNEL_ARGS if the kernel argument values have not been specified.
   if (unset) return CL_INVALID_KERNEL_ARGS;
   // CL_INVALID_WORK_DIMENSION if work_dim is not a valid value (i.e. a value

@@ -109,19 +109,34 @@ bool step_ran(cl_int status, build_step step) {
   return status == CL_SUCCESS || status == failure;
 }
 
-// Records what a build or compile left behind: a successful build makes an
-// executable with these kernels; a compile, or a build that failed in the
-// compiler, leaves none. A step that never began changes nothing.
-void record_outcome(program* p, build_step step, protocol::build_reply& reply) {
+// Records what a build or compile of `devices` left behind: a successful
+// build makes an executable for them with these kernels; a compile, or a
+// build that failed in the compiler, leaves none for them. Executables of
+// the program's other devices stay (a program may be built for a subset of
+// its devices, one device at a time). A step that never began changes
+// nothing.
+void record_outcome(program* p, build_step step, const std::vector<cl_device_id>& devices,
+                    protocol::build_reply& reply) {
   if (!step_ran(reply.status, step)) return;
   std::lock_guard lock(p->build_mutex);
+  auto& built = p->built_devices;
+  std::erase_if(built, [&](cl_device_id d) { return contains(devices, d); });
   if (step == build_step::build && reply.status == CL_SUCCESS) {
-    p->built = true;
+    // Kept in the order of the program's devices.
+    std::vector<cl_device_id> now;
+    for (cl_device_id d : p->devices)
+      if (contains(built, d) || contains(devices, d)) now.push_back(d);
+    built = std::move(now);
     p->kernel_names = std::move(reply.kernel_names);
-  } else {
-    p->built = false;
-    p->kernel_names.clear();
   }
+  if (built.empty()) p->kernel_names.clear();
+}
+
+// The devices a build or compile applies to: those listed, else all of the
+// program's.
+std::vector<cl_device_id> step_devices(const program* p, cl_uint num_devices, const cl_device_id* device_list) {
+  if (device_list == nullptr) return p->devices;
+  return std::vector<cl_device_id>(device_list, device_list + num_devices);
 }
 
 // ---------------------------------------------------------------------------
@@ -308,7 +323,7 @@ cl_int build_program(cl_program p, cl_uint num_devices, const cl_device_id* devi
       servers_for(device_list, num_devices, p->servers), request,
       [&](protocol::build_program& r, server& s) { r.devices = indices_on(s, listed); });
   if (!reply) return reply.error();
-  record_outcome(p, build_step::build, *reply);
+  record_outcome(p, build_step::build, step_devices(p, num_devices, device_list), *reply);
   // The build has completed when the call returns, so the notification comes
   // now, on the calling thread and outside every lock (as rusticl does).
   if (notify && step_ran(reply->status, build_step::build)) notify(p, user_data);
@@ -372,7 +387,7 @@ cl_int compile_program(cl_program p, cl_uint num_devices, const cl_device_id* de
       servers_for(device_list, num_devices, p->servers), request,
       [&](protocol::compile_program& r, server& s) { r.devices = indices_on(s, listed); });
   if (!reply) return reply.error();
-  record_outcome(p, build_step::compile, *reply);
+  record_outcome(p, build_step::compile, step_devices(p, num_devices, device_list), *reply);
   if (notify && step_ran(reply->status, build_step::compile)) notify(p, user_data);
   return reply->status;
 }
@@ -448,8 +463,10 @@ cl_int link_program(cl_context c, cl_uint num_devices, const cl_device_id* devic
   auto* p = make_program(c, request.id, std::move(devices));
   {
     std::lock_guard lock(p->build_mutex);
-    p->built = reply->status == CL_SUCCESS;
-    if (p->built) p->kernel_names = std::move(reply->kernel_names);
+    if (reply->status == CL_SUCCESS) {
+      p->built_devices = p->devices;
+      p->kernel_names = std::move(reply->kernel_names);
+    }
   }
   out = p;
   if (notify) notify(p, user_data);
@@ -482,7 +499,7 @@ cl_int get_program_info(cl_program p, cl_program_info param, size_t size, void* 
         // CL_PROGRAM_NUM_KERNELS or CL_PROGRAM_KERNEL_NAMES and a successful
         // program executable has not been built for at least one device in
         // the list of devices associated with program.
-        if (!p->built) return CL_INVALID_PROGRAM_EXECUTABLE;
+        if (!p->built()) return CL_INVALID_PROGRAM_EXECUTABLE;
         count = p->kernel_names.size();
         if (param == CL_PROGRAM_KERNEL_NAMES) {
           for (const auto& name : p->kernel_names) {

@@ -251,13 +251,22 @@ struct _cl_program : ferry::client::object_base {
   std::atomic<cl_uint> attached_kernels{0};
 
   std::mutex build_mutex;  // guards the fields below
-  bool built = false;      // an executable exists (build or link succeeded)
+  /// The devices with an executable (a successful build or link for them),
+  /// in the order of `devices`. A program may be built for a subset of its
+  /// devices (clBuildProgram with a device list): its kernels exist there.
+  std::vector<cl_device_id> built_devices;
   std::vector<std::string> kernel_names;
+  bool built() const { return !built_devices.empty(); }
 };
 
 struct _cl_kernel : ferry::client::object_base {
   _cl_kernel() : object_base(ferry::client::object_tag::kernel) {}
   cl_program program = nullptr;
+  /// The program's devices with an executable when the kernel was made
+  /// (fixed: a program with kernels cannot be rebuilt), and their servers,
+  /// where the kernel exists.
+  std::vector<cl_device_id> devices;
+  std::vector<ferry::client::server*> servers;
   std::string name;
   cl_uint num_args = 0;
 

@@ -193,7 +193,7 @@ std::vector<connection*> links_holding(object_base* o) {
     case object_tag::queue: links.push_back(static_cast<queue*>(o)->device->host->link.get()); break;
     case object_tag::mem: all_of(static_cast<memory*>(o)->context->servers); break;
     case object_tag::program: all_of(static_cast<program*>(o)->servers); break;
-    case object_tag::kernel: all_of(static_cast<kernel*>(o)->program->servers); break;
+    case object_tag::kernel: all_of(static_cast<kernel*>(o)->servers); break;
     case object_tag::sampler: all_of(static_cast<sampler*>(o)->context->servers); break;
     case object_tag::event: return event_links(static_cast<event*>(o));
     default: break;

@@ -10,6 +10,8 @@ connection* link_of(const context* c) {
 
 connection* link_of(const program* p) { return p && !p->servers.empty() ? p->servers.front()->link.get() : nullptr; }
 
+connection* link_of(const kernel* k) { return k && !k->servers.empty() ? k->servers.front()->link.get() : nullptr; }
+
 std::vector<server*> servers_of(const std::vector<cl_device_id>& devices) {
   std::vector<server*> out;
   for (cl_device_id d : devices)

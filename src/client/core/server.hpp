@@ -48,6 +48,9 @@ connection* link_of(const context* c);
 /// exists.
 connection* link_of(const program* p);
 
+/// The connection of the first server where a kernel exists.
+connection* link_of(const kernel* k);
+
 /// Sends `request` to each of `servers` in turn (a round trip each), after
 /// `adjust(request, server)` has fitted it to that server, and returns the
 /// first failure (transport error, or a reply whose status is not
