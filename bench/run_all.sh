@@ -6,7 +6,7 @@ set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build/release"
-benches="noop throughput bandwidth write_burst migrate migrate_bandwidth matmul_split sgemm stencil reconnect"
+benches="noop throughput bandwidth write_burst host_ptr migrate migrate_bandwidth matmul_split sgemm stencil reconnect"
 
 if [ "${FERRY_SKIP_BUILD:-0}" != 1 ]; then
   cmake --preset release -S "$root" >/dev/null

@@ -212,6 +212,150 @@ TEST_F(memory, use_host_ptr_host_writes_under_a_map_reach_the_kernel) {
   for (size_t i = 0; i < n; ++i) ASSERT_EQ(back[i], static_cast<cl_int>(3 * i) + 1) << "at " << i;
 }
 
+TEST_F(memory, use_host_ptr_on_a_cpu_device_stays_coherent_without_maps) {
+  // FluidX3D's pattern on CPU devices: host memory written and read directly, never a
+  // write, a read or a map. Natively the CPU device uses that very memory.
+  ASSERT_TRUE(info_value<cl_device_type>(FERRY_IT_INFO_QUERY(clGetDeviceInfo, device_, CL_DEVICE_TYPE)) &
+              CL_DEVICE_TYPE_CPU);
+  constexpr size_t n = 64 * 1024 + 100;  // 65 pages and a bit
+  auto host = aligned_array<cl_int>(n);
+  std::iota(host.get(), host.get() + n, 0);
+  std::vector<cl_int> expected(host.get(), host.get() + n);
+  auto mem = buffer(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, n * sizeof(cl_int), host.get());
+  ASSERT_TRUE(mem);
+  auto other = buffer(CL_MEM_READ_WRITE, sizeof(cl_int));
+  for (cl_int step = 0; step < 6; ++step) {
+    // The host changes a few elements between steps (one far from the others).
+    for (size_t i : {size_t{3}, size_t{5000} + step, n - 1}) {
+      host[i] = 1000 * step + static_cast<cl_int>(i);
+      expected[i] = host[i];
+    }
+    cl_event done = nullptr;
+    ASSERT_NO_FATAL_FAILURE(add_one(mem, n, 0, nullptr, &done));
+    for (auto& x : expected) x += 1;
+    // Each kind of blocking wait brings the results back.
+    switch (step % 3) {
+      case 0: ASSERT_CL_OK(clFinish(queue_)); break;
+      case 1: ASSERT_CL_OK(clWaitForEvents(1, &done)); break;
+      case 2: {
+        cl_int value = 0;
+        ASSERT_CL_OK(clEnqueueReadBuffer(queue_, other, CL_TRUE, 0, sizeof value, &value, 0, nullptr, nullptr));
+        break;
+      }
+    }
+    ASSERT_CL_OK(clReleaseEvent(done));
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(host[i], expected[i]) << "step " << step << " at " << i;
+  }
+  // A page the host changed while a kernel wrote others is not lost.
+  auto half = buffer(CL_MEM_READ_WRITE, sizeof(cl_int));
+  size_t first_half = n / 2;
+  auto kernel = create_kernel(program_, "add_one");
+  ASSERT_CL_OK(clSetKernelArg(kernel, 0, sizeof(cl_mem), mem.address()));
+  ASSERT_CL_OK(clEnqueueNDRangeKernel(queue_, kernel, 1, nullptr, &first_half, nullptr, 0, nullptr, nullptr));
+  host[n - 2] = -7;  // after the launch, on a page the kernel does not touch
+  for (size_t i = 0; i < first_half; ++i) expected[i] += 1;
+  expected[n - 2] = -7;
+  ASSERT_CL_OK(clFinish(queue_));
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(host[i], expected[i]) << "at " << i;
+}
+
+TEST_F(memory, use_host_ptr_sub_buffers_and_copies_stay_coherent) {
+  constexpr size_t n = 8192;
+  auto host = aligned_array<cl_int>(n);
+  std::fill(host.get(), host.get() + n, 1);
+  auto mem = buffer(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, n * sizeof(cl_int), host.get());
+  ASSERT_TRUE(mem);
+  // The host's change reaches a copy to another buffer; a kernel on a sub-buffer comes back.
+  host[10] = 42;
+  auto copy = buffer(CL_MEM_READ_WRITE, n * sizeof(cl_int));
+  ASSERT_CL_OK(clEnqueueCopyBuffer(queue_, mem, copy, 0, 0, n * sizeof(cl_int), 0, nullptr, nullptr));
+  auto copied = read_ints(copy, n);
+  EXPECT_EQ(copied[10], 42);
+  EXPECT_EQ(copied[11], 1);
+  cl_buffer_region region{4096 * sizeof(cl_int), 1024 * sizeof(cl_int)};
+  cl_int rc = CL_SUCCESS;
+  mem_handle sub(clCreateSubBuffer(mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &rc));
+  ASSERT_CL_OK(rc);
+  ASSERT_NO_FATAL_FAILURE(add_one(sub, 1024));
+  ASSERT_CL_OK(clFinish(queue_));
+  for (size_t i = 0; i < n; ++i) {
+    const cl_int want = i == 10 ? 42 : (i >= 4096 && i < 5120 ? 2 : 1);
+    ASSERT_EQ(host[i], want) << "at " << i;
+  }
+}
+
+namespace {
+
+// What a host write to one CL_MEM_USE_HOST_PTR buffer and a kernel on it leave in host
+// memory after the program mapped another buffer of the context: `coherent` when the
+// kernel saw the write and its result came back, else the plain caching.
+enum class host_ptr_outcome { coherent, cached, other };
+
+host_ptr_outcome after_a_map_of_another_buffer(cl_context context, cl_device_id device, cl_command_queue queue) {
+  constexpr size_t n = 1024;
+  auto a = aligned_array<cl_int>(n);
+  auto b = aligned_array<cl_int>(n);
+  std::fill(a.get(), a.get() + n, 0);
+  std::fill(b.get(), b.get() + n, 0);
+  mem_handle ma = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, n * sizeof(cl_int), a.get());
+  mem_handle mb = create_buffer(context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, n * sizeof(cl_int), b.get());
+  cl_int rc = CL_SUCCESS;
+  void* view = clEnqueueMapBuffer(queue, ma, CL_TRUE, CL_MAP_READ, 0, n * sizeof(cl_int), 0, nullptr, nullptr, &rc);
+  if (rc != CL_SUCCESS || clEnqueueUnmapMemObject(queue, ma, view, 0, nullptr, nullptr) != CL_SUCCESS)
+    return host_ptr_outcome::other;
+  b[5] = 9;  // never sent explicitly
+  program_handle program = build_program(context, device, kernels::basics, "");
+  kernel_handle add_one = create_kernel(program, "add_one");
+  const cl_mem arg = mb.get();
+  if (clSetKernelArg(add_one, 0, sizeof arg, &arg) != CL_SUCCESS) return host_ptr_outcome::other;
+  if (clEnqueueNDRangeKernel(queue, add_one, 1, nullptr, &n, nullptr, 0, nullptr, nullptr) != CL_SUCCESS ||
+      clFinish(queue) != CL_SUCCESS)
+    return host_ptr_outcome::other;
+  if (b[0] == 1 && b[5] == 10) return host_ptr_outcome::coherent;
+  if (b[0] != 0 || b[5] != 9) return host_ptr_outcome::other;
+  // Plain caching: the device saw the initial contents only.
+  std::vector<cl_int> device_copy(n);
+  if (clEnqueueReadBuffer(queue, mb, CL_TRUE, 0, n * sizeof(cl_int), device_copy.data(), 0, nullptr, nullptr) !=
+      CL_SUCCESS)
+    return host_ptr_outcome::other;
+  return device_copy[0] == 1 && device_copy[5] == 1 ? host_ptr_outcome::cached : host_ptr_outcome::other;
+}
+
+// A child with FERRY_HOST_PTR from the parent: prints PASS when the outcome is `want`.
+int host_ptr_mode_child(host_ptr_outcome want) {
+  cl_platform_id platform = find_ferry_platform();
+  CHILD_CHECK(platform != nullptr, "no Ferry platform");
+  cl_device_id device = platform_devices(platform).at(0);
+  cl_int rc = CL_SUCCESS;
+  context_handle context(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &rc));
+  CHILD_CHECK(rc == CL_SUCCESS, "context: %d", rc);
+  queue_handle queue(clCreateCommandQueueWithProperties(context, device, nullptr, &rc));
+  CHILD_CHECK(rc == CL_SUCCESS, "queue: %d", rc);
+  const host_ptr_outcome got = after_a_map_of_another_buffer(context, device, queue);
+  CHILD_CHECK(got == want, "outcome %d, expected %d", static_cast<int>(got), static_cast<int>(want));
+  std::printf("PASS\n");
+  return 0;
+}
+
+FERRY_IT_CHILD(host_ptr_forced_coherent) { return host_ptr_mode_child(host_ptr_outcome::coherent); }
+FERRY_IT_CHILD(host_ptr_cached) { return host_ptr_mode_child(host_ptr_outcome::cached); }
+
+}  // namespace
+
+TEST_F(memory, use_host_ptr_coherence_ends_for_the_context_once_the_program_maps) {
+  // A program that maps follows the specification, and need not map the buffers it never
+  // looks at: none of its context's buffers pays for coherence any more.
+  EXPECT_EQ(after_a_map_of_another_buffer(context_, device_, queue_), host_ptr_outcome::cached);
+}
+
+TEST(memory_modes, ferry_host_ptr_coherent_keeps_coherence_after_maps) {
+  expect_child_passes("host_ptr_forced_coherent", std::chrono::seconds(60), {{"FERRY_HOST_PTR", "coherent"}});
+}
+
+TEST(memory_modes, ferry_host_ptr_cached_is_the_plain_caching) {
+  expect_child_passes("host_ptr_cached", std::chrono::seconds(60), {{"FERRY_HOST_PTR", "cached"}});
+}
+
 TEST_F(memory, alloc_host_ptr_buffer_is_written_and_read_through_maps) {
   constexpr size_t n = 2048;
   auto mem = buffer(CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, n * sizeof(cl_int));

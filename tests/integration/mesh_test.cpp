@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <future>
+#include <memory>
 #include <numeric>
 #include <set>
 
@@ -360,6 +362,82 @@ TEST_F(mesh, programs_built_per_device_of_a_shared_context_run_where_they_were_b
   ASSERT_CL_OK(clFinish(queues_[1]));
   EXPECT_CL(CL_INVALID_PROGRAM_EXECUTABLE,
             clEnqueueNDRangeKernel(queues_[2], both, 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
+}
+
+TEST_F(mesh, fluidx3d_like_domains_share_host_memory_and_exchange_halos_by_migration) {
+  // FluidX3D's multi-device pattern on CPU devices: one context, each domain's program built
+  // for its own device, buffers created with CL_MEM_USE_HOST_PTR and read and written only
+  // through host memory (no write, read or map), halos moved with clEnqueueMigrateMemObjects.
+  constexpr size_t cells = 8192;
+  constexpr size_t halo = 64;
+  constexpr const char* source = R"CLC(
+__kernel void domain_step(__global int* d, __global const int* in, __global int* out) {
+  size_t i = get_global_id(0);
+  int v = d[i] + in[i % 64] + 1;
+  d[i] = v;
+  if (i < 64) out[i] = v;
+}
+)CLC";
+  struct aligned_free {
+    void operator()(cl_int* p) const { std::free(p); }
+  };
+  auto host_array = [](size_t n) {
+    return std::unique_ptr<cl_int[], aligned_free>(static_cast<cl_int*>(std::aligned_alloc(4096, (n * 4 + 4095) / 4096 * 4096)));
+  };
+  auto a = host_array(cells), b = host_array(cells), h01 = host_array(halo), h10 = host_array(halo);
+  std::iota(a.get(), a.get() + cells, 0);
+  std::iota(b.get(), b.get() + cells, 1000);
+  std::fill(h01.get(), h01.get() + halo, 0);
+  std::fill(h10.get(), h10.get() + halo, 5);
+  std::vector<cl_int> ma(a.get(), a.get() + cells), mb(b.get(), b.get() + cells);
+  std::vector<cl_int> m01(halo, 0), m10(halo, 5);
+  const cl_mem_flags flags = CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR;
+  mem_handle da = create_buffer(context_, flags, cells * sizeof(cl_int), a.get());
+  mem_handle db = create_buffer(context_, flags, cells * sizeof(cl_int), b.get());
+  mem_handle d01 = create_buffer(context_, flags, halo * sizeof(cl_int), h01.get());
+  mem_handle d10 = create_buffer(context_, flags, halo * sizeof(cl_int), h10.get());
+  cl_int rc = CL_SUCCESS;
+  std::vector<kernel_handle> steps;
+  std::vector<program_handle> programs;
+  for (size_t i = 0; i < 2; ++i) {
+    const char* text = source;
+    programs.emplace_back(clCreateProgramWithSource(context_, 1, &text, nullptr, &rc));
+    ASSERT_CL_OK(rc);
+    ASSERT_CL_OK(clBuildProgram(programs[i], 1, &devices_[i], "", nullptr, nullptr));
+    steps.push_back(create_kernel(programs[i], "domain_step"));
+    ASSERT_NE(steps[i].get(), nullptr);
+  }
+  const cl_mem args0[] = {da.get(), d10.get(), d01.get()};
+  const cl_mem args1[] = {db.get(), d01.get(), d10.get()};
+  for (cl_uint k = 0; k < 3; ++k) {
+    ASSERT_CL_OK(clSetKernelArg(steps[0], k, sizeof(cl_mem), &args0[k]));
+    ASSERT_CL_OK(clSetKernelArg(steps[1], k, sizeof(cl_mem), &args1[k]));
+  }
+  auto model_step = [&](std::vector<cl_int>& d, const std::vector<cl_int>& in, std::vector<cl_int>& out) {
+    for (size_t i = 0; i < cells; ++i) d[i] = d[i] + in[i % halo] + 1;
+    for (size_t i = 0; i < halo; ++i) out[i] = d[i];
+  };
+  for (cl_int round = 0; round < 4; ++round) {
+    // The host edits a domain directly, as an initial condition or boundary would.
+    a[100 + round] = 7 * round;
+    ma[100 + round] = 7 * round;
+    ASSERT_CL_OK(clEnqueueMigrateMemObjects(queues_[0], 1, d10.address(), 0, 0, nullptr, nullptr));
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queues_[0], steps[0], 1, nullptr, &cells, nullptr, 0, nullptr, nullptr));
+    ASSERT_CL_OK(clFinish(queues_[0]));
+    model_step(ma, m10, m01);
+    ASSERT_CL_OK(clEnqueueMigrateMemObjects(queues_[1], 1, d01.address(), 0, 0, nullptr, nullptr));
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queues_[1], steps[1], 1, nullptr, &cells, nullptr, 0, nullptr, nullptr));
+    ASSERT_CL_OK(clFinish(queues_[1]));
+    model_step(mb, m01, m10);
+    for (size_t i = 0; i < cells; ++i) {
+      ASSERT_EQ(a[i], ma[i]) << "domain 0, round " << round << ", cell " << i;
+      ASSERT_EQ(b[i], mb[i]) << "domain 1, round " << round << ", cell " << i;
+    }
+    for (size_t i = 0; i < halo; ++i) {
+      ASSERT_EQ(h01[i], m01[i]) << "halo 0 to 1, round " << round;
+      ASSERT_EQ(h10[i], m10[i]) << "halo 1 to 0, round " << round;
+    }
+  }
 }
 
 TEST_F(mesh, explicit_migration_and_content_undefined) {

@@ -22,8 +22,15 @@ cl_int CL_API_CALL clWaitForEvents(cl_uint count, const cl_event* list) {
     const auto& servers = list[0]->context->servers;
     for (server* s : servers) s->link->flush();
     if (servers.empty()) return wait_for(list, count);
-    connection::waiting scope(list[0]->home ? *list[0]->home->link : *servers.front()->link);
-    return wait_for(list, count);
+    cl_int code;
+    {
+      connection::waiting scope(list[0]->home ? *list[0]->home->link : *servers.front()->link);
+      code = wait_for(list, count);
+    }
+    // A point where the program may look at the host memory of coherent
+    // CL_MEM_USE_HOST_PTR buffers.
+    settle_coherent_buffers(list[0]->context);
+    return code;
   });
 }
 

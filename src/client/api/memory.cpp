@@ -7,6 +7,7 @@
 #include "client/api/entry.hpp"
 #include "client/api/memory_common.hpp"
 #include "client/core/command.hpp"
+#include "client/core/host_ptr_coherence.hpp"
 #include "client/core/server.hpp"
 #include "client/core/svm_registry.hpp"
 
@@ -72,6 +73,8 @@ result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, 
     c->servers[i]->link->post(empty);
   }
   place_new(m, with_data ? first : nullptr);
+  // Its shadow is taken from the bytes sent now.
+  start_coherence(m);
   if (with_data) {
     link->flush();
     link->send_data(m->id, host_ptr, size);
@@ -143,6 +146,8 @@ cl_int read_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_read, size_t o
   // CL_INVALID_OPERATION if clEnqueueReadBuffer is called on buffer which has
   // been created with CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS.
   if (!host_may(m, host_access::read)) return CL_INVALID_OPERATION;
+  // An explicit transfer: the program follows the specification for this buffer.
+  end_coherence(m);
   command cmd(q, type, count, list, event_out, blocking_read ? blocking::yes : blocking::no,
               data_parts::status_and_data);
   if (cl_int code = cmd.uses(m, access::read); code != CL_SUCCESS) return cmd.abandon(code);
@@ -166,6 +171,8 @@ cl_int write_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_write, size_t
   // memory stays the application's to leave alone until the command
   // completes, so its bytes are only pointed to and nothing waits.
   blocking mode = blocking_write && count > 0 ? blocking::yes : blocking::no;
+  // An explicit transfer: the program follows the specification for this buffer.
+  end_coherence(m);
   command cmd(q, type, count, list, event_out, mode);
   if (cl_int code = cmd.uses(m, access_for_write(m, offset, size)); code != CL_SUCCESS) return cmd.abandon(code);
   cmd.send(protocol::enqueue_write_buffer{cmd.header, m->id, offset, size});
@@ -340,6 +347,8 @@ cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool
     if (!host_may(m, host_access::read)) return CL_INVALID_OPERATION;
     size_t packed_size = region[0] * region[1] * region[2];
     auto packed = std::make_shared<std::vector<uint8_t>>(packed_size);
+    // An explicit transfer: the program follows the specification for this buffer.
+    end_coherence(m);
     command cmd(q, CL_COMMAND_READ_BUFFER_RECT, count, list, event_out, blocking_read ? blocking::yes : blocking::no,
                 data_parts::status_and_data);
     if (cl_int code = cmd.uses(m, access::read); code != CL_SUCCESS) return cmd.abandon(code);
@@ -375,6 +384,8 @@ cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_boo
     copy_rect(packed.data(), static_cast<uint8_t*>(const_cast<void*>(ptr)), host_origin, region, host_row_pitch,
               host_slice_pitch, pack_direction::pack);
     blocking mode = blocking_write && count > 0 ? blocking::yes : blocking::no;
+    // An explicit transfer: the program follows the specification for this buffer.
+    end_coherence(m);
     command cmd(q, CL_COMMAND_WRITE_BUFFER_RECT, count, list, event_out, mode);
     if (cl_int code = cmd.uses(m, access::write); code != CL_SUCCESS) return cmd.abandon(code);
     cmd.send(protocol::enqueue_write_buffer_rect{cmd.header, m->id, to_size3(buffer_origin), to_size3(region),
@@ -487,6 +498,8 @@ void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
     if ((map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) && !host_may(m, host_access::write))
       return fail(CL_INVALID_OPERATION);
 
+    // A map: the program follows the specification for this buffer.
+    end_coherence(m);
     bool owned = m->host_ptr == nullptr;
     void* pointer = owned ? ::operator new(size, std::align_val_t{64}) : static_cast<char*>(m->host_ptr) + offset;
     blocking mode = blocking_map ? blocking::yes : blocking::no;

@@ -179,6 +179,9 @@ cl_int CL_API_CALL clFinish(cl_command_queue q) {
     // Commands already accepted wait for the server to come back, and so
     // does the marker that waits for them.
     if (!q->device->host->link->wait_online()) return CL_DEVICE_NOT_AVAILABLE;
+    // Coherent CL_MEM_USE_HOST_PTR buffers written on this queue come back
+    // with the finish.
+    pull_before_finish(q);
     // A marker whose completion means every earlier command of the queue is done.
     cl_int code = enqueue_sync_point<protocol::enqueue_marker>(q, CL_COMMAND_MARKER, 0, nullptr, nullptr,
                                                                blocking::yes);
@@ -194,6 +197,7 @@ cl_int CL_API_CALL clFinish(cl_command_queue q) {
       wait_for(reads.data(), static_cast<cl_uint>(reads.size()));
       for (cl_event e : reads) release_internal(e);
     }
+    settle_coherent_buffers(q->context);
     return CL_SUCCESS;
   });
 }

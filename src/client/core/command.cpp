@@ -92,6 +92,10 @@ command::command(queue* q, cl_command_type type, cl_uint wait_count, const cl_ev
 command::~command() = default;
 
 cl_int command::abandon(cl_int code) {
+  // Events kept on the server for this command alone (migrations, pushed
+  // host changes) are not needed any more.
+  for (protocol::object_id id : release_after_send_) link_->post(protocol::release_object{id});
+  release_after_send_.clear();
   if (event_) {
     event_->on_server = false;  // never sent: the server knows nothing of it
     release_api(event_);
@@ -100,8 +104,32 @@ cl_int command::abandon(cl_int code) {
   return code;
 }
 
+// Makes sure the command has an event that reports its completion to the
+// client (the server keeps it only when `keep` says so).
+void command::ensure_event() {
+  if (event_ != nullptr) return;
+  header.flags |= protocol::notify;
+  event_ = make_event(queue_->context, queue_, type_, header.command);
+  event_->home = target_;
+}
+
 cl_int command::uses(memory* m, access how) {
-  if (m == nullptr || !queue_->context->spans_servers()) return CL_SUCCESS;
+  if (m == nullptr) return CL_SUCCESS;
+  if (host_sync_ && m->host_ptr != nullptr) {
+    // What the program wrote into the host memory goes first.
+    std::vector<protocol::object_id> pushed;
+    if (cl_int code = push_host_changes(queue_, m, pushed); code != CL_SUCCESS) return code;
+    for (protocol::object_id id : pushed) {
+      header.wait_list.push_back(id);
+      release_after_send_.push_back(id);
+    }
+    // Its changes come back once it has completed: that needs its event.
+    if (how != access::read && is_coherent(m)) {
+      ensure_event();
+      coherent_written_.push_back(root_of(m));
+    }
+  }
+  if (!queue_->context->spans_servers()) return CL_SUCCESS;
   protocol::object_id arrival = 0;
   cl_int code = bring_contents(m, how, *target_, *queue_, waits_, event_, arrival);
   if (code == CL_SUCCESS && arrival != 0) {
@@ -111,11 +139,7 @@ cl_int command::uses(memory* m, access how) {
   if (code == CL_SUCCESS && how != access::read) {
     // A later migration out of this server waits for this command: it needs
     // an event there, kept and reported like one the application asked for.
-    if (event_ == nullptr) {
-      header.flags |= protocol::notify;
-      event_ = make_event(queue_->context, queue_, type_, header.command);
-      event_->home = target_;
-    }
+    ensure_event();
     event_->on_server = true;
     header.flags |= protocol::keep_event;
     written_.push_back(root_of(m));
@@ -149,6 +173,9 @@ cl_int command::complete() {
         FERRY_ERROR("sync", "command %llu failed with status %d", static_cast<unsigned long long>(header.command),
                     status);
     }
+    // A blocking call is a point where the program may look at the host
+    // memory of coherent CL_MEM_USE_HOST_PTR buffers.
+    if (host_sync_) settle_coherent_buffers(queue_->context);
   }
   if (event_) {
     if (event_out_) *event_out_ = event_;

@@ -4,6 +4,7 @@
 
 #include <span>
 
+#include "client/core/host_ptr_coherence.hpp"
 #include "client/core/objects.hpp"
 #include "client/core/placement.hpp"
 #include "client/net/connection.hpp"
@@ -40,6 +41,11 @@ class command {
   cl_int abandon(cl_int code);
   /// The event this command completes (nullptr when nobody observes it).
   event* tracked() { return event_; }
+  /// Its place in its queue (queue::submitted after it).
+  uint64_t sequence() const { return sequence_; }
+  /// A command Ferry makes to keep CL_MEM_USE_HOST_PTR memory coherent: it
+  /// neither pushes host changes itself nor settles others when it ends.
+  void without_host_sync() { host_sync_ = false; }
 
   /// Registers the event and sends `message`. For blocking commands waits for
   /// completion. Returns the entry point's result.
@@ -54,12 +60,18 @@ class command {
     if (event_) link_->track(event_);
     link_->post(message);
     for (memory* root : written_) note_writer(root, event_);
+    // Its place counts the writes of host changes enqueued after it but sent
+    // ahead of it.
+    for (memory* root : coherent_written_)
+      note_coherent_writer(root, event_, queue_, queue_->submitted.load(std::memory_order_acquire));
     // Events the command waited for that only it needed (migrations).
     for (protocol::object_id id : release_after_send_) link_->post(protocol::release_object{id});
   }
   cl_int complete();
 
  private:
+  void ensure_event();
+
   queue* queue_;
   cl_command_type type_;
   uint64_t sequence_;  // this command's place in its queue (queue::submitted)
@@ -68,6 +80,8 @@ class command {
   std::span<const cl_event> waits_;  // the application's wait list (valid during the call)
   std::vector<protocol::object_id> release_after_send_;
   std::vector<memory*> written_;  // roots this command may write (contexts that span servers)
+  std::vector<memory*> coherent_written_;  // coherent roots it may write (host_ptr_coherence.hpp)
+  bool host_sync_ = true;
   event* event_ = nullptr;
   cl_event* event_out_;
   bool blocking_;

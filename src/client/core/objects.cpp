@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "client/core/host_ptr_coherence.hpp"
 #include "client/core/placement.hpp"
 #include "client/core/server.hpp"
 #include "common/log.hpp"
@@ -63,6 +64,7 @@ void destroy(object_base* o) {
     }
     case object_tag::mem: {
       auto* m = static_cast<memory*>(o);
+      stop_coherence(m);
       std::vector<_cl_mem::destructor> destructors;
       {
         std::lock_guard lock(m->destructors_mutex);

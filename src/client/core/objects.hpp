@@ -31,6 +31,7 @@ namespace ferry::client {
 
 class connection;
 struct server;
+struct host_coherence;
 
 /// The loader's dispatch table, filled in icd/dispatch.cpp.
 extern const cl_icd_dispatch dispatch_table;
@@ -150,6 +151,14 @@ struct _cl_context : ferry::client::object_base {
   using destructor = std::pair<void(CL_CALLBACK*)(cl_context, void*), void*>;
   std::mutex destructors_mutex;  // guards destructors
   std::vector<destructor> destructors;
+
+  /// Its CL_MEM_USE_HOST_PTR buffers kept coherent with their host memory
+  /// (core/host_ptr_coherence.hpp); each removes itself when destroyed.
+  std::mutex coherent_mutex;  // guards coherent, follows_spec
+  std::vector<_cl_mem*> coherent;
+  std::atomic<size_t> coherent_count{0};
+  /// The program mapped, read or wrote one of them: none is coherent any more.
+  bool follows_spec = false;
 };
 
 struct _cl_command_queue : ferry::client::object_base {
@@ -235,6 +244,10 @@ struct _cl_mem : ferry::client::object_base {
   /// cl_pocl_content_size: the buffer that holds this one's meaningful
   /// size (an internal reference), or nullptr.
   cl_mem content_size = nullptr;
+
+  /// A CL_MEM_USE_HOST_PTR root kept coherent with its host memory for
+  /// programs that never map it (core/host_ptr_coherence.hpp), or nullptr.
+  std::shared_ptr<ferry::client::host_coherence> coherence;
 };
 
 struct _cl_program : ferry::client::object_base {
