@@ -101,6 +101,12 @@ bool executor::on(const p::svm_alloc& m) {
       entry.size = m.size;
       entry.device_bytes = m.size;
       objects_.insert(m.id, entry);
+      // The native address, low half then high: a client that places its
+      // host block at the same address lets kernels follow pointers stored
+      // inside SVM memory (docs/extensions.md, SVM).
+      const auto address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(pointer));
+      reply.details = {static_cast<int32_t>(static_cast<uint32_t>(address)),
+                       static_cast<int32_t>(static_cast<uint32_t>(address >> 32))};
     }
   }
   if (reply.status != CL_SUCCESS)

@@ -30,6 +30,14 @@ kernel void twice(global float* x) {
 kernel void copy_twice(global int* out, global const int* in) {
   out[get_global_id(0)] = 2 * in[get_global_id(0)];
 }
+
+typedef struct {
+  global int* store;
+} pointer_holder;
+
+kernel void store_through(int value, global pointer_holder* holder) {
+  *holder->store = value;
+}
 )CLC";
 
 // One clSVMAlloc allocation, freed with clSVMFree when the test leaves its scope (before
@@ -384,6 +392,78 @@ TEST_F(svm, exec_info_takes_svm_pointers_and_a_clone_keeps_them) {
   ASSERT_CL_OK(clEnqueueNDRangeKernel(queue_, clone, 1, nullptr, &items, nullptr, 0, nullptr, nullptr));
   auto back = read_through_map(memory.get(), items);
   for (size_t i = 0; i < items; ++i) ASSERT_EQ(back[i], forty + 1) << "at " << i;
+}
+
+TEST_F(svm, kernels_follow_pointers_stored_inside_svm_memory_and_clones_keep_them) {
+  // The conformance test clone_kernel_with_exec_info: the host stores an SVM pointer inside
+  // SVM memory under a map, and the kernel follows it. Each allocation's host block takes the
+  // server's address, so the stored pointer means the same there.
+  struct pointer_holder {
+    cl_int* store;
+  };
+  svm_memory holder(context_, sizeof(pointer_holder));
+  svm_memory first(context_, sizeof(cl_int)), second(context_, sizeof(cl_int)), third(context_, sizeof(cl_int));
+  ASSERT_TRUE(holder && first && second && third);
+  auto run = [&](cl_kernel kernel, svm_memory& target, cl_int value) {
+    ASSERT_CL_OK(clEnqueueSVMMap(queue_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, holder.get(), sizeof(pointer_holder),
+                                 0, nullptr, nullptr));
+    holder.get<pointer_holder>()->store = target.get<cl_int>();
+    ASSERT_CL_OK(clEnqueueSVMUnmap(queue_, holder.get(), 0, nullptr, nullptr));
+    ASSERT_CL_OK(clSetKernelArg(kernel, 0, sizeof value, &value));
+    ASSERT_CL_OK(clSetKernelArgSVMPointer(kernel, 1, holder.get()));
+    void* followed = target.get();
+    ASSERT_CL_OK(clSetKernelExecInfo(kernel, CL_KERNEL_EXEC_INFO_SVM_PTRS, sizeof followed, &followed));
+    const size_t one = 1;
+    ASSERT_CL_OK(clEnqueueNDRangeKernel(queue_, kernel, 1, nullptr, &one, nullptr, 0, nullptr, nullptr));
+    ASSERT_CL_OK(clFinish(queue_));
+    EXPECT_EQ(read_through_map(target.get(), 1)[0], value);
+  };
+  auto source = create_kernel(program_, "store_through");
+  ASSERT_NO_FATAL_FAILURE(run(source, first, 11));
+  cl_int rc = CL_SUCCESS;
+  kernel_handle clone(clCloneKernel(source, &rc));
+  ASSERT_CL_OK(rc);
+  ASSERT_NO_FATAL_FAILURE(run(clone, second, 22));
+  kernel_handle clone_of_clone(clCloneKernel(clone, &rc));
+  ASSERT_CL_OK(rc);
+  ASSERT_NO_FATAL_FAILURE(run(clone_of_clone, third, 33));
+  EXPECT_EQ(read_through_map(first.get(), 1)[0], 11) << "the others' runs left it alone";
+  EXPECT_EQ(read_through_map(second.get(), 1)[0], 22);
+  // The daemon is alive and serves on.
+  svm_memory next(context_, 64);
+  EXPECT_TRUE(next);
+}
+
+namespace {
+
+// With host blocks placed anywhere, a kernel told it follows a stored pointer is refused
+// up front, and the daemon never runs it.
+FERRY_IT_CHILD(svm_stored_pointers_refused) {
+  cl_platform_id platform = find_ferry_platform();
+  CHILD_CHECK(platform != nullptr, "no Ferry platform");
+  cl_device_id device = platform_devices(platform).at(0);
+  cl_int rc = CL_SUCCESS;
+  context_handle context(clCreateContext(nullptr, 1, &device, nullptr, nullptr, &rc));
+  CHILD_CHECK(rc == CL_SUCCESS, "context: %d", rc);
+  program_handle program = build_program(context, device, svm_kernels, "");
+  kernel_handle kernel = create_kernel(program, "store_through");
+  CHILD_CHECK(kernel, "kernel");
+  svm_memory target(context, sizeof(cl_int));
+  CHILD_CHECK(target, "clSVMAlloc");
+  void* followed = target.get();
+  rc = clSetKernelExecInfo(kernel, CL_KERNEL_EXEC_INFO_SVM_PTRS, sizeof followed, &followed);
+  CHILD_CHECK(rc == CL_INVALID_OPERATION, "clSetKernelExecInfo answered %d", rc);
+  // Pointers passed as arguments are still translated.
+  auto add = create_kernel(program, "add");
+  CHILD_CHECK(clSetKernelArgSVMPointer(add, 0, target.get()) == CL_SUCCESS, "argument");
+  std::printf("PASS\n");
+  return 0;
+}
+
+}  // namespace
+
+TEST(svm_placement, stored_pointers_into_blocks_at_other_addresses_are_refused_up_front) {
+  expect_child_passes("svm_stored_pointers_refused", std::chrono::seconds(60), {{"FERRY_SVM_SAME_ADDRESS", "0"}});
 }
 
 TEST_F(svm, bad_inputs_answer_the_spec_codes) {

@@ -20,6 +20,7 @@
 #include "client/core/platform.hpp"
 #include "client/core/server.hpp"
 #include "client/core/svm_registry.hpp"
+#include "common/log.hpp"
 
 namespace ferry::client::api {
 
@@ -428,6 +429,19 @@ cl_int set_kernel_exec_info(cl_kernel k, cl_kernel_exec_info param, size_t size,
         // context: it has no counterpart on the server.
         svm_ref allocation = find_svm(pointer, c);
         if (!allocation) return CL_INVALID_VALUE;
+        // (Ferry) CL_INVALID_OPERATION when the kernel would follow a pointer
+        // into an allocation whose host block is not at the server's address:
+        // such a pointer, stored in SVM memory by the host, holds an address
+        // of this process, which means nothing (or another session's memory)
+        // on the server. Refused here rather than letting the kernel fault.
+        if (allocation->placement != svm_placement::server_address) {
+          FERRY_WARN("svm",
+                     "clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_PTRS): SVM allocation %llu has a different "
+                     "address on the client and on its server, so a kernel cannot follow pointers into it "
+                     "(docs/extensions.md, SVM)",
+                     static_cast<unsigned long long>(allocation->id));
+          return CL_INVALID_OPERATION;
+        }
         pointers[i] = {allocation->id, allocation->offset_of(pointer)};
       }
       return send_svm_pointers(k, std::move(pointers));

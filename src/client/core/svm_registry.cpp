@@ -4,6 +4,8 @@
 #include <map>
 #include <new>
 
+#include "client/core/svm_same_address.hpp"
+
 namespace ferry::client {
 namespace {
 
@@ -23,13 +25,14 @@ registry& the_registry() {
 }  // namespace
 
 svm_allocation::svm_allocation(uint8_t* host_block, size_t bytes, size_t align, protocol::object_id remote,
-                               context* c)
-    : host(host_block), size(bytes), alignment(align), id(remote), owner(c) {
+                               context* c, svm_placement where)
+    : host(host_block), size(bytes), alignment(align), id(remote), owner(c), placement(where) {
   retain_internal(owner);
 }
 
 svm_allocation::~svm_allocation() {
-  ::operator delete(host, std::align_val_t{alignment});
+  if (placement == svm_placement::server_address) unmap_server_address(host, size);
+  else ::operator delete(host, std::align_val_t{alignment});
   release_internal(owner);
 }
 

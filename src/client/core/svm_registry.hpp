@@ -23,10 +23,18 @@
 
 namespace ferry::client {
 
+/// Where an allocation's host block is.
+enum class svm_placement {
+  own_block,       ///< anywhere (allocate_svm_block)
+  server_address,  ///< at the native allocation's address (svm_same_address.hpp)
+};
+
 struct svm_allocation {
-  /// Takes the host block (from allocate_svm_block) and an internal
-  /// reference to `owner`; the destructor gives both back.
-  svm_allocation(uint8_t* host, size_t size, size_t alignment, protocol::object_id id, context* owner);
+  /// Takes the host block (from allocate_svm_block or map_at_server_address,
+  /// as `placement` says) and an internal reference to `owner`; the
+  /// destructor gives both back.
+  svm_allocation(uint8_t* host, size_t size, size_t alignment, protocol::object_id id, context* owner,
+                 svm_placement placement);
   ~svm_allocation();
   svm_allocation(const svm_allocation&) = delete;
   svm_allocation& operator=(const svm_allocation&) = delete;
@@ -36,6 +44,9 @@ struct svm_allocation {
   const size_t alignment;
   const protocol::object_id id;
   context* const owner;
+  /// server_address: pointers stored inside the allocation mean the same on
+  /// the server, so a kernel may follow them.
+  const svm_placement placement;
 
   /// Whether [address, address + bytes) lies inside the allocation.
   bool contains(const void* address, size_t bytes) const;
