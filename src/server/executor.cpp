@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/cl_errors.hpp"
 #include "common/log.hpp"
 #include "server/context_releaser.hpp"
 #include "server/native/info.hpp"
@@ -104,7 +105,7 @@ bool executor::record_failed(p::object_id id, object_kind kind, cl_int error) {
   if (uint64_t limit = core_->quota.limits().objects; limit != 0 && objects_.size() >= 2 * limit) {
     FERRY_DEBUG("session", "session %s: creating %s %llu failed (%s); not recorded, the table is full",
                 core_->label.c_str(), kind_name(kind), static_cast<unsigned long long>(id),
-                native::error_name(error).c_str());
+                cl_error_name(error).c_str());
     return true;
   }
   object_entry entry;
@@ -112,7 +113,7 @@ bool executor::record_failed(p::object_id id, object_kind kind, cl_int error) {
   entry.error = error;
   objects_.insert(id, entry);
   FERRY_DEBUG("session", "session %s: creating %s %llu failed: %s", core_->label.c_str(), kind_name(kind),
-              static_cast<unsigned long long>(id), native::error_name(error).c_str());
+              static_cast<unsigned long long>(id), cl_error_name(error).c_str());
   return true;
 }
 
@@ -217,7 +218,7 @@ executor::step executor::map_wait_list(const p::command_header& h) {
 
 bool executor::fail(const p::command_header& h, cl_int error) {
   FERRY_DEBUG("session", "session %s: command %llu failed: %s", core_->label.c_str(),
-              static_cast<unsigned long long>(h.command), native::error_name(error).c_str());
+              static_cast<unsigned long long>(h.command), cl_error_name(error).c_str());
   checkpoint_ = false;
   // Failures are always reported, asked for or not.
   core_->outbox.push_failure(h.command, error);
@@ -592,7 +593,7 @@ bool executor::on(const p::set_user_event_status& m) {
   cl_int rc = api_.clSetUserEventStatus(entry->as_event(), m.status);
   if (rc != CL_SUCCESS) {
     FERRY_WARN("session", "session %s: setting user event %llu to %d failed: %s", core_->label.c_str(),
-               static_cast<unsigned long long>(m.id), m.status, native::error_name(rc).c_str());
+               static_cast<unsigned long long>(m.id), m.status, cl_error_name(rc).c_str());
     return true;
   }
   entry->status_set = true;
@@ -752,7 +753,7 @@ bool executor::on(const p::create_program_with_il& m) {
     }
   }
   FERRY_DEBUG("session", "session %s: program %llu from %zu bytes of IL: %s", core_->label.c_str(),
-              static_cast<unsigned long long>(m.id), m.il.size(), native::error_name(reply.status).c_str());
+              static_cast<unsigned long long>(m.id), m.il.size(), cl_error_name(reply.status).c_str());
   core_->outbox.push_message(reply);
   return true;
 }
@@ -807,7 +808,7 @@ bool executor::on(const p::build_program& m) {
     objects_.find_mutable(m.program)->arg_info_hidden = !asks_arg_info(m.options);
   }
   FERRY_DEBUG("session", "session %s: build of program %llu: %s", core_->label.c_str(),
-              static_cast<unsigned long long>(m.program), native::error_name(reply.status).c_str());
+              static_cast<unsigned long long>(m.program), cl_error_name(reply.status).c_str());
   core_->outbox.push_message(reply);
   return true;
 }
