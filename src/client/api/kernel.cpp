@@ -114,12 +114,12 @@ result<cl_kernel> create_kernel(cl_program p, const char* name) {
     std::lock_guard lock(p->build_mutex);
     // CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built
     // executable for program.
-    if (!p->built) return fail(CL_INVALID_PROGRAM_EXECUTABLE);
+    if (!p->built) return fail(explain(CL_INVALID_PROGRAM_EXECUTABLE, "program %" PRIu64 " is not built", p->id));
     // CL_INVALID_VALUE if kernel_name is NULL.
     if (name == nullptr) return fail(CL_INVALID_VALUE);
     // CL_INVALID_KERNEL_NAME if kernel_name is not found in program.
     if (std::find(p->kernel_names.begin(), p->kernel_names.end(), name) == p->kernel_names.end())
-      return fail(CL_INVALID_KERNEL_NAME);
+      return fail(explain(CL_INVALID_KERNEL_NAME, "no kernel \"%s\" in program %" PRIu64, name, p->id));
   }
   return create_remote_kernel(p, name);
 }
@@ -132,7 +132,7 @@ cl_int create_kernels_in_program(cl_program p, cl_uint num_kernels, cl_kernel* k
     std::lock_guard lock(p->build_mutex);
     // CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built
     // executable for any device in program.
-    if (!p->built) return CL_INVALID_PROGRAM_EXECUTABLE;
+    if (!p->built) return explain(CL_INVALID_PROGRAM_EXECUTABLE, "program %" PRIu64 " has no built executable", p->id);
     count = p->kernel_names.size();
   }
   // CL_INVALID_VALUE if kernels is not NULL and num_kernels is less than the
@@ -355,7 +355,7 @@ cl_int set_kernel_arg_svm_pointer(cl_kernel k, cl_uint index, const void* value)
   FERRY_CHECK_HANDLE(k);
   context* c = k->program->context;
   // CL_INVALID_OPERATION if no devices in the context associated with kernel support SVM.
-  if (!supports_svm(c)) return CL_INVALID_OPERATION;
+  if (!supports_svm(c)) return explain(CL_INVALID_OPERATION, "no device of the context offers SVM");
   // CL_INVALID_ARG_INDEX if arg_index is not a valid argument index.
   if (index >= k->num_args) return CL_INVALID_ARG_INDEX;
   // The pointer travels as (allocation, offset); the server passes the
@@ -402,7 +402,7 @@ cl_int set_kernel_exec_info(cl_kernel k, cl_kernel_exec_info param, size_t size,
       // param_value_size is not valid.
       if (value == nullptr || size % sizeof(void*) != 0) return CL_INVALID_VALUE;
       // CL_INVALID_OPERATION if no devices in the context associated with kernel support SVM.
-      if (!supports_svm(c)) return CL_INVALID_OPERATION;
+      if (!supports_svm(c)) return explain(CL_INVALID_OPERATION, "no device of the context offers SVM");
       // Far more pointers than one message carries: no kernel uses as many.
       const size_t count = size / sizeof(void*);
       if (count > ((1u << 20) - frame_overhead) / sizeof(protocol::svm_pointer)) return CL_OUT_OF_RESOURCES;
@@ -428,9 +428,9 @@ cl_int set_kernel_exec_info(cl_kernel k, cl_kernel_exec_info param, size_t size,
       // CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM and param_value is CL_TRUE
       // but no devices in context associated with kernel support fine-grain
       // system SVM allocations (no Ferry device does).
-      if (enable) return CL_INVALID_OPERATION;
+      if (enable) return explain(CL_INVALID_OPERATION, "no Ferry device offers fine-grain system SVM");
       // CL_INVALID_OPERATION if no devices in the context associated with kernel support SVM.
-      if (!supports_svm(c)) return CL_INVALID_OPERATION;
+      if (!supports_svm(c)) return explain(CL_INVALID_OPERATION, "no device of the context offers SVM");
       return CL_SUCCESS;  // the native default already
     }
     // CL_INVALID_VALUE if param_name is not valid.
@@ -771,16 +771,16 @@ cl_int enqueue_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, const 
 // Entry points
 
 cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char* kernel_name, cl_int* errcode_ret) {
-  return guarded_create<cl_kernel>(errcode_ret, [&] { return create_kernel(program, kernel_name); });
+  return guarded_create<cl_kernel>(__func__, errcode_ret, [&] { return create_kernel(program, kernel_name); });
 }
 
 cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel* kernels,
                                             cl_uint* num_kernels_ret) {
-  return guarded([&] { return create_kernels_in_program(program, num_kernels, kernels, num_kernels_ret); });
+  return guarded(__func__, [&] { return create_kernels_in_program(program, num_kernels, kernels, num_kernels_ret); });
 }
 
 cl_int CL_API_CALL clRetainKernel(cl_kernel kernel) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_KERNEL if kernel is not a valid kernel object.
     FERRY_CHECK_HANDLE(kernel);
     retain_api(kernel);
@@ -789,7 +789,7 @@ cl_int CL_API_CALL clRetainKernel(cl_kernel kernel) {
 }
 
 cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_KERNEL if kernel is not a valid kernel object.
     FERRY_CHECK_HANDLE(kernel);
     release_api(kernel);
@@ -798,19 +798,20 @@ cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel) {
 }
 
 cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void* arg_value) {
-  return guarded([&] { return set_kernel_arg(kernel, arg_index, arg_size, arg_value); });
+  return guarded(__func__, [&] { return set_kernel_arg(kernel, arg_index, arg_size, arg_value); });
 }
 
 cl_int CL_API_CALL clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size,
                                    void* param_value, size_t* param_value_size_ret) {
-  return guarded(
-      [&] { return get_kernel_info(kernel, param_name, param_value_size, param_value, param_value_size_ret); });
+  return guarded(__func__, [&] {
+    return get_kernel_info(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+  });
 }
 
 cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
                                             cl_kernel_work_group_info param_name, size_t param_value_size,
                                             void* param_value, size_t* param_value_size_ret) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return get_kernel_work_group_info(kernel, device, param_name, param_value_size, param_value,
                                       param_value_size_ret);
   });
@@ -818,7 +819,7 @@ cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id devic
 
 cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx, cl_kernel_arg_info param_name,
                                       size_t param_value_size, void* param_value, size_t* param_value_size_ret) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return get_kernel_arg_info(kernel, arg_indx, param_name, param_value_size, param_value, param_value_size_ret);
   });
 }
@@ -826,30 +827,30 @@ cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx, cl_ker
 cl_int CL_API_CALL clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name,
                                            size_t input_value_size, const void* input_value, size_t param_value_size,
                                            void* param_value, size_t* param_value_size_ret) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return get_kernel_sub_group_info(kernel, device, param_name, input_value_size, input_value, param_value_size,
                                      param_value, param_value_size_ret);
   });
 }
 
 cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret) {
-  return guarded_create<cl_kernel>(errcode_ret, [&] { return clone_kernel(source_kernel); });
+  return guarded_create<cl_kernel>(__func__, errcode_ret, [&] { return clone_kernel(source_kernel); });
 }
 
 cl_int CL_API_CALL clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size,
                                        const void* param_value) {
-  return guarded([&] { return set_kernel_exec_info(kernel, param_name, param_value_size, param_value); });
+  return guarded(__func__, [&] { return set_kernel_exec_info(kernel, param_name, param_value_size, param_value); });
 }
 
 cl_int CL_API_CALL clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void* arg_value) {
-  return guarded([&] { return set_kernel_arg_svm_pointer(kernel, arg_index, arg_value); });
+  return guarded(__func__, [&] { return set_kernel_arg_svm_pointer(kernel, arg_index, arg_value); });
 }
 
 cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
                                           const size_t* global_work_offset, const size_t* global_work_size,
                                           const size_t* local_work_size, cl_uint num_events_in_wait_list,
                                           const cl_event* event_wait_list, cl_event* event) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return enqueue_ndrange(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size,
                            num_events_in_wait_list, event_wait_list, event, CL_COMMAND_NDRANGE_KERNEL);
   });
@@ -860,7 +861,7 @@ cl_int CL_API_CALL clEnqueueTask(cl_command_queue command_queue, cl_kernel kerne
   // Equivalent to clEnqueueNDRangeKernel with work_dim 1, no offset and
   // global and local sizes of 1; its event reports CL_COMMAND_TASK.
   static const size_t one[3] = {1, 1, 1};
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return enqueue_ndrange(command_queue, kernel, 1, nullptr, one, one, num_events_in_wait_list, event_wait_list,
                            event, CL_COMMAND_TASK);
   });
