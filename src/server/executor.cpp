@@ -311,7 +311,7 @@ cl_int executor::set_arg(const object_entry& kernel_entry, const p::kernel_arg& 
   violated = false;
   cl_kernel kernel = kernel_entry.as_kernel();
   switch (arg.kind) {
-    case p::kernel_arg_kind::value:
+    case p::kernel_arg_kind::value: {
       if (arg.size != arg.value.size()) return CL_INVALID_ARG_SIZE;
       // Bytes for a buffer or sampler argument would be taken as a native
       // handle and dereferenced by the driver: only zeros (NULL) may pass.
@@ -319,7 +319,13 @@ cl_int executor::set_arg(const object_entry& kernel_entry, const p::kernel_arg& 
           std::any_of(arg.value.begin(), arg.value.end(), [](uint8_t b) { return b != 0; }))
         return kernel_entry.pointer_args[arg.index] == argument_class::sampler ? CL_INVALID_SAMPLER
                                                                                : CL_INVALID_MEM_OBJECT;
-      return api_.clSetKernelArg(kernel, arg.index, arg.value.size(), arg.value.empty() ? nullptr : arg.value.data());
+      // The application's arg_value was not NULL (that travels as a local or
+      // null_mem argument), so no bytes still come with a pointer: the native
+      // answer is then the one for a size 0 (CL_INVALID_ARG_SIZE), not for a
+      // NULL value (CL_INVALID_ARG_VALUE).
+      static const uint8_t no_bytes = 0;
+      return api_.clSetKernelArg(kernel, arg.index, arg.value.size(), arg.value.empty() ? &no_bytes : arg.value.data());
+    }
     case p::kernel_arg_kind::mem: {
       cl_int error;
       const object_entry* mem = objects_.find(arg.object, object_kind::mem, CL_INVALID_MEM_OBJECT, error);

@@ -27,6 +27,8 @@ kernel void with_local(global int* out, local int* scratch) {
 
 __attribute__((reqd_work_group_size(4, 1, 1)))
 kernel void fixed_group(global int* out) { out[get_global_id(0)] = 1; }
+
+kernel void takes_char(char c, global int* out) { out[get_global_id(0)] = c; }
 )CLC";
 
 // The objects each check works on, one set per platform.
@@ -37,6 +39,7 @@ struct side_objects {
   kernel_handle scale;      // (global float*, float)
   kernel_handle with_local; // (global int*, local int*)
   kernel_handle fixed;      // reqd_work_group_size(4, 1, 1)
+  kernel_handle takes_char; // (char, global int*)
   mem_handle buf;           // 4096 bytes, read-write
   mem_handle other_buf;     // 4096 bytes, read-write
   context_handle context2;  // a second context on the same device
@@ -89,6 +92,7 @@ class errors : public ferry_and_native_test {
     s.scale = create_kernel(s.program, "scale");
     s.with_local = create_kernel(s.program, "with_local");
     s.fixed = create_kernel(s.program, "fixed_group");
+    s.takes_char = create_kernel(s.program, "takes_char");
     s.buf = create_buffer(side.context, CL_MEM_READ_WRITE, 4096);
     s.other_buf = create_buffer(side.context, CL_MEM_READ_WRITE, 4096);
     s.context2.reset(clCreateContext(nullptr, 1, &side.device, nullptr, nullptr, &rc));
@@ -423,6 +427,13 @@ TEST_F(errors, kernel_arguments) {
   EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.scale, 1, sizeof d, &d));
   EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.scale, 0, sizeof(cl_mem) / 2, &s.buf));
   EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.with_local, 1, 0, nullptr));
+  // A size of 0 with a value is no char, whatever the value, every time it is tried, and
+  // also after the argument took a right-sized value.
+  const char c = 1;
+  EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.takes_char, 0, 0, &s.buf));
+  EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.takes_char, 0, 0, &c));
+  EXPECT_BOTH(CL_SUCCESS, clSetKernelArg(s.takes_char, 0, sizeof c, &c));
+  EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.takes_char, 0, 0, &c));
   // CL_INVALID_ARG_VALUE if arg_value specified is not a valid value, e.g. NULL for an
   // argument not declared __local, or not NULL for one declared __local.
   EXPECT_BOTH(CL_INVALID_ARG_VALUE, clSetKernelArg(s.scale, 1, sizeof f, nullptr));

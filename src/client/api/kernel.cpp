@@ -207,7 +207,8 @@ constexpr uint64_t shape_size_mask = (uint64_t{1} << 56) - 1;
 
 // Argument shapes as cached in kernel->validated: (kind << 56 | size), with
 // one kind the wire does not have (below). Zero (value kind, size 0) is a
-// shape no device accepts, so it also means "nothing validated yet".
+// shape no device accepts, so it also means "nothing validated yet", and a
+// value of size 0 is never taken for a known shape.
 uint64_t shape_of(uint8_t kind, size_t size) {
   return (static_cast<uint64_t>(kind) << 56) | (static_cast<uint64_t>(size) & shape_size_mask);
 }
@@ -308,7 +309,7 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
   }
 
   auto& arg = k->args[index];
-  if (shape != known && !accepted) {
+  if ((shape != known || shape == 0) && !accepted) {
     // CL_INVALID_ARG_VALUE, CL_INVALID_MEM_OBJECT, CL_INVALID_SAMPLER,
     // CL_INVALID_ARG_SIZE, ...: the native kernel's answer for this shape.
     protocol::check_kernel_arg request;
