@@ -26,10 +26,6 @@ bool arg_is(const object_entry& kernel, uint32_t index, uint8_t c) {
   return index < kernel.pointer_args.size() && kernel.pointer_args[index] == c;
 }
 
-// Memory flags the daemon drops when it creates a buffer (see create_buffer).
-constexpr cl_mem_flags daemon_ignored_flags = CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR | CL_MEM_HOST_WRITE_ONLY |
-                                              CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-
 // Every build asks for kernel argument info: the daemon needs each
 // argument's class to keep raw bytes away from handle arguments (some
 // platforms, PoCL among them, keep none otherwise). The clause is taken off
