@@ -9,6 +9,7 @@
 #include "cli/counters_report.hpp"
 #include "cli/ferry_servers.hpp"
 #include "cli/format.hpp"
+#include "common/cl_errors.hpp"
 
 namespace ferry::cli {
 

@@ -10,6 +10,7 @@
 #include "cli/ferry_servers.hpp"
 #include "cli/format.hpp"
 #include "cli/round_trip.hpp"
+#include "common/cl_errors.hpp"
 
 namespace ferry::cli {
 

@@ -11,6 +11,7 @@
 #include "cli/format.hpp"
 #include "cli/icd_loader_env.hpp"
 #include "cli/install_layout.hpp"
+#include "common/cl_errors.hpp"
 
 namespace ferry::cli {
 

@@ -46,29 +46,4 @@ std::string format_microseconds(double nanoseconds) {
   return text;
 }
 
-std::string cl_error_name(cl_int code) {
-  switch (code) {
-#define FERRY_CL_ERROR(name) \
-  case name:                 \
-    return #name;
-    FERRY_CL_ERROR(CL_SUCCESS)
-    FERRY_CL_ERROR(CL_DEVICE_NOT_FOUND)
-    FERRY_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
-    FERRY_CL_ERROR(CL_COMPILER_NOT_AVAILABLE)
-    FERRY_CL_ERROR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
-    FERRY_CL_ERROR(CL_OUT_OF_RESOURCES)
-    FERRY_CL_ERROR(CL_OUT_OF_HOST_MEMORY)
-    FERRY_CL_ERROR(CL_INVALID_VALUE)
-    FERRY_CL_ERROR(CL_INVALID_DEVICE_TYPE)
-    FERRY_CL_ERROR(CL_INVALID_PLATFORM)
-    FERRY_CL_ERROR(CL_INVALID_DEVICE)
-    FERRY_CL_ERROR(CL_INVALID_OPERATION)
-#undef FERRY_CL_ERROR
-    case -1001:
-      return "CL_PLATFORM_NOT_FOUND_KHR";
-    default:
-      return "OpenCL error " + std::to_string(code);
-  }
-}
-
 }  // namespace ferry::cli

@@ -17,7 +17,4 @@ std::string format_device_type(cl_device_type type);
 /// Nanoseconds as microseconds: "48.2 µs", or "1234 µs" from 1000 µs on.
 std::string format_microseconds(double nanoseconds);
 
-/// The OpenCL error code's name ("CL_DEVICE_NOT_AVAILABLE"), or its number.
-std::string cl_error_name(cl_int code);
-
 }  // namespace ferry::cli

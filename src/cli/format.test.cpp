@@ -25,11 +25,5 @@ TEST(format, microseconds_keep_one_decimal_below_a_millisecond) {
   EXPECT_EQ(format_microseconds(1234000), "1234 µs");
 }
 
-TEST(format, error_names_fall_back_to_the_number) {
-  EXPECT_EQ(cl_error_name(CL_DEVICE_NOT_AVAILABLE), "CL_DEVICE_NOT_AVAILABLE");
-  EXPECT_EQ(cl_error_name(-1001), "CL_PLATFORM_NOT_FOUND_KHR");
-  EXPECT_EQ(cl_error_name(-9999), "OpenCL error -9999");
-}
-
 }  // namespace
 }  // namespace ferry::cli

@@ -10,6 +10,16 @@ namespace ferry::protocol {
 static_assert(std::endian::native == std::endian::little,
               "the wire format is little endian and the codec copies scalars as they are");
 
+std::string session_label(const session_token& id) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < 4; ++i) {
+    out += digits[id[i] >> 4];
+    out += digits[id[i] & 15];
+  }
+  return out;
+}
+
 const char* message_name(uint16_t id) {
   switch (id) {
 #define FERRY_NAME(num, name, dir, limit) \

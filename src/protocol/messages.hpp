@@ -18,6 +18,10 @@ namespace ferry::protocol {
 using object_id = uint64_t;
 using session_token = std::array<uint8_t, 16>;
 
+/// "1a2b3c4d": the first 8 hex digits of a session id, how the daemon's and
+/// the client's logs name a session.
+std::string session_label(const session_token& id);
+
 /// What a connection carries; the hello says it, so one port serves all.
 enum class stream_kind : uint8_t { control = 0, bulk = 1, peer = 2 };
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/cl_errors.hpp"
 #include "common/log.hpp"
 #include "server/context_releaser.hpp"
 #include "server/native/info.hpp"
@@ -24,10 +25,6 @@ namespace {
 bool arg_is(const object_entry& kernel, uint32_t index, uint8_t c) {
   return index < kernel.pointer_args.size() && kernel.pointer_args[index] == c;
 }
-
-// Memory flags the daemon drops when it creates a buffer (see create_buffer).
-constexpr cl_mem_flags daemon_ignored_flags = CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR | CL_MEM_HOST_WRITE_ONLY |
-                                              CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
 
 // Every build asks for kernel argument info: the daemon needs each
 // argument's class to keep raw bytes away from handle arguments (some
@@ -104,7 +101,7 @@ bool executor::record_failed(p::object_id id, object_kind kind, cl_int error) {
   if (uint64_t limit = core_->quota.limits().objects; limit != 0 && objects_.size() >= 2 * limit) {
     FERRY_DEBUG("session", "session %s: creating %s %llu failed (%s); not recorded, the table is full",
                 core_->label.c_str(), kind_name(kind), static_cast<unsigned long long>(id),
-                native::error_name(error).c_str());
+                cl_error_name(error).c_str());
     return true;
   }
   object_entry entry;
@@ -112,7 +109,7 @@ bool executor::record_failed(p::object_id id, object_kind kind, cl_int error) {
   entry.error = error;
   objects_.insert(id, entry);
   FERRY_DEBUG("session", "session %s: creating %s %llu failed: %s", core_->label.c_str(), kind_name(kind),
-              static_cast<unsigned long long>(id), native::error_name(error).c_str());
+              static_cast<unsigned long long>(id), cl_error_name(error).c_str());
   return true;
 }
 
@@ -217,7 +214,7 @@ executor::step executor::map_wait_list(const p::command_header& h) {
 
 bool executor::fail(const p::command_header& h, cl_int error) {
   FERRY_DEBUG("session", "session %s: command %llu failed: %s", core_->label.c_str(),
-              static_cast<unsigned long long>(h.command), native::error_name(error).c_str());
+              static_cast<unsigned long long>(h.command), cl_error_name(error).c_str());
   checkpoint_ = false;
   // Failures are always reported, asked for or not.
   core_->outbox.push_failure(h.command, error);
@@ -310,7 +307,7 @@ cl_int executor::set_arg(const object_entry& kernel_entry, const p::kernel_arg& 
   violated = false;
   cl_kernel kernel = kernel_entry.as_kernel();
   switch (arg.kind) {
-    case p::kernel_arg_kind::value:
+    case p::kernel_arg_kind::value: {
       if (arg.size != arg.value.size()) return CL_INVALID_ARG_SIZE;
       // Bytes for a buffer or sampler argument would be taken as a native
       // handle and dereferenced by the driver: only zeros (NULL) may pass.
@@ -318,7 +315,13 @@ cl_int executor::set_arg(const object_entry& kernel_entry, const p::kernel_arg& 
           std::any_of(arg.value.begin(), arg.value.end(), [](uint8_t b) { return b != 0; }))
         return kernel_entry.pointer_args[arg.index] == argument_class::sampler ? CL_INVALID_SAMPLER
                                                                                : CL_INVALID_MEM_OBJECT;
-      return api_.clSetKernelArg(kernel, arg.index, arg.value.size(), arg.value.empty() ? nullptr : arg.value.data());
+      // The application's arg_value was not NULL (that travels as a local or
+      // null_mem argument), so no bytes still come with a pointer: the native
+      // answer is then the one for a size 0 (CL_INVALID_ARG_SIZE), not for a
+      // NULL value (CL_INVALID_ARG_VALUE).
+      static const uint8_t no_bytes = 0;
+      return api_.clSetKernelArg(kernel, arg.index, arg.value.size(), arg.value.empty() ? &no_bytes : arg.value.data());
+    }
     case p::kernel_arg_kind::mem: {
       cl_int error;
       const object_entry* mem = objects_.find(arg.object, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
@@ -592,7 +595,7 @@ bool executor::on(const p::set_user_event_status& m) {
   cl_int rc = api_.clSetUserEventStatus(entry->as_event(), m.status);
   if (rc != CL_SUCCESS) {
     FERRY_WARN("session", "session %s: setting user event %llu to %d failed: %s", core_->label.c_str(),
-               static_cast<unsigned long long>(m.id), m.status, native::error_name(rc).c_str());
+               static_cast<unsigned long long>(m.id), m.status, cl_error_name(rc).c_str());
     return true;
   }
   entry->status_set = true;
@@ -752,7 +755,7 @@ bool executor::on(const p::create_program_with_il& m) {
     }
   }
   FERRY_DEBUG("session", "session %s: program %llu from %zu bytes of IL: %s", core_->label.c_str(),
-              static_cast<unsigned long long>(m.id), m.il.size(), native::error_name(reply.status).c_str());
+              static_cast<unsigned long long>(m.id), m.il.size(), cl_error_name(reply.status).c_str());
   core_->outbox.push_message(reply);
   return true;
 }
@@ -807,7 +810,7 @@ bool executor::on(const p::build_program& m) {
     objects_.find_mutable(m.program)->arg_info_hidden = !asks_arg_info(m.options);
   }
   FERRY_DEBUG("session", "session %s: build of program %llu: %s", core_->label.c_str(),
-              static_cast<unsigned long long>(m.program), native::error_name(reply.status).c_str());
+              static_cast<unsigned long long>(m.program), cl_error_name(reply.status).c_str());
   core_->outbox.push_message(reply);
   return true;
 }

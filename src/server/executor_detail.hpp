@@ -14,6 +14,16 @@ namespace p = protocol;
 
 inline constexpr uint32_t needs_event_flags = p::keep_event | p::notify;
 
+/// Memory flags the daemon drops when it creates a buffer or an image. Host
+/// pointers of another process mean nothing here (the client resolved the
+/// host-pointer flags). The host-access flags restrict the application, which
+/// the client enforces; the daemon itself reads and writes any memory object:
+/// to migrate it between servers, to fetch what a map shows the application
+/// (also for CL_MAP_WRITE) and to write back an unmapped region.
+inline constexpr cl_mem_flags daemon_ignored_flags = CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR |
+                                                     CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY |
+                                                     CL_MEM_HOST_NO_ACCESS;
+
 inline bool multiply(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
 
 /// Bytes of a packed rectangle, or false when it overflows.
@@ -30,6 +40,7 @@ inline void to_size_t(const p::size3& in, size_t (&out)[3]) {
 
 namespace ferry::server {
 
+using detail::daemon_ignored_flags;
 using detail::needs_event_flags;
 using detail::region_bytes;
 using detail::to_size_t;

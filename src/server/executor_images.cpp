@@ -86,8 +86,10 @@ bool executor::on(const p::create_image& m) {
   desc.mem_object = buffer;
   std::vector<cl_mem_properties> properties;
   const cl_mem_properties* props = properties_or_null(m.properties, properties);
-  // Host pointers of another process mean nothing here (see create_buffer).
-  cl_mem_flags flags = m.flags & ~static_cast<cl_mem_flags>(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  // As for buffers (see daemon_ignored_flags): a native image that refused
+  // the daemon's own reads would fail every map of a CL_MEM_HOST_WRITE_ONLY
+  // image, which fetches the region it shows.
+  cl_mem_flags flags = m.flags & ~daemon_ignored_flags;
   cl_context native_context = context->as_context();
   cl_mem image = nullptr;
   if (m.initial_transfer) {

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/cl_errors.hpp"
 #include "common/log.hpp"
 #include "server/executor.hpp"
 #include "server/executor_detail.hpp"
@@ -112,7 +113,7 @@ bool executor::on(const p::svm_alloc& m) {
   if (reply.status != CL_SUCCESS)
     FERRY_DEBUG("session", "session %s: SVM allocation %llu of %llu bytes failed: %s", core_->label.c_str(),
                 static_cast<unsigned long long>(m.id), static_cast<unsigned long long>(m.size),
-                native::error_name(reply.status).c_str());
+                cl_error_name(reply.status).c_str());
   core_->outbox.push_message(reply);
   return true;
 }

@@ -4,16 +4,6 @@
 
 namespace ferry::server {
 
-std::string session_label(const protocol::session_token& id) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < 4; ++i) {
-    out += digits[id[i] >> 4];
-    out += digits[id[i] & 15];
-  }
-  return out;
-}
-
 namespace {
 uint64_t key_of(const protocol::session_token& id) {
   uint64_t key;

@@ -24,8 +24,8 @@ namespace ferry::server {
 
 class printf_capture;
 
-/// "1a2b3c4d": the first 8 hex digits of a session id, for logs.
-std::string session_label(const protocol::session_token& id);
+// Sessions are named in logs as the client names them (protocol/messages.hpp).
+using protocol::session_label;
 
 struct session_core {
   /// `links` (may be null: nothing is counted) and `peer_address` (for

@@ -27,6 +27,8 @@ kernel void with_local(global int* out, local int* scratch) {
 
 __attribute__((reqd_work_group_size(4, 1, 1)))
 kernel void fixed_group(global int* out) { out[get_global_id(0)] = 1; }
+
+kernel void takes_char(char c, global int* out) { out[get_global_id(0)] = c; }
 )CLC";
 
 // The objects each check works on, one set per platform.
@@ -37,6 +39,7 @@ struct side_objects {
   kernel_handle scale;      // (global float*, float)
   kernel_handle with_local; // (global int*, local int*)
   kernel_handle fixed;      // reqd_work_group_size(4, 1, 1)
+  kernel_handle takes_char; // (char, global int*)
   mem_handle buf;           // 4096 bytes, read-write
   mem_handle other_buf;     // 4096 bytes, read-write
   context_handle context2;  // a second context on the same device
@@ -89,6 +92,7 @@ class errors : public ferry_and_native_test {
     s.scale = create_kernel(s.program, "scale");
     s.with_local = create_kernel(s.program, "with_local");
     s.fixed = create_kernel(s.program, "fixed_group");
+    s.takes_char = create_kernel(s.program, "takes_char");
     s.buf = create_buffer(side.context, CL_MEM_READ_WRITE, 4096);
     s.other_buf = create_buffer(side.context, CL_MEM_READ_WRITE, 4096);
     s.context2.reset(clCreateContext(nullptr, 1, &side.device, nullptr, nullptr, &rc));
@@ -423,6 +427,13 @@ TEST_F(errors, kernel_arguments) {
   EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.scale, 1, sizeof d, &d));
   EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.scale, 0, sizeof(cl_mem) / 2, &s.buf));
   EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.with_local, 1, 0, nullptr));
+  // A size of 0 with a value is no char, whatever the value, every time it is tried, and
+  // also after the argument took a right-sized value.
+  const char c = 1;
+  EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.takes_char, 0, 0, &s.buf));
+  EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.takes_char, 0, 0, &c));
+  EXPECT_BOTH(CL_SUCCESS, clSetKernelArg(s.takes_char, 0, sizeof c, &c));
+  EXPECT_BOTH(CL_INVALID_ARG_SIZE, clSetKernelArg(s.takes_char, 0, 0, &c));
   // CL_INVALID_ARG_VALUE if arg_value specified is not a valid value, e.g. NULL for an
   // argument not declared __local, or not NULL for one declared __local.
   EXPECT_BOTH(CL_INVALID_ARG_VALUE, clSetKernelArg(s.scale, 1, sizeof f, nullptr));
@@ -540,6 +551,127 @@ TEST_F(errors, info_queries_negotiate_sizes) {
   size_t size = 0;
   EXPECT_BOTH(CL_SUCCESS, clGetKernelInfo(s.scale, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &size));
   EXPECT_EQ(size, 6u);
+}
+
+}  // namespace ferry::test
+
+namespace ferry::test {
+namespace {
+
+// How many lines of `log` contain every one of `parts`.
+size_t lines_with(const std::string& log, std::initializer_list<std::string_view> parts) {
+  size_t count = 0, start = 0;
+  while (start < log.size()) {
+    size_t end = log.find('\n', start);
+    if (end == std::string::npos) end = log.size();
+    const std::string_view line(log.data() + start, end - start);
+    if (std::all_of(parts.begin(), parts.end(), [&](std::string_view p) { return line.find(p) != line.npos; }))
+      ++count;
+    start = end + 1;
+  }
+  return count;
+}
+
+}  // namespace
+
+// Runs with FERRY_LOG=debug and FERRY_LOG_FILE set (the level and file are read once, when
+// libferry first logs, so a process of its own): errors checked by the client and errors a
+// server answered, each logged with the entry point, the code's name and the reason.
+FERRY_IT_CHILD(error_log) {
+  const char* path = std::getenv("FERRY_LOG_FILE");
+  const char* servers = std::getenv("FERRY_SERVERS");
+  CHILD_CHECK(path != nullptr && servers != nullptr, "FERRY_LOG_FILE and FERRY_SERVERS must be set");
+  const cl_platform_id platform = find_ferry_platform();
+  CHILD_CHECK(platform != nullptr && platform_name(platform) == CL_FERRY_PLATFORM_NAME, "no Ferry platform");
+  const std::vector<cl_device_id> devices = platform_devices(platform);
+  CHILD_CHECK(!devices.empty(), "no Ferry device");
+  cl_int rc = CL_SUCCESS;
+  context_handle context(clCreateContext(nullptr, 1, &devices[0], nullptr, nullptr, &rc));
+  CHILD_CHECK(rc == CL_SUCCESS, "clCreateContext: %s", cl_error_name(rc).c_str());
+
+  // Checked by the client: a kernel name the program lacks, a context passed as a program
+  // (the loader answers for a NULL handle itself; this one reaches libferry).
+  program_handle program = build_program(context, devices[0], error_kernels, "", false);
+  CHILD_CHECK(program, "the error kernels do not build");
+  CHILD_CHECK(clCreateKernel(program, "no_such_kernel", &rc) == nullptr && rc == CL_INVALID_KERNEL_NAME,
+              "clCreateKernel(no_such_kernel): %s", cl_error_name(rc).c_str());
+  const auto not_a_program = reinterpret_cast<cl_program>(context.get());
+  CHILD_CHECK(clCreateKernel(not_a_program, "scale", &rc) == nullptr && rc == CL_INVALID_PROGRAM,
+              "clCreateKernel(a context): %s", cl_error_name(rc).c_str());
+  // Answered by the server: a build that fails, twice on the same program.
+  const char* bad = "kernel void k(global int* x) { x[0] = 1 +; }";
+  program_handle broken(clCreateProgramWithSource(context, 1, &bad, nullptr, &rc));
+  CHILD_CHECK(rc == CL_SUCCESS, "clCreateProgramWithSource: %s", cl_error_name(rc).c_str());
+  for (int i = 0; i < 2; ++i) {
+    rc = clBuildProgram(broken, 1, &devices[0], "", nullptr, nullptr);
+    CHILD_CHECK(rc == CL_BUILD_PROGRAM_FAILURE, "clBuildProgram %d: %s", i, cl_error_name(rc).c_str());
+  }
+
+  // Failed on the server: a write whose wait list holds a failed event, twice on one queue.
+  {
+    queue_handle queue(clCreateCommandQueue(context, devices[0], 0, &rc));
+    CHILD_CHECK(rc == CL_SUCCESS, "clCreateCommandQueue: %s", cl_error_name(rc).c_str());
+    mem_handle buffer(clCreateBuffer(context, CL_MEM_READ_WRITE, 64, nullptr, &rc));
+    CHILD_CHECK(rc == CL_SUCCESS, "clCreateBuffer: %s", cl_error_name(rc).c_str());
+    event_handle failed(clCreateUserEvent(context, &rc));
+    CHILD_CHECK(rc == CL_SUCCESS, "clCreateUserEvent: %s", cl_error_name(rc).c_str());
+    CHILD_CHECK(clSetUserEventStatus(failed, -5) == CL_SUCCESS, "clSetUserEventStatus");
+    const int host[4] = {};
+    for (int i = 0; i < 2; ++i) {
+      event_handle write;
+      rc = clEnqueueWriteBuffer(queue, buffer, CL_FALSE, 0, sizeof host, host, 1, failed.address(), write.out());
+      CHILD_CHECK(rc == CL_SUCCESS, "clEnqueueWriteBuffer %d: %s", i, cl_error_name(rc).c_str());
+      rc = clWaitForEvents(1, write.address());
+      CHILD_CHECK(rc == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "clWaitForEvents %d: %s", i,
+                  cl_error_name(rc).c_str());
+    }
+  }
+
+  const std::string log = read_file(path);
+  const bool kernel_name = lines_with(log, {" debug api: clCreateKernel: CL_INVALID_KERNEL_NAME (no kernel "
+                                            "\"no_such_kernel\" in program "}) == 1;
+  const bool bad_handle = lines_with(log, {" debug api: clCreateKernel: CL_INVALID_PROGRAM (invalid cl_program handle",
+                                           "an object of another type"}) == 1;
+  // Each failed build at debug, with the server that answered.
+  const bool builds = lines_with(log, {" debug api: clBuildProgram: CL_BUILD_PROGRAM_FAILURE (answered by server ",
+                                       servers, " to build_program for program "}) == 2;
+  // The server's answer at warn once, naming the server and the session; the repeat at debug.
+  const bool warned_once = lines_with(log, {" warn errors: server ", servers, " (session ",
+                                            "answered build_program for program ", "CL_BUILD_PROGRAM_FAILURE"}) == 1;
+  const bool repeat_at_debug =
+      lines_with(log, {" debug errors: server ", servers, "answered build_program", "CL_BUILD_PROGRAM_FAILURE"}) == 1;
+  // The failed command at warn once per queue and kind, the repeat at debug; each wait says
+  // which command failed where.
+  const bool command_warned_once = lines_with(log, {" warn errors: server ", servers, " (session ",
+                                                    "(CL_COMMAND_WRITE_BUFFER) on queue ", " failed with "}) == 1;
+  const bool command_repeat_at_debug =
+      lines_with(log, {" debug errors: server ", servers, "(CL_COMMAND_WRITE_BUFFER) on queue ", " failed with "}) == 1;
+  const bool waits = lines_with(log, {" debug api: clWaitForEvents: CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST "
+                                      "(command ",
+                                      "(CL_COMMAND_WRITE_BUFFER) failed with ", servers}) == 2;
+  if (!(kernel_name && bad_handle && builds && warned_once && repeat_at_debug && command_warned_once &&
+        command_repeat_at_debug && waits))
+    std::printf("%s", log.c_str());
+  CHILD_CHECK(kernel_name, "no debug line for the kernel name");
+  CHILD_CHECK(bad_handle, "no debug line for the handle of another type");
+  CHILD_CHECK(builds, "no debug line for each failed build");
+  CHILD_CHECK(warned_once, "not exactly one warning for the failed builds");
+  CHILD_CHECK(repeat_at_debug, "the repeated failure is not at debug");
+  CHILD_CHECK(command_warned_once, "not exactly one warning for the failed writes");
+  CHILD_CHECK(command_repeat_at_debug, "the repeated command failure is not at debug");
+  CHILD_CHECK(waits, "no debug line for each failed wait");
+  std::printf("PASS\n");
+  return 0;
+}
+
+TEST(error_log, entry_point_errors_are_logged_with_their_reason_and_server_errors_warn_once) {
+  if constexpr (self_check) GTEST_SKIP() << "logs libferry's own lines";
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/ferry-error-log-" +
+                           std::to_string(::getpid()) + ".log";
+  std::remove(path.c_str());
+  expect_child_passes("error_log", std::chrono::seconds(120), {{"FERRY_LOG", "debug"}, {"FERRY_LOG_FILE", path}});
+  std::remove(path.c_str());
 }
 
 }  // namespace ferry::test

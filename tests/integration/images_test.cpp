@@ -289,6 +289,44 @@ TEST_F(images, map_reads_and_unmap_writes_back) {
   EXPECT_EQ(info_value<cl_uint>(FERRY_IT_INFO_QUERY(clGetMemObjectInfo, img, CL_MEM_MAP_COUNT)), 0u);
 }
 
+// test_mem_host_flags mem_host_write_only_image: the host may map a CL_MEM_HOST_WRITE_ONLY
+// image for writing. The map still fetches the region (the rows the application leaves
+// alone go back unchanged on unmap), which the daemon's native image must allow.
+TEST_F(images, host_write_only_image_maps_for_writing) {
+  const cl_image_format rgba8{CL_RGBA, CL_UNSIGNED_INT8};
+  const size_t w = 16, h = 8, element = 4;
+  auto host = pixels(w * h * element, 9);
+  auto img = image(CL_MEM_READ_WRITE | CL_MEM_HOST_WRITE_ONLY | CL_MEM_COPY_HOST_PTR, rgba8,
+                   desc(CL_MEM_OBJECT_IMAGE2D, w, h), host.data());
+  auto buf = buffer(CL_MEM_READ_WRITE, w * h * element);
+  ASSERT_TRUE(img && buf);
+  const layout packed{element, w * element, w * h * element};
+  const std::array<size_t, 3> origin{2, 1, 0}, region{5, 4, 1};
+  size_t row_pitch = 0;
+  cl_int error = -9999;
+  auto* mapped = static_cast<unsigned char*>(clEnqueueMapImage(queue_, img, CL_TRUE, CL_MAP_WRITE, origin.data(),
+                                                               region.data(), &row_pitch, nullptr, 0, nullptr,
+                                                               nullptr, &error));
+  ASSERT_CL_OK(error);
+  ASSERT_NE(mapped, nullptr);
+  ASSERT_GE(row_pitch, region[0] * element);
+  // Even rows of the region are written; odd ones are left as the map found them.
+  std::vector<unsigned char> expected = host;
+  for (size_t y = 0; y < region[1]; y += 2)
+    for (size_t x = 0; x < region[0] * element; ++x) {
+      const auto value = static_cast<unsigned char>(0xc0 + y * 16 + x);
+      mapped[y * row_pitch + x] = value;
+      expected[packed.at(origin[0], origin[1] + y, 0) + x] = value;
+    }
+  ASSERT_CL_OK(clEnqueueUnmapMemObject(queue_, img, mapped, 0, nullptr, nullptr));
+  // The image itself may not be read by the host: its contents come back through a buffer.
+  const std::array<size_t, 3> zero{0, 0, 0}, all{w, h, 1};
+  ASSERT_CL_OK(clEnqueueCopyImageToBuffer(queue_, img, buf, zero.data(), all.data(), 0, 0, nullptr, nullptr));
+  std::vector<unsigned char> back(w * h * element);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue_, buf, CL_TRUE, 0, back.size(), back.data(), 0, nullptr, nullptr));
+  EXPECT_EQ(back, expected);
+}
+
 TEST_F(images, use_host_ptr_maps_inside_the_host_memory) {
   const cl_image_format r8{CL_R, CL_UNSIGNED_INT8};
   const size_t w = 40, h = 10, pitch = 48;

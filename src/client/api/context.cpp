@@ -85,13 +85,14 @@ result<cl_context> create_context(const cl_context_properties* properties, cl_ui
 cl_context CL_API_CALL clCreateContext(const cl_context_properties* properties, cl_uint num_devices,
                                        const cl_device_id* devices, notify_fn notify, void* user_data,
                                        cl_int* errcode_ret) {
-  return guarded_create<cl_context>(errcode_ret,
-                                    [&] { return create_context(properties, num_devices, devices, notify, user_data); });
+  return guarded_create<cl_context>(__func__, errcode_ret, [&] {
+    return create_context(properties, num_devices, devices, notify, user_data);
+  });
 }
 
 cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties* properties, cl_device_type type,
                                                notify_fn notify, void* user_data, cl_int* errcode_ret) {
-  return guarded_create<cl_context>(errcode_ret, [&]() -> result<cl_context> {
+  return guarded_create<cl_context>(__func__, errcode_ret, [&]() -> result<cl_context> {
     std::vector<cl_context_properties> props;
     if (cl_int code = parse_properties(properties, props); code != CL_SUCCESS) return fail(code);
     if (notify == nullptr && user_data != nullptr) return fail(CL_INVALID_VALUE);
@@ -105,7 +106,7 @@ cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties* prop
 }
 
 cl_int CL_API_CALL clRetainContext(cl_context c) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(c);
     retain_api(c);
     return CL_SUCCESS;
@@ -113,7 +114,7 @@ cl_int CL_API_CALL clRetainContext(cl_context c) {
 }
 
 cl_int CL_API_CALL clReleaseContext(cl_context c) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(c);
     release_api(c);
     return CL_SUCCESS;
@@ -122,7 +123,7 @@ cl_int CL_API_CALL clReleaseContext(cl_context c) {
 
 cl_int CL_API_CALL clGetContextInfo(cl_context c, cl_context_info param, size_t size, void* value,
                                     size_t* size_ret) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(c);
     info_out out(size, value, size_ret);
     switch (param) {
@@ -137,7 +138,7 @@ cl_int CL_API_CALL clGetContextInfo(cl_context c, cl_context_info param, size_t 
 
 cl_int CL_API_CALL clSetContextDestructorCallback(cl_context c, void(CL_CALLBACK* notify)(cl_context, void*),
                                                   void* user_data) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(c);
     // CL_INVALID_VALUE if pfn_notify is NULL.
     if (notify == nullptr) return CL_INVALID_VALUE;

@@ -21,7 +21,7 @@ bool matches(const device& d, cl_device_type wanted) {
 
 cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform_id, cl_device_type type, cl_uint num_entries,
                                   cl_device_id* devices, cl_uint* num_devices) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_PLATFORM if platform is not a valid platform.
     if (platform_id != nullptr) FERRY_CHECK_HANDLE(platform_id);
     platform& p = the_platform();
@@ -48,7 +48,7 @@ cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform_id, cl_device_type typ
 
 cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info param, size_t size, void* value,
                                    size_t* size_ret) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_DEVICE if device is not valid.
     FERRY_CHECK_HANDLE(d);
     info_out out(size, value, size_ret);
@@ -72,14 +72,14 @@ cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info param, size_t 
 }
 
 cl_int CL_API_CALL clRetainDevice(cl_device_id d) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(d);
     return CL_SUCCESS;  // root devices are not reference counted
   });
 }
 
 cl_int CL_API_CALL clReleaseDevice(cl_device_id d) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(d);
     return CL_SUCCESS;
   });
@@ -87,7 +87,7 @@ cl_int CL_API_CALL clReleaseDevice(cl_device_id d) {
 
 cl_int CL_API_CALL clCreateSubDevices(cl_device_id d, const cl_device_partition_property* properties, cl_uint,
                                       cl_device_id*, cl_uint*) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(d);
     // CL_INVALID_VALUE if values specified in properties are not valid or if
     // values specified in properties are valid but not supported by the device.
@@ -97,7 +97,7 @@ cl_int CL_API_CALL clCreateSubDevices(cl_device_id d, const cl_device_partition_
 }
 
 cl_int CL_API_CALL clGetDeviceAndHostTimer(cl_device_id d, cl_ulong*, cl_ulong*) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(d);
     // CL_INVALID_OPERATION if the platform associated with device does not
     // support device and host timer synchronization (resolution 0).
@@ -106,7 +106,7 @@ cl_int CL_API_CALL clGetDeviceAndHostTimer(cl_device_id d, cl_ulong*, cl_ulong*)
 }
 
 cl_int CL_API_CALL clGetHostTimer(cl_device_id d, cl_ulong*) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(d);
     return CL_INVALID_OPERATION;
   });

@@ -3,42 +3,65 @@
 #pragma once
 
 #include <cstring>
+#include <exception>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "client/core/diagnostics.hpp"
 #include "client/core/objects.hpp"
 #include "client/core/result.hpp"
 
 namespace ferry::client::api {
 
-/// Runs an entry point body that returns cl_int; exceptions never cross the C ABI.
-template <class F>
-cl_int guarded(F&& body) noexcept {
+/// Records the reason for an exception that reached an entry point and
+/// returns the code the entry point answers for it.
+inline cl_int code_for_exception() noexcept {
   try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return CL_OUT_OF_HOST_MEMORY;
+    throw;
+  } catch (const std::bad_alloc& e) {
+    return explain(CL_OUT_OF_HOST_MEMORY, "out of memory in libferry (%s)", e.what());
+  } catch (const std::exception& e) {
+    return explain(CL_OUT_OF_RESOURCES, "libferry failed: %s", e.what());
   } catch (...) {
-    return CL_OUT_OF_RESOURCES;
+    return explain(CL_OUT_OF_RESOURCES, "libferry failed with an unknown exception");
   }
 }
 
-/// Runs a creating entry point body that returns result<T>; writes
-/// errcode_ret only when it is not NULL.
+/// Runs the body of entry point `entry` (its name, as in the spec) that
+/// returns cl_int; exceptions never cross the C ABI. An error is logged at
+/// debug with the reason recorded for it (client/core/diagnostics.hpp).
+template <class F>
+cl_int guarded(const char* entry, F&& body) noexcept {
+  clear_explanations();
+  cl_int code;
+  try {
+    code = body();
+  } catch (...) {
+    code = code_for_exception();
+  }
+  if (code != CL_SUCCESS) [[unlikely]]
+    log_entry_failure(entry, code);
+  return code;
+}
+
+/// Runs the body of creating entry point `entry` that returns result<T>;
+/// writes errcode_ret only when it is not NULL. Errors are logged as by
+/// guarded.
 template <class T, class F>
-T guarded_create(cl_int* errcode_ret, F&& body) noexcept {
+T guarded_create(const char* entry, cl_int* errcode_ret, F&& body) noexcept {
+  clear_explanations();
   cl_int code;
   T value{};
   try {
     result<T> r = body();
     code = r.error();
     if (r) value = *r;
-  } catch (const std::bad_alloc&) {
-    code = CL_OUT_OF_HOST_MEMORY;
   } catch (...) {
-    code = CL_OUT_OF_RESOURCES;
+    code = code_for_exception();
   }
+  if (code != CL_SUCCESS) [[unlikely]]
+    log_entry_failure(entry, code);
   if (errcode_ret) *errcode_ret = code;
   return value;
 }
@@ -50,6 +73,7 @@ struct handle_traits;
   struct handle_traits<handle_type> {                            \
     static constexpr object_tag tag = object_tag::tag_value;     \
     static constexpr cl_int invalid = error;                     \
+    static constexpr const char* name = #handle_type;            \
   };
 FERRY_HANDLE(cl_platform_id, platform, CL_INVALID_PLATFORM)
 FERRY_HANDLE(cl_device_id, device, CL_INVALID_DEVICE)
@@ -82,15 +106,33 @@ constexpr cl_int invalid_code() {
   return handle_traits<Handle>::invalid;
 }
 
+/// What is wrong with a handle that is_valid refused (read only after
+/// is_valid has read the same fields).
+inline const char* handle_problem(const object_base* base, object_tag expected) noexcept {
+  if (base == nullptr) return "NULL";
+  if (base->dispatch != &dispatch_table) return "not an object of Ferry's";
+  if (base->tag != expected) return "an object of another type, or one already freed";
+  return "released by the application";
+}
+
+/// Records why handle argument `argument` is invalid and returns its type's
+/// error code.
+template <class Handle>
+cl_int invalid_handle(Handle h, const char* argument) noexcept {
+  return explain(invalid_code<Handle>(), "invalid %s handle %p in argument %s: %s", handle_traits<Handle>::name,
+                 static_cast<const void*>(h), argument,
+                 handle_problem(static_cast<const object_base*>(h), handle_traits<Handle>::tag));
+}
+
 #define FERRY_CHECK_HANDLE(h)                                                     \
   do {                                                                            \
     if (!::ferry::client::api::is_valid(h))                                      \
-      return ::ferry::client::api::invalid_code<decltype(h)>();                 \
+      return ::ferry::client::api::invalid_handle(h, #h);                        \
   } while (0)
 #define FERRY_CHECK_HANDLE_R(h)                                                   \
   do {                                                                            \
     if (!::ferry::client::api::is_valid(h))                                      \
-      return ::ferry::client::fail(::ferry::client::api::invalid_code<decltype(h)>()); \
+      return ::ferry::client::fail(::ferry::client::api::invalid_handle(h, #h)); \
   } while (0)
 
 /// The out-parameters of a clGet*Info call. Every answer goes through `put`,

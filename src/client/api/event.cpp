@@ -8,7 +8,7 @@
 namespace ferry::client::api {
 
 cl_int CL_API_CALL clWaitForEvents(cl_uint count, const cl_event* list) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_VALUE if num_events is zero or event_list is NULL.
     if (count == 0 || list == nullptr) return CL_INVALID_VALUE;
     for (cl_uint i = 0; i < count; ++i) {
@@ -35,7 +35,7 @@ cl_int CL_API_CALL clWaitForEvents(cl_uint count, const cl_event* list) {
 }
 
 cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info param, size_t size, void* value, size_t* size_ret) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(e);
     info_out out(size, value, size_ret);
     switch (param) {
@@ -56,7 +56,7 @@ cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info param, size_t size, 
 
 cl_int CL_API_CALL clGetEventProfilingInfo(cl_event e, cl_profiling_info param, size_t size, void* value,
                                            size_t* size_ret) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(e);
     // CL_PROFILING_INFO_NOT_AVAILABLE if CL_QUEUE_PROFILING_ENABLE is not set
     // for the command-queue, if the execution status of the command is not
@@ -76,7 +76,7 @@ cl_int CL_API_CALL clGetEventProfilingInfo(cl_event e, cl_profiling_info param, 
 }
 
 cl_int CL_API_CALL clRetainEvent(cl_event e) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(e);
     retain_api(e);
     return CL_SUCCESS;
@@ -84,7 +84,7 @@ cl_int CL_API_CALL clRetainEvent(cl_event e) {
 }
 
 cl_int CL_API_CALL clReleaseEvent(cl_event e) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(e);
     release_api(e);
     return CL_SUCCESS;
@@ -92,7 +92,7 @@ cl_int CL_API_CALL clReleaseEvent(cl_event e) {
 }
 
 cl_event CL_API_CALL clCreateUserEvent(cl_context c, cl_int* errcode_ret) {
-  return guarded_create<cl_event>(errcode_ret, [&]() -> result<cl_event> {
+  return guarded_create<cl_event>(__func__, errcode_ret, [&]() -> result<cl_event> {
     FERRY_CHECK_HANDLE_R(c);
     if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
     // A user event exists on every server of its context.
@@ -105,7 +105,7 @@ cl_event CL_API_CALL clCreateUserEvent(cl_context c, cl_int* errcode_ret) {
 }
 
 cl_int CL_API_CALL clSetUserEventStatus(cl_event e, cl_int status) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_EVENT if event is not a valid user event object.
     if (!is_valid(e) || e->command_type != CL_COMMAND_USER) return CL_INVALID_EVENT;
     // CL_INVALID_VALUE if the execution_status is not CL_COMPLETE or a negative integer value.
@@ -123,7 +123,7 @@ cl_int CL_API_CALL clSetUserEventStatus(cl_event e, cl_int status) {
 
 cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int type, void(CL_CALLBACK* notify)(cl_event, cl_int, void*),
                                       void* user_data) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(e);
     // CL_INVALID_VALUE if pfn_event_notify is NULL or if
     // command_exec_callback_type is not CL_SUBMITTED, CL_RUNNING, or CL_COMPLETE.

@@ -17,7 +17,7 @@ namespace ferry::client::api {
 namespace {
 
 cl_int CL_API_CALL ferry_ping_server(cl_device_id d, cl_ulong* round_trip_ns) {
-  return guarded([&]() -> cl_int {
+  return guarded("clFerryPingServer", [&]() -> cl_int {
     FERRY_CHECK_HANDLE(d);
     if (round_trip_ns == nullptr) return CL_INVALID_VALUE;
     auto r = d->host->link->ping();
@@ -28,7 +28,7 @@ cl_int CL_API_CALL ferry_ping_server(cl_device_id d, cl_ulong* round_trip_ns) {
 }
 
 cl_int CL_API_CALL ferry_get_object_counts(cl_device_id d, cl_ferry_object_counts* counts) {
-  return guarded([&]() -> cl_int {
+  return guarded("clFerryGetObjectCounts", [&]() -> cl_int {
     FERRY_CHECK_HANDLE(d);
     if (counts == nullptr) return CL_INVALID_VALUE;
     protocol::get_object_counts request;
@@ -67,7 +67,7 @@ cl_int CL_API_CALL ferry_get_object_counts(cl_device_id d, cl_ferry_object_count
 }
 
 cl_int CL_API_CALL ferry_get_message_counts(cl_device_id d, cl_ulong* messages_sent, cl_ulong* messages_run) {
-  return guarded([&]() -> cl_int {
+  return guarded("clFerryGetMessageCounts", [&]() -> cl_int {
     FERRY_CHECK_HANDLE(d);
     if (messages_sent == nullptr && messages_run == nullptr) return CL_INVALID_VALUE;
     // The reply carries the server's count of the session's control frames
@@ -84,7 +84,7 @@ cl_int CL_API_CALL ferry_get_message_counts(cl_device_id d, cl_ulong* messages_s
 
 cl_int CL_API_CALL ferry_get_link_counters(cl_device_id d, cl_uint capacity, cl_ferry_link_counters* counters,
                                            cl_uint* count) {
-  return guarded([&]() -> cl_int {
+  return guarded("clFerryGetLinkCounters", [&]() -> cl_int {
     FERRY_CHECK_HANDLE(d);
     if ((counters == nullptr && capacity != 0) || (counters == nullptr && count == nullptr)) return CL_INVALID_VALUE;
     protocol::get_link_counters request;
@@ -108,7 +108,7 @@ cl_int CL_API_CALL ferry_get_link_counters(cl_device_id d, cl_uint capacity, cl_
 
 cl_int CL_API_CALL ferry_set_availability_callback(cl_platform_id platform, cl_ferry_availability_notify notify,
                                                    void* user_data) {
-  return guarded([&]() -> cl_int {
+  return guarded("clFerrySetAvailabilityCallback", [&]() -> cl_int {
     if (platform != nullptr && platform != &the_platform()) return CL_INVALID_PLATFORM;
     if (notify == nullptr) return CL_INVALID_VALUE;
     add_availability_callback(notify, user_data);
@@ -118,7 +118,7 @@ cl_int CL_API_CALL ferry_set_availability_callback(cl_platform_id platform, cl_f
 
 // cl_pocl_content_size: the checks and their codes are PoCL's.
 cl_int CL_API_CALL set_content_size_buffer(cl_mem buffer, cl_mem content_size_buffer) {
-  return guarded([&]() -> cl_int {
+  return guarded("clSetContentSizeBufferPoCL", [&]() -> cl_int {
     if (!is_valid(buffer) || !is_valid(content_size_buffer)) return CL_INVALID_MEM_OBJECT;
     if (buffer->context != content_size_buffer->context) return CL_INVALID_CONTEXT;
     if (content_size_buffer->size < sizeof(cl_ulong)) return CL_INVALID_BUFFER_SIZE;

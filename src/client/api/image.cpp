@@ -344,32 +344,38 @@ cl_int write_back_image_mapping(cl_command_queue q, cl_mem m, const _cl_mem::map
 
 cl_mem CL_API_CALL clCreateImage(cl_context c, cl_mem_flags flags, const cl_image_format* format,
                                  const cl_image_desc* desc, void* host_ptr, cl_int* errcode_ret) {
-  return guarded_create<cl_mem>(errcode_ret, [&] { return create_image(c, nullptr, flags, format, desc, host_ptr); });
+  return guarded_create<cl_mem>(__func__, errcode_ret, [&] {
+    return create_image(c, nullptr, flags, format, desc, host_ptr);
+  });
 }
 
 cl_mem CL_API_CALL clCreateImageWithProperties(cl_context c, const cl_mem_properties* properties, cl_mem_flags flags,
                                                const cl_image_format* format, const cl_image_desc* desc,
                                                void* host_ptr, cl_int* errcode_ret) {
-  return guarded_create<cl_mem>(errcode_ret,
+  return guarded_create<cl_mem>(__func__, errcode_ret,
                                 [&] { return create_image(c, properties, flags, format, desc, host_ptr); });
 }
 
 cl_mem CL_API_CALL clCreateImage2D(cl_context c, cl_mem_flags flags, const cl_image_format* format, size_t width,
                                    size_t height, size_t row_pitch, void* host_ptr, cl_int* errcode_ret) {
   cl_image_desc desc = legacy_desc(CL_MEM_OBJECT_IMAGE2D, width, height, 0, row_pitch, 0);
-  return guarded_create<cl_mem>(errcode_ret, [&] { return create_image(c, nullptr, flags, format, &desc, host_ptr); });
+  return guarded_create<cl_mem>(__func__, errcode_ret, [&] {
+    return create_image(c, nullptr, flags, format, &desc, host_ptr);
+  });
 }
 
 cl_mem CL_API_CALL clCreateImage3D(cl_context c, cl_mem_flags flags, const cl_image_format* format, size_t width,
                                    size_t height, size_t depth, size_t row_pitch, size_t slice_pitch, void* host_ptr,
                                    cl_int* errcode_ret) {
   cl_image_desc desc = legacy_desc(CL_MEM_OBJECT_IMAGE3D, width, height, depth, row_pitch, slice_pitch);
-  return guarded_create<cl_mem>(errcode_ret, [&] { return create_image(c, nullptr, flags, format, &desc, host_ptr); });
+  return guarded_create<cl_mem>(__func__, errcode_ret, [&] {
+    return create_image(c, nullptr, flags, format, &desc, host_ptr);
+  });
 }
 
 cl_int CL_API_CALL clGetSupportedImageFormats(cl_context c, cl_mem_flags flags, cl_mem_object_type type,
                                               cl_uint num_entries, cl_image_format* formats, cl_uint* num_formats) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(c);
     // CL_INVALID_VALUE if flags or image_type are not valid, or if
     // num_entries is 0 and image_formats is not NULL.
@@ -395,7 +401,7 @@ cl_int CL_API_CALL clGetSupportedImageFormats(cl_context c, cl_mem_flags flags, 
 }
 
 cl_int CL_API_CALL clGetImageInfo(cl_mem m, cl_image_info param, size_t size, void* value, size_t* size_ret) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(m);
     // CL_INVALID_MEM_OBJECT if image is a not a valid image object.
     if (!m->is_image()) return CL_INVALID_MEM_OBJECT;
@@ -424,7 +430,7 @@ cl_int CL_API_CALL clGetImageInfo(cl_mem m, cl_image_info param, size_t size, vo
 cl_int CL_API_CALL clEnqueueReadImage(cl_command_queue q, cl_mem m, cl_bool blocking_read, const size_t* origin,
                                       const size_t* region, size_t row_pitch, size_t slice_pitch, void* ptr,
                                       cl_uint count, const cl_event* list, cl_event* event_out) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return read_image(q, m, blocking_read, origin, region, row_pitch, slice_pitch, ptr, count, list, event_out,
                       CL_COMMAND_READ_IMAGE);
   });
@@ -433,7 +439,7 @@ cl_int CL_API_CALL clEnqueueReadImage(cl_command_queue q, cl_mem m, cl_bool bloc
 cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue q, cl_mem m, cl_bool blocking_write, const size_t* origin,
                                        const size_t* region, size_t row_pitch, size_t slice_pitch, const void* ptr,
                                        cl_uint count, const cl_event* list, cl_event* event_out) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return write_image(q, m, blocking_write, origin, region, row_pitch, slice_pitch, ptr, count, list, event_out,
                        CL_COMMAND_WRITE_IMAGE);
   });
@@ -442,7 +448,7 @@ cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue q, cl_mem m, cl_bool blo
 cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue q, cl_mem src, cl_mem dst, const size_t* src_origin,
                                       const size_t* dst_origin, const size_t* region, cl_uint count,
                                       const cl_event* list, cl_event* event_out) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     if (cl_int code = check_queue_and_image(q, src); code != CL_SUCCESS) return code;
     if (cl_int code = check_queue_and_image(q, dst); code != CL_SUCCESS) return code;
     // CL_IMAGE_FORMAT_MISMATCH if src_image and dst_image do not use the same image format.
@@ -473,7 +479,7 @@ cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue q, cl_mem src, cl_mem dst
 cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue q, cl_mem m, const void* fill_color, const size_t* origin,
                                       const size_t* region, cl_uint count, const cl_event* list,
                                       cl_event* event_out) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     if (cl_int code = check_queue_and_image(q, m); code != CL_SUCCESS) return code;
     // CL_INVALID_VALUE if fill_color is NULL, or if the region being filled
     // is out of bounds or origin or region is NULL.
@@ -491,7 +497,7 @@ cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue q, cl_mem m, const void* 
 cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem src, cl_mem dst, const size_t* src_origin,
                                               const size_t* region, size_t dst_offset, cl_uint count,
                                               const cl_event* list, cl_event* event_out) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     if (cl_int code = check_queue_and_image(q, src); code != CL_SUCCESS) return code;
     if (cl_int code = check_queue_and_buffer(q, dst); code != CL_SUCCESS) return code;
     // CL_INVALID_VALUE if the region specified by src_origin and region is
@@ -511,7 +517,7 @@ cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue q, cl_mem src, cl
 cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset,
                                               const size_t* dst_origin, const size_t* region, cl_uint count,
                                               const cl_event* list, cl_event* event_out) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     if (cl_int code = check_queue_and_buffer(q, src); code != CL_SUCCESS) return code;
     if (cl_int code = check_queue_and_image(q, dst); code != CL_SUCCESS) return code;
     // CL_INVALID_VALUE if the 1D, 2D or 3D rectangular region specified by
@@ -533,7 +539,7 @@ void* CL_API_CALL clEnqueueMapImage(cl_command_queue q, cl_mem m, cl_bool blocki
                                     const size_t* origin, const size_t* region, size_t* image_row_pitch,
                                     size_t* image_slice_pitch, cl_uint count, const cl_event* list,
                                     cl_event* event_out, cl_int* errcode_ret) {
-  return guarded_create<void*>(errcode_ret, [&]() -> result<void*> {
+  return guarded_create<void*>(__func__, errcode_ret, [&]() -> result<void*> {
     if (cl_int code = check_queue_and_image(q, m); code != CL_SUCCESS) return fail(code);
     // CL_INVALID_VALUE if region being mapped given by (origin,
     // origin+region) is out of bounds or if values specified in map_flags

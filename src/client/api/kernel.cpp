@@ -126,12 +126,12 @@ result<cl_kernel> create_kernel(cl_program p, const char* name) {
     std::lock_guard lock(p->build_mutex);
     // CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built
     // executable for program.
-    if (!p->built()) return fail(CL_INVALID_PROGRAM_EXECUTABLE);
+    if (!p->built()) return fail(explain(CL_INVALID_PROGRAM_EXECUTABLE, "program %" PRIu64 " is not built", p->id));
     // CL_INVALID_VALUE if kernel_name is NULL.
     if (name == nullptr) return fail(CL_INVALID_VALUE);
     // CL_INVALID_KERNEL_NAME if kernel_name is not found in program.
     if (std::find(p->kernel_names.begin(), p->kernel_names.end(), name) == p->kernel_names.end())
-      return fail(CL_INVALID_KERNEL_NAME);
+      return fail(explain(CL_INVALID_KERNEL_NAME, "no kernel \"%s\" in program %" PRIu64, name, p->id));
   }
   return create_remote_kernel(p, name, built_devices_of(p));
 }
@@ -145,7 +145,7 @@ cl_int create_kernels_in_program(cl_program p, cl_uint num_kernels, cl_kernel* k
     std::lock_guard lock(p->build_mutex);
     // CL_INVALID_PROGRAM_EXECUTABLE if there is no successfully built
     // executable for any device in program.
-    if (!p->built()) return CL_INVALID_PROGRAM_EXECUTABLE;
+    if (!p->built()) return explain(CL_INVALID_PROGRAM_EXECUTABLE, "program %" PRIu64 " has no built executable", p->id);
     count = p->kernel_names.size();
     devices = p->built_devices;
   }
@@ -222,7 +222,8 @@ constexpr uint64_t shape_size_mask = (uint64_t{1} << 56) - 1;
 
 // Argument shapes as cached in kernel->validated: (kind << 56 | size), with
 // one kind the wire does not have (below). Zero (value kind, size 0) is a
-// shape no device accepts, so it also means "nothing validated yet".
+// shape no device accepts, so it also means "nothing validated yet", and a
+// value of size 0 is never taken for a known shape.
 uint64_t shape_of(uint8_t kind, size_t size) {
   return (static_cast<uint64_t>(kind) << 56) | (static_cast<uint64_t>(size) & shape_size_mask);
 }
@@ -323,7 +324,7 @@ cl_int set_kernel_arg(cl_kernel k, cl_uint index, size_t size, const void* value
   }
 
   auto& arg = k->args[index];
-  if (shape != known && !accepted) {
+  if ((shape != known || shape == 0) && !accepted) {
     // CL_INVALID_ARG_VALUE, CL_INVALID_MEM_OBJECT, CL_INVALID_SAMPLER,
     // CL_INVALID_ARG_SIZE, ...: the native kernel's answer for this shape.
     protocol::check_kernel_arg request;
@@ -370,7 +371,7 @@ cl_int set_kernel_arg_svm_pointer(cl_kernel k, cl_uint index, const void* value)
   FERRY_CHECK_HANDLE(k);
   context* c = k->program->context;
   // CL_INVALID_OPERATION if no devices in the context associated with kernel support SVM.
-  if (!supports_svm(c)) return CL_INVALID_OPERATION;
+  if (!supports_svm(c)) return explain(CL_INVALID_OPERATION, "no device of the context offers SVM");
   // CL_INVALID_ARG_INDEX if arg_index is not a valid argument index.
   if (index >= k->num_args) return CL_INVALID_ARG_INDEX;
   // The pointer travels as (allocation, offset); the server passes the
@@ -417,7 +418,7 @@ cl_int set_kernel_exec_info(cl_kernel k, cl_kernel_exec_info param, size_t size,
       // param_value_size is not valid.
       if (value == nullptr || size % sizeof(void*) != 0) return CL_INVALID_VALUE;
       // CL_INVALID_OPERATION if no devices in the context associated with kernel support SVM.
-      if (!supports_svm(c)) return CL_INVALID_OPERATION;
+      if (!supports_svm(c)) return explain(CL_INVALID_OPERATION, "no device of the context offers SVM");
       // Far more pointers than one message carries: no kernel uses as many.
       const size_t count = size / sizeof(void*);
       if (count > ((1u << 20) - frame_overhead) / sizeof(protocol::svm_pointer)) return CL_OUT_OF_RESOURCES;
@@ -440,7 +441,8 @@ cl_int set_kernel_exec_info(cl_kernel k, cl_kernel_exec_info param, size_t size,
                      "address on the client and on its server, so a kernel cannot follow pointers into it "
                      "(docs/extensions.md, SVM)",
                      static_cast<unsigned long long>(allocation->id));
-          return CL_INVALID_OPERATION;
+          return explain(CL_INVALID_OPERATION, "SVM allocation %" PRIu64 " is at another address on its server",
+                         allocation->id);
         }
         pointers[i] = {allocation->id, allocation->offset_of(pointer)};
       }
@@ -456,9 +458,9 @@ cl_int set_kernel_exec_info(cl_kernel k, cl_kernel_exec_info param, size_t size,
       // CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM and param_value is CL_TRUE
       // but no devices in context associated with kernel support fine-grain
       // system SVM allocations (no Ferry device does).
-      if (enable) return CL_INVALID_OPERATION;
+      if (enable) return explain(CL_INVALID_OPERATION, "no Ferry device offers fine-grain system SVM");
       // CL_INVALID_OPERATION if no devices in the context associated with kernel support SVM.
-      if (!supports_svm(c)) return CL_INVALID_OPERATION;
+      if (!supports_svm(c)) return explain(CL_INVALID_OPERATION, "no device of the context offers SVM");
       return CL_SUCCESS;  // the native default already
     }
     // CL_INVALID_VALUE if param_name is not valid.
@@ -523,10 +525,13 @@ cl_int get_kernel_work_group_info(cl_kernel k, cl_device_id d, cl_kernel_work_gr
   // kernel or if device is NULL but there is more than one device associated
   // with kernel.
   if (d == nullptr) {
-    if (devices.size() != 1) return CL_INVALID_DEVICE;
+    if (devices.size() != 1)
+      return explain(CL_INVALID_DEVICE, "device is NULL and kernel \"%s\" has %zu devices", k->name.c_str(),
+                     devices.size());
     d = devices[0];
   } else if (!contains(devices, d)) {
-    return CL_INVALID_DEVICE;
+    return explain(CL_INVALID_DEVICE, "kernel \"%s\" has no code for that device (its program was not built for it)",
+                   k->name.c_str());
   }
   info_out out(size, value, size_ret);
   switch (param) {
@@ -563,10 +568,13 @@ cl_int get_kernel_sub_group_info(cl_kernel k, cl_device_id d, cl_kernel_sub_grou
   // kernel or if device is NULL but there is more than one device associated
   // with kernel.
   if (d == nullptr) {
-    if (devices.size() != 1) return CL_INVALID_DEVICE;
+    if (devices.size() != 1)
+      return explain(CL_INVALID_DEVICE, "device is NULL and kernel \"%s\" has %zu devices", k->name.c_str(),
+                     devices.size());
     d = devices[0];
   } else if (!contains(devices, d)) {
-    return CL_INVALID_DEVICE;
+    return explain(CL_INVALID_DEVICE, "kernel \"%s\" has no code for that device (its program was not built for it)",
+                   k->name.c_str());
   }
   // A too large input cannot be a valid one (at most three sizes, or a count).
   if (input_size > 64) return CL_INVALID_VALUE;
@@ -665,7 +673,9 @@ cl_int enqueue_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, const 
   // executable available for device associated with command_queue. A
   // program with kernels cannot be rebuilt, so the kernel's devices are
   // still those with an executable.
-  if (!contains(k->devices, d)) return CL_INVALID_PROGRAM_EXECUTABLE;
+  if (!contains(k->devices, d))
+    return explain(CL_INVALID_PROGRAM_EXECUTABLE, "program %" PRIu64 " of kernel \"%s\" is not built for the queue's device",
+                   p->id, k->name.c_str());
   // CL_INVALID_KERNEL_ARGS if the kernel argument values have not been specified.
   if (unset) return CL_INVALID_KERNEL_ARGS;
   // CL_INVALID_WORK_DIMENSION if work_dim is not a valid value (i.e. a value
@@ -805,16 +815,16 @@ cl_int enqueue_ndrange(cl_command_queue q, cl_kernel k, cl_uint work_dim, const 
 // Entry points
 
 cl_kernel CL_API_CALL clCreateKernel(cl_program program, const char* kernel_name, cl_int* errcode_ret) {
-  return guarded_create<cl_kernel>(errcode_ret, [&] { return create_kernel(program, kernel_name); });
+  return guarded_create<cl_kernel>(__func__, errcode_ret, [&] { return create_kernel(program, kernel_name); });
 }
 
 cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_uint num_kernels, cl_kernel* kernels,
                                             cl_uint* num_kernels_ret) {
-  return guarded([&] { return create_kernels_in_program(program, num_kernels, kernels, num_kernels_ret); });
+  return guarded(__func__, [&] { return create_kernels_in_program(program, num_kernels, kernels, num_kernels_ret); });
 }
 
 cl_int CL_API_CALL clRetainKernel(cl_kernel kernel) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_KERNEL if kernel is not a valid kernel object.
     FERRY_CHECK_HANDLE(kernel);
     retain_api(kernel);
@@ -823,7 +833,7 @@ cl_int CL_API_CALL clRetainKernel(cl_kernel kernel) {
 }
 
 cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_KERNEL if kernel is not a valid kernel object.
     FERRY_CHECK_HANDLE(kernel);
     release_api(kernel);
@@ -832,19 +842,20 @@ cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel) {
 }
 
 cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void* arg_value) {
-  return guarded([&] { return set_kernel_arg(kernel, arg_index, arg_size, arg_value); });
+  return guarded(__func__, [&] { return set_kernel_arg(kernel, arg_index, arg_size, arg_value); });
 }
 
 cl_int CL_API_CALL clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name, size_t param_value_size,
                                    void* param_value, size_t* param_value_size_ret) {
-  return guarded(
-      [&] { return get_kernel_info(kernel, param_name, param_value_size, param_value, param_value_size_ret); });
+  return guarded(__func__, [&] {
+    return get_kernel_info(kernel, param_name, param_value_size, param_value, param_value_size_ret);
+  });
 }
 
 cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
                                             cl_kernel_work_group_info param_name, size_t param_value_size,
                                             void* param_value, size_t* param_value_size_ret) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return get_kernel_work_group_info(kernel, device, param_name, param_value_size, param_value,
                                       param_value_size_ret);
   });
@@ -852,7 +863,7 @@ cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id devic
 
 cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx, cl_kernel_arg_info param_name,
                                       size_t param_value_size, void* param_value, size_t* param_value_size_ret) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return get_kernel_arg_info(kernel, arg_indx, param_name, param_value_size, param_value, param_value_size_ret);
   });
 }
@@ -860,30 +871,30 @@ cl_int CL_API_CALL clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx, cl_ker
 cl_int CL_API_CALL clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_sub_group_info param_name,
                                            size_t input_value_size, const void* input_value, size_t param_value_size,
                                            void* param_value, size_t* param_value_size_ret) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return get_kernel_sub_group_info(kernel, device, param_name, input_value_size, input_value, param_value_size,
                                      param_value, param_value_size_ret);
   });
 }
 
 cl_kernel CL_API_CALL clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret) {
-  return guarded_create<cl_kernel>(errcode_ret, [&] { return clone_kernel(source_kernel); });
+  return guarded_create<cl_kernel>(__func__, errcode_ret, [&] { return clone_kernel(source_kernel); });
 }
 
 cl_int CL_API_CALL clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size,
                                        const void* param_value) {
-  return guarded([&] { return set_kernel_exec_info(kernel, param_name, param_value_size, param_value); });
+  return guarded(__func__, [&] { return set_kernel_exec_info(kernel, param_name, param_value_size, param_value); });
 }
 
 cl_int CL_API_CALL clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void* arg_value) {
-  return guarded([&] { return set_kernel_arg_svm_pointer(kernel, arg_index, arg_value); });
+  return guarded(__func__, [&] { return set_kernel_arg_svm_pointer(kernel, arg_index, arg_value); });
 }
 
 cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
                                           const size_t* global_work_offset, const size_t* global_work_size,
                                           const size_t* local_work_size, cl_uint num_events_in_wait_list,
                                           const cl_event* event_wait_list, cl_event* event) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return enqueue_ndrange(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size,
                            num_events_in_wait_list, event_wait_list, event, CL_COMMAND_NDRANGE_KERNEL);
   });
@@ -894,7 +905,7 @@ cl_int CL_API_CALL clEnqueueTask(cl_command_queue command_queue, cl_kernel kerne
   // Equivalent to clEnqueueNDRangeKernel with work_dim 1, no offset and
   // global and local sizes of 1; its event reports CL_COMMAND_TASK.
   static const size_t one[3] = {1, 1, 1};
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return enqueue_ndrange(command_queue, kernel, 1, nullptr, one, one, num_events_in_wait_list, event_wait_list,
                            event, CL_COMMAND_TASK);
   });

@@ -251,22 +251,26 @@ cl_int copy_buffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset
 
 cl_mem CL_API_CALL clCreateBuffer(cl_context c, cl_mem_flags flags, size_t size, void* host_ptr,
                                   cl_int* errcode_ret) {
-  return guarded_create<cl_mem>(errcode_ret, [&] { return create_buffer(c, nullptr, flags, size, host_ptr); });
+  return guarded_create<cl_mem>(__func__, errcode_ret, [&] {
+    return create_buffer(c, nullptr, flags, size, host_ptr);
+  });
 }
 
 cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context c, const cl_mem_properties* properties,
                                                 cl_mem_flags flags, size_t size, void* host_ptr,
                                                 cl_int* errcode_ret) {
-  return guarded_create<cl_mem>(errcode_ret, [&] { return create_buffer(c, properties, flags, size, host_ptr); });
+  return guarded_create<cl_mem>(__func__, errcode_ret, [&] {
+    return create_buffer(c, properties, flags, size, host_ptr);
+  });
 }
 
 cl_mem CL_API_CALL clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type type,
                                      const void* info, cl_int* errcode_ret) {
-  return guarded_create<cl_mem>(errcode_ret, [&] { return create_sub_buffer(buffer, flags, type, info); });
+  return guarded_create<cl_mem>(__func__, errcode_ret, [&] { return create_sub_buffer(buffer, flags, type, info); });
 }
 
 cl_int CL_API_CALL clRetainMemObject(cl_mem m) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(m);
     retain_api(m);
     return CL_SUCCESS;
@@ -274,7 +278,7 @@ cl_int CL_API_CALL clRetainMemObject(cl_mem m) {
 }
 
 cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(m);
     release_api(m);
     return CL_SUCCESS;
@@ -283,7 +287,7 @@ cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
 
 cl_int CL_API_CALL clSetMemObjectDestructorCallback(cl_mem m, void(CL_CALLBACK* notify)(cl_mem, void*),
                                                     void* user_data) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(m);
     // CL_INVALID_VALUE if pfn_notify is NULL.
     if (notify == nullptr) return CL_INVALID_VALUE;
@@ -294,7 +298,7 @@ cl_int CL_API_CALL clSetMemObjectDestructorCallback(cl_mem m, void(CL_CALLBACK* 
 }
 
 cl_int CL_API_CALL clGetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, void* value, size_t* size_ret) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(m);
     info_out out(size, value, size_ret);
     switch (param) {
@@ -319,7 +323,7 @@ cl_int CL_API_CALL clGetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, 
 cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blocking_read, size_t offset,
                                        size_t size, void* ptr, cl_uint count, const cl_event* list,
                                        cl_event* event_out) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return read_buffer(q, m, blocking_read, offset, size, ptr, count, list, event_out, CL_COMMAND_READ_BUFFER);
   });
 }
@@ -327,7 +331,7 @@ cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool blo
 cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool blocking_write, size_t offset,
                                         size_t size, const void* ptr, cl_uint count, const cl_event* list,
                                         cl_event* event_out) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return write_buffer(q, m, blocking_write, offset, size, ptr, count, list, event_out, CL_COMMAND_WRITE_BUFFER);
   });
 }
@@ -337,7 +341,7 @@ cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool
                                            const size_t* region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
                                            size_t host_row_pitch, size_t host_slice_pitch, void* ptr, cl_uint count,
                                            const cl_event* list, cl_event* event_out) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
     if (cl_int code = check_rect(m, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch,
                                  host_row_pitch, host_slice_pitch, ptr);
@@ -372,7 +376,7 @@ cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_boo
                                             size_t buffer_slice_pitch, size_t host_row_pitch,
                                             size_t host_slice_pitch, const void* ptr, cl_uint count,
                                             const cl_event* list, cl_event* event_out) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
     if (cl_int code = check_rect(m, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch,
                                  host_row_pitch, host_slice_pitch, ptr);
@@ -398,14 +402,16 @@ cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_boo
 cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset,
                                        size_t dst_offset, size_t size, cl_uint count, const cl_event* list,
                                        cl_event* event_out) {
-  return guarded([&] { return copy_buffer(q, src, dst, src_offset, dst_offset, size, count, list, event_out); });
+  return guarded(__func__, [&] {
+    return copy_buffer(q, src, dst, src_offset, dst_offset, size, count, list, event_out);
+  });
 }
 
 cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst, const size_t* src_origin,
                                            const size_t* dst_origin, const size_t* region, size_t src_row_pitch,
                                            size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch,
                                            cl_uint count, const cl_event* list, cl_event* event_out) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     FERRY_CHECK_HANDLE(src);
     FERRY_CHECK_HANDLE(dst);
@@ -458,7 +464,7 @@ cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_me
 cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void* pattern, size_t pattern_size,
                                        size_t offset, size_t size, cl_uint count, const cl_event* list,
                                        cl_event* event_out) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
     // CL_INVALID_VALUE if offset or offset + size require accessing elements
     // outside the buffer; if pattern is NULL or pattern_size is 0 or not one
@@ -480,7 +486,7 @@ cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void*
 void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool blocking_map, cl_map_flags map_flags,
                                      size_t offset, size_t size, cl_uint count, const cl_event* list,
                                      cl_event* event_out, cl_int* errcode_ret) {
-  return guarded_create<void*>(errcode_ret, [&]() -> result<void*> {
+  return guarded_create<void*>(__func__, errcode_ret, [&]() -> result<void*> {
     if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return fail(code);
     // CL_INVALID_VALUE if region being mapped given by (offset, size) is out
     // of bounds or if size is 0 or if values specified in map_flags are not valid.
@@ -534,7 +540,7 @@ void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
 
 cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void* mapped, cl_uint count,
                                            const cl_event* list, cl_event* event_out) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     FERRY_CHECK_HANDLE(m);
     if (q->context != m->context) return CL_INVALID_CONTEXT;
@@ -577,7 +583,7 @@ cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void* m
 cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue q, cl_uint num_mem_objects, const cl_mem* mem_objects,
                                               cl_mem_migration_flags flags, cl_uint count, const cl_event* list,
                                               cl_event* event_out) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     // CL_INVALID_VALUE if num_mem_objects is zero or if mem_objects is NULL,
     // or if flags is not 0 or any of the values described in the table.

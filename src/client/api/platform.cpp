@@ -31,16 +31,16 @@ cl_int get_platform_ids(cl_uint num_entries, cl_platform_id* platforms, cl_uint*
 
 cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id* platforms,
                                          cl_uint* num_platforms) {
-  return guarded([&] { return get_platform_ids(num_entries, platforms, num_platforms); });
+  return guarded(__func__, [&] { return get_platform_ids(num_entries, platforms, num_platforms); });
 }
 
 cl_int CL_API_CALL clGetPlatformIDs(cl_uint num_entries, cl_platform_id* platforms, cl_uint* num_platforms) {
-  return guarded([&] { return get_platform_ids(num_entries, platforms, num_platforms); });
+  return guarded(__func__, [&] { return get_platform_ids(num_entries, platforms, num_platforms); });
 }
 
 cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id platform_id, cl_platform_info param, size_t size, void* value,
                                     size_t* size_ret) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_PLATFORM if platform is not a valid platform.
     if (platform_id != nullptr) FERRY_CHECK_HANDLE(platform_id);
     info_out out(size, value, size_ret);
@@ -70,7 +70,7 @@ cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id platform_id, cl_platform_inf
 }
 
 cl_int CL_API_CALL clUnloadPlatformCompiler(cl_platform_id platform_id) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(platform_id);
     return CL_SUCCESS;
   });

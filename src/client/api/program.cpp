@@ -181,7 +181,8 @@ result<cl_program> create_program_with_binary(cl_context c, cl_uint num_devices,
   protocol::create_program_with_binary request;
   // CL_INVALID_DEVICE if any device in device_list is not in the list of
   // devices associated with context.
-  if (!device_indices(num_devices, device_list, c->devices, request.devices)) return fail(CL_INVALID_DEVICE);
+  if (!device_indices(num_devices, device_list, c->devices, request.devices))
+    return fail(explain(CL_INVALID_DEVICE, "device_list names a device that is not in the context"));
   // CL_INVALID_VALUE if lengths or binaries is NULL or if any entry in
   // lengths[i] is zero or binaries[i] is NULL.
   if (lengths == nullptr || binaries == nullptr) return fail(CL_INVALID_VALUE);
@@ -264,7 +265,7 @@ result<cl_program> create_program_with_il(cl_context c, const void* il, size_t l
   // CL_INVALID_OPERATION if no devices in context support intermediate
   // language programs.
   if (std::none_of(c->devices.begin(), c->devices.end(), [](cl_device_id d) { return takes_il(*d); }))
-    return fail(CL_INVALID_OPERATION);
+    return fail(explain(CL_INVALID_OPERATION, "no device of the context takes IL (CL_DEVICE_IL_VERSION)"));
   // An IL the protocol cannot carry would make the server drop the session.
   if (length > protocol::max_control_payload - frame_overhead) return fail(CL_OUT_OF_RESOURCES);
   if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
@@ -304,11 +305,12 @@ cl_int build_program(cl_program p, cl_uint num_devices, const cl_device_id* devi
   protocol::build_program request;
   // CL_INVALID_DEVICE if any device in device_list is not in the list of
   // devices associated with program. (No list: all of them, sent as empty.)
-  if (!device_indices(num_devices, device_list, p->devices, request.devices)) return CL_INVALID_DEVICE;
+  if (!device_indices(num_devices, device_list, p->devices, request.devices))
+    return explain(CL_INVALID_DEVICE, "device_list names a device that is not the program's");
   // CL_INVALID_OPERATION if there are kernel objects attached to program.
   // Checked before the clauses only the server can judge (binaries, options,
   // compiler availability), so a program with kernels is never rebuilt.
-  if (p->attached_kernels.load() != 0) return CL_INVALID_OPERATION;
+  if (p->attached_kernels.load() != 0) return explain(CL_INVALID_OPERATION, "program %" PRIu64 " has kernels", p->id);
   request.program = p->id;
   if (options) request.options = options;
   // CL_INVALID_BUILD_OPTIONS if the build options specified by options are
@@ -349,7 +351,8 @@ cl_int compile_program(cl_program p, cl_uint num_devices, const cl_device_id* de
   protocol::compile_program request;
   // CL_INVALID_DEVICE if OpenCL devices listed in device_list are not in the
   // list of devices associated with program.
-  if (!device_indices(num_devices, device_list, p->devices, request.devices)) return CL_INVALID_DEVICE;
+  if (!device_indices(num_devices, device_list, p->devices, request.devices))
+    return explain(CL_INVALID_DEVICE, "device_list names a device that is not the program's");
   // The headers are program objects of this server created from source; the
   // server compiles with their source under the given names.
   request.headers.reserve(num_headers);
@@ -363,7 +366,8 @@ cl_int compile_program(cl_program p, cl_uint num_devices, const cl_device_id* de
     bool everywhere = std::all_of(p->servers.begin(), p->servers.end(), [&](server* s) {
       return std::find(h->servers.begin(), h->servers.end(), s) != h->servers.end();
     });
-    if (h->from_binary || !everywhere) return CL_INVALID_OPERATION;
+    if (h->from_binary || !everywhere)
+      return explain(CL_INVALID_OPERATION, "header %u has no source on every server of the program", i);
     request.headers.push_back(h->id);
     request.header_names.emplace_back(header_names[i]);
     text += request.header_names.back().size() + 16;
@@ -372,11 +376,11 @@ cl_int compile_program(cl_program p, cl_uint num_devices, const cl_device_id* de
   // are invalid (one the protocol cannot carry is surely not valid).
   if (text > (1u << 20) - frame_overhead) return CL_INVALID_COMPILER_OPTIONS;
   // CL_INVALID_OPERATION if there are kernel objects attached to program.
-  if (p->attached_kernels.load() != 0) return CL_INVALID_OPERATION;
+  if (p->attached_kernels.load() != 0) return explain(CL_INVALID_OPERATION, "program %" PRIu64 " has kernels", p->id);
   // CL_INVALID_OPERATION if program has no source or IL available, i.e. it
   // has not been created with clCreateProgramWithSource or
   // clCreateProgramWithIL. (A linked program is refused by the server.)
-  if (p->from_binary) return CL_INVALID_OPERATION;
+  if (p->from_binary) return explain(CL_INVALID_OPERATION, "program %" PRIu64 " was made from binaries", p->id);
   request.program = p->id;
   if (options) request.options = options;
 
@@ -421,7 +425,8 @@ cl_int link_program(cl_context c, cl_uint num_devices, const cl_device_id* devic
   // devices associated with context.
   std::vector<cl_device_id> devices;
   if (device_list) {
-    if (!device_indices(num_devices, device_list, c->devices, request.devices)) return CL_INVALID_DEVICE;
+    if (!device_indices(num_devices, device_list, c->devices, request.devices))
+      return explain(CL_INVALID_DEVICE, "device_list names a device that is not in the context");
     devices.assign(device_list, device_list + num_devices);
   } else {
     devices = c->devices;
@@ -434,7 +439,7 @@ cl_int link_program(cl_context c, cl_uint num_devices, const cl_device_id* devic
   for (cl_uint i = 0; i < num_inputs; ++i) {
     for (server* s : servers)
       if (std::find(inputs[i]->servers.begin(), inputs[i]->servers.end(), s) == inputs[i]->servers.end())
-        return CL_INVALID_OPERATION;
+        return explain(CL_INVALID_OPERATION, "input %u does not exist on server %s", i, s->address_text.c_str());
   }
   if (options) request.options = options;
   // CL_INVALID_LINKER_OPTIONS if the linker options specified by options are
@@ -499,7 +504,7 @@ cl_int get_program_info(cl_program p, cl_program_info param, size_t size, void* 
         // CL_PROGRAM_NUM_KERNELS or CL_PROGRAM_KERNEL_NAMES and a successful
         // program executable has not been built for at least one device in
         // the list of devices associated with program.
-        if (!p->built()) return CL_INVALID_PROGRAM_EXECUTABLE;
+        if (!p->built()) return explain(CL_INVALID_PROGRAM_EXECUTABLE, "program %" PRIu64 " is not built", p->id);
         count = p->kernel_names.size();
         if (param == CL_PROGRAM_KERNEL_NAMES) {
           for (const auto& name : p->kernel_names) {
@@ -549,7 +554,8 @@ cl_int get_program_build_info(cl_program p, cl_device_id d, cl_program_build_inf
   // CL_INVALID_PROGRAM if program is not a valid program object.
   FERRY_CHECK_HANDLE(p);
   // CL_INVALID_DEVICE if device is not in the list of devices associated with program.
-  if (!contains(p->devices, d)) return CL_INVALID_DEVICE;
+  if (!contains(p->devices, d))
+    return explain(CL_INVALID_DEVICE, "device %p is not the program's", static_cast<void*>(d));
   // CL_INVALID_VALUE if param_name is not valid: the native answer, like the values.
   auto answer = remote_query(p, protocol::query_kind::program_build_info, d, param);
   if (!answer) return answer.error();
@@ -597,7 +603,7 @@ cl_int set_program_specialization_constant(cl_program p, cl_uint spec_id, size_t
 
 cl_program CL_API_CALL clCreateProgramWithSource(cl_context context, cl_uint count, const char** strings,
                                                  const size_t* lengths, cl_int* errcode_ret) {
-  return guarded_create<cl_program>(errcode_ret,
+  return guarded_create<cl_program>(__func__, errcode_ret,
                                     [&] { return create_program_with_source(context, count, strings, lengths); });
 }
 
@@ -605,7 +611,7 @@ cl_program CL_API_CALL clCreateProgramWithBinary(cl_context context, cl_uint num
                                                  const cl_device_id* device_list, const size_t* lengths,
                                                  const unsigned char** binaries, cl_int* binary_status,
                                                  cl_int* errcode_ret) {
-  return guarded_create<cl_program>(errcode_ret, [&] {
+  return guarded_create<cl_program>(__func__, errcode_ret, [&] {
     return create_program_with_binary(context, num_devices, device_list, lengths, binaries, binary_status);
   });
 }
@@ -613,18 +619,18 @@ cl_program CL_API_CALL clCreateProgramWithBinary(cl_context context, cl_uint num
 cl_program CL_API_CALL clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
                                                          const cl_device_id* device_list, const char* kernel_names,
                                                          cl_int* errcode_ret) {
-  return guarded_create<cl_program>(errcode_ret, [&] {
+  return guarded_create<cl_program>(__func__, errcode_ret, [&] {
     return create_program_with_built_in_kernels(context, num_devices, device_list, kernel_names);
   });
 }
 
 cl_program CL_API_CALL clCreateProgramWithIL(cl_context context, const void* il, size_t length,
                                              cl_int* errcode_ret) {
-  return guarded_create<cl_program>(errcode_ret, [&] { return create_program_with_il(context, il, length); });
+  return guarded_create<cl_program>(__func__, errcode_ret, [&] { return create_program_with_il(context, il, length); });
 }
 
 cl_int CL_API_CALL clRetainProgram(cl_program program) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_PROGRAM if program is not a valid program object.
     FERRY_CHECK_HANDLE(program);
     retain_api(program);
@@ -633,7 +639,7 @@ cl_int CL_API_CALL clRetainProgram(cl_program program) {
 }
 
 cl_int CL_API_CALL clReleaseProgram(cl_program program) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_PROGRAM if program is not a valid program object.
     FERRY_CHECK_HANDLE(program);
     release_api(program);
@@ -644,14 +650,16 @@ cl_int CL_API_CALL clReleaseProgram(cl_program program) {
 cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id* device_list,
                                   const char* options, void(CL_CALLBACK* pfn_notify)(cl_program, void*),
                                   void* user_data) {
-  return guarded([&] { return build_program(program, num_devices, device_list, options, pfn_notify, user_data); });
+  return guarded(__func__, [&] {
+    return build_program(program, num_devices, device_list, options, pfn_notify, user_data);
+  });
 }
 
 cl_int CL_API_CALL clCompileProgram(cl_program program, cl_uint num_devices, const cl_device_id* device_list,
                                     const char* options, cl_uint num_input_headers, const cl_program* input_headers,
                                     const char** header_include_names,
                                     void(CL_CALLBACK* pfn_notify)(cl_program, void*), void* user_data) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return compile_program(program, num_devices, device_list, options, num_input_headers, input_headers,
                            header_include_names, pfn_notify, user_data);
   });
@@ -665,7 +673,7 @@ cl_program CL_API_CALL clLinkProgram(cl_context context, cl_uint num_devices, co
   // Not guarded_create: a failed link may still return a program, so the
   // program and the error code travel separately.
   cl_program linked = nullptr;
-  cl_int code = guarded([&] {
+  cl_int code = guarded(__func__, [&] {
     return link_program(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify,
                         user_data, linked);
   });
@@ -680,13 +688,14 @@ cl_int CL_API_CALL clUnloadCompiler() {
 
 cl_int CL_API_CALL clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size,
                                     void* param_value, size_t* param_value_size_ret) {
-  return guarded(
-      [&] { return get_program_info(program, param_name, param_value_size, param_value, param_value_size_ret); });
+  return guarded(__func__, [&] {
+    return get_program_info(program, param_name, param_value_size, param_value, param_value_size_ret);
+  });
 }
 
 cl_int CL_API_CALL clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name,
                                          size_t param_value_size, void* param_value, size_t* param_value_size_ret) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return get_program_build_info(program, device, param_name, param_value_size, param_value,
                                   param_value_size_ret);
   });
@@ -695,7 +704,7 @@ cl_int CL_API_CALL clGetProgramBuildInfo(cl_program program, cl_device_id device
 cl_int CL_API_CALL clSetProgramReleaseCallback(cl_program program,
                                                void(CL_CALLBACK* pfn_notify)(cl_program, void*),
                                                void* user_data) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_PROGRAM if program is not a valid program object.
     FERRY_CHECK_HANDLE(program);
     // CL_INVALID_VALUE if pfn_notify is NULL.
@@ -703,13 +712,15 @@ cl_int CL_API_CALL clSetProgramReleaseCallback(cl_program program,
     // CL_INVALID_OPERATION if no devices in the context associated with
     // program support destructors for program scope global variables (none
     // do through Ferry; PoCL 3.x answers the same natively).
-    return CL_INVALID_OPERATION;
+    return explain(CL_INVALID_OPERATION, "no device of the context has program scope global destructors");
   });
 }
 
 cl_int CL_API_CALL clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size,
                                                       const void* spec_value) {
-  return guarded([&] { return set_program_specialization_constant(program, spec_id, spec_size, spec_value); });
+  return guarded(__func__, [&] {
+    return set_program_specialization_constant(program, spec_id, spec_size, spec_value);
+  });
 }
 
 }  // namespace ferry::client::api

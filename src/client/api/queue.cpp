@@ -88,12 +88,12 @@ cl_int enqueue_sync_point(cl_command_queue q, cl_command_type type, cl_uint coun
 cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(cl_context c, cl_device_id d,
                                                                 const cl_queue_properties* properties,
                                                                 cl_int* errcode_ret) {
-  return guarded_create<cl_command_queue>(errcode_ret, [&] { return create_queue(c, d, properties); });
+  return guarded_create<cl_command_queue>(__func__, errcode_ret, [&] { return create_queue(c, d, properties); });
 }
 
 cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context c, cl_device_id d, cl_command_queue_properties bits,
                                                   cl_int* errcode_ret) {
-  return guarded_create<cl_command_queue>(errcode_ret, [&]() -> result<cl_command_queue> {
+  return guarded_create<cl_command_queue>(__func__, errcode_ret, [&]() -> result<cl_command_queue> {
     // CL_INVALID_VALUE if values specified in properties are not valid.
     if (bits & ~(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE)) {
       FERRY_CHECK_HANDLE_R(c);
@@ -111,7 +111,7 @@ cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context c, cl_device_id d, 
 }
 
 cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue q) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     retain_api(q);
     return CL_SUCCESS;
@@ -119,7 +119,7 @@ cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue q) {
 }
 
 cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue q) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     release_api(q);
     return CL_SUCCESS;
@@ -128,7 +128,7 @@ cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue q) {
 
 cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_info param, size_t size,
                                          void* value, size_t* size_ret) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     info_out out(size, value, size_ret);
     switch (param) {
@@ -146,14 +146,14 @@ cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_in
 
 cl_int CL_API_CALL clSetCommandQueueProperty(cl_command_queue q, cl_command_queue_properties, cl_bool,
                                              cl_command_queue_properties*) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     return CL_INVALID_OPERATION;  // deprecated in OpenCL 1.1; properties are fixed at creation
   });
 }
 
 cl_int CL_API_CALL clFlush(cl_command_queue q) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     connection* link = q->device->host->link.get();
     // Offline, the flush waits in the replay log with the commands it covers.
@@ -165,7 +165,7 @@ cl_int CL_API_CALL clFlush(cl_command_queue q) {
 }
 
 cl_int CL_API_CALL clFinish(cl_command_queue q) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     // Nothing enqueued since the last point known complete, and no read
     // data in transit: nothing to wait for (the common case of a program
@@ -204,21 +204,21 @@ cl_int CL_API_CALL clFinish(cl_command_queue q) {
 
 cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint count, const cl_event* list,
                                                cl_event* event_out) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return enqueue_sync_point<protocol::enqueue_marker>(q, CL_COMMAND_MARKER, count, list, event_out, blocking::no);
   });
 }
 
 cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint count, const cl_event* list,
                                                 cl_event* event_out) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return enqueue_sync_point<protocol::enqueue_barrier>(q, CL_COMMAND_BARRIER, count, list, event_out,
                                                          blocking::no);
   });
 }
 
 cl_int CL_API_CALL clEnqueueMarker(cl_command_queue q, cl_event* event_out) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_VALUE if event is NULL.
     if (is_valid(q) && event_out == nullptr) return CL_INVALID_VALUE;
     return enqueue_sync_point<protocol::enqueue_marker>(q, CL_COMMAND_MARKER, 0, nullptr, event_out, blocking::no);
@@ -226,13 +226,13 @@ cl_int CL_API_CALL clEnqueueMarker(cl_command_queue q, cl_event* event_out) {
 }
 
 cl_int CL_API_CALL clEnqueueBarrier(cl_command_queue q) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return enqueue_sync_point<protocol::enqueue_barrier>(q, CL_COMMAND_BARRIER, 0, nullptr, nullptr, blocking::no);
   });
 }
 
 cl_int CL_API_CALL clEnqueueWaitForEvents(cl_command_queue q, cl_uint count, const cl_event* list) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     // CL_INVALID_VALUE if num_events is 0 or event_list is NULL.
     if (count == 0 || list == nullptr) return CL_INVALID_VALUE;

@@ -94,7 +94,7 @@ cl_sampler CL_API_CALL clCreateSampler(cl_context c, cl_bool normalized_coords, 
                                               CL_SAMPLER_ADDRESSING_MODE,   addressing_mode,
                                               CL_SAMPLER_FILTER_MODE,       filter_mode,
                                               0};
-  return guarded_create<cl_sampler>(errcode_ret, [&]() -> result<cl_sampler> {
+  return guarded_create<cl_sampler>(__func__, errcode_ret, [&]() -> result<cl_sampler> {
     auto created = create_sampler(c, properties);
     // A sampler made by clCreateSampler reports no properties.
     if (created) (*created)->properties.clear();
@@ -104,11 +104,11 @@ cl_sampler CL_API_CALL clCreateSampler(cl_context c, cl_bool normalized_coords, 
 
 cl_sampler CL_API_CALL clCreateSamplerWithProperties(cl_context c, const cl_sampler_properties* properties,
                                                      cl_int* errcode_ret) {
-  return guarded_create<cl_sampler>(errcode_ret, [&] { return create_sampler(c, properties); });
+  return guarded_create<cl_sampler>(__func__, errcode_ret, [&] { return create_sampler(c, properties); });
 }
 
 cl_int CL_API_CALL clRetainSampler(cl_sampler s) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(s);
     retain_api(s);
     return CL_SUCCESS;
@@ -116,7 +116,7 @@ cl_int CL_API_CALL clRetainSampler(cl_sampler s) {
 }
 
 cl_int CL_API_CALL clReleaseSampler(cl_sampler s) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(s);
     release_api(s);
     return CL_SUCCESS;
@@ -124,7 +124,7 @@ cl_int CL_API_CALL clReleaseSampler(cl_sampler s) {
 }
 
 cl_int CL_API_CALL clGetSamplerInfo(cl_sampler s, cl_sampler_info param, size_t size, void* value, size_t* size_ret) {
-  return guarded([&]() -> cl_int {
+  return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(s);
     info_out out(size, value, size_ret);
     switch (param) {

@@ -393,11 +393,17 @@ cl_int svm_migrate(cl_command_queue q, cl_uint num_pointers, const void** pointe
 }  // namespace
 
 void* CL_API_CALL clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment) {
+  clear_explanations();
+  void* pointer = nullptr;
   try {
-    return svm_alloc(context, flags, size, alignment);
+    pointer = svm_alloc(context, flags, size, alignment);
   } catch (...) {
-    return nullptr;
   }
+  // No error code to log: the arguments tell which of the spec's reasons it is.
+  if (pointer == nullptr)
+    FERRY_DEBUG("api", "clSVMAlloc: NULL (context %p, flags 0x%llx, size %zu, alignment %u)",
+                static_cast<void*>(context), static_cast<unsigned long long>(flags), size, alignment);
+  return pointer;
 }
 
 void CL_API_CALL clSVMFree(cl_context context, void* svm_pointer) {
@@ -413,7 +419,7 @@ cl_int CL_API_CALL clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_
                                                                      void* svm_pointers[], void* user_data),
                                     void* user_data, cl_uint num_events_in_wait_list,
                                     const cl_event* event_wait_list, cl_event* event) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return svm_free_enqueue(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data,
                             num_events_in_wait_list, event_wait_list, event);
   });
@@ -422,7 +428,7 @@ cl_int CL_API_CALL clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_
 cl_int CL_API_CALL clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void* dst_ptr,
                                       const void* src_ptr, size_t size, cl_uint num_events_in_wait_list,
                                       const cl_event* event_wait_list, cl_event* event) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return svm_memcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list,
                       event_wait_list, event);
   });
@@ -431,7 +437,7 @@ cl_int CL_API_CALL clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool bl
 cl_int CL_API_CALL clEnqueueSVMMemFill(cl_command_queue command_queue, void* svm_ptr, const void* pattern,
                                        size_t pattern_size, size_t size, cl_uint num_events_in_wait_list,
                                        const cl_event* event_wait_list, cl_event* event) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return svm_fill(command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list,
                     event);
   });
@@ -440,7 +446,7 @@ cl_int CL_API_CALL clEnqueueSVMMemFill(cl_command_queue command_queue, void* svm
 cl_int CL_API_CALL clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags,
                                    void* svm_ptr, size_t size, cl_uint num_events_in_wait_list,
                                    const cl_event* event_wait_list, cl_event* event) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return svm_map(command_queue, blocking_map, flags, svm_ptr, size, num_events_in_wait_list, event_wait_list,
                    event);
   });
@@ -448,15 +454,16 @@ cl_int CL_API_CALL clEnqueueSVMMap(cl_command_queue command_queue, cl_bool block
 
 cl_int CL_API_CALL clEnqueueSVMUnmap(cl_command_queue command_queue, void* svm_ptr, cl_uint num_events_in_wait_list,
                                      const cl_event* event_wait_list, cl_event* event) {
-  return guarded(
-      [&] { return svm_unmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event); });
+  return guarded(__func__, [&] {
+    return svm_unmap(command_queue, svm_ptr, num_events_in_wait_list, event_wait_list, event);
+  });
 }
 
 cl_int CL_API_CALL clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers,
                                           const void** svm_pointers, const size_t* sizes,
                                           cl_mem_migration_flags flags, cl_uint num_events_in_wait_list,
                                           const cl_event* event_wait_list, cl_event* event) {
-  return guarded([&] {
+  return guarded(__func__, [&] {
     return svm_migrate(command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list,
                        event_wait_list, event);
   });

@@ -4,11 +4,15 @@
 
 #include <chrono>
 #include <condition_variable>
-
-#include "client/net/connection.hpp"
 #include <deque>
 #include <mutex>
+#include <string>
 #include <thread>
+
+#include "client/core/diagnostics.hpp"
+#include "client/core/server.hpp"
+#include "client/net/connection.hpp"
+#include "common/cl_errors.hpp"
 
 namespace ferry::client {
 namespace {
@@ -79,6 +83,25 @@ void fire(event* e, const _cl_event::callback& c, cl_int status) {
   });
 }
 
+// Records why waiting for `e` fails: what it ended with, and where. A
+// blocking command answers CL_DEVICE_NOT_AVAILABLE for an event its server
+// could not complete, so that code gets the reason too.
+void explain_failed_event(const event* e) {
+  const cl_int status = e->status.load();
+  const std::string name = cl_error_name(status);
+  if (e->queue == nullptr) {
+    explain(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "user event %llu was set to %s",
+            static_cast<unsigned long long>(e->id), name.c_str());
+    return;
+  }
+  const char* where = e->home ? e->home->address_text.c_str() : "?";
+  if (status == CL_DEVICE_NOT_AVAILABLE)
+    explain(CL_DEVICE_NOT_AVAILABLE, "server %s unreachable: command %llu (%s) could not complete", where,
+            static_cast<unsigned long long>(e->id), command_type_name(e->command_type));
+  explain(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "command %llu (%s) failed with %s on server %s",
+          static_cast<unsigned long long>(e->id), command_type_name(e->command_type), name.c_str(), where);
+}
+
 }  // namespace
 
 void run_on_callback_thread(std::function<void()> work) { callbacks().post(std::move(work)); }
@@ -133,7 +156,7 @@ cl_int wait_for(const cl_event* events, cl_uint count) {
     while (events[i]->status.load(std::memory_order_acquire) > CL_COMPLETE &&
            std::chrono::steady_clock::now() < deadline) {
     }
-  bool failed = false;
+  event* failed = nullptr;
   std::unique_lock lock(signal_mutex);
   auto wait_one = [&](event* e) {
     signal_cv.wait(lock, [&] { return e->status.load(std::memory_order_acquire) <= CL_COMPLETE; });
@@ -141,10 +164,13 @@ cl_int wait_for(const cl_event* events, cl_uint count) {
   for (cl_uint i = 0; i < count; ++i) {
     event* e = events[i];
     wait_one(e);
-    if (e->status.load() < 0) failed = true;
+    if (e->status.load() < 0 && failed == nullptr) failed = e;
     for (event* read : e->implied) wait_one(read);  // see _cl_event::implied
   }
-  return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+  if (failed == nullptr) return CL_SUCCESS;
+  lock.unlock();
+  explain_failed_event(failed);
+  return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
 }
 
 void add_event_callback(event* e, cl_int trigger, void(CL_CALLBACK* function)(cl_event, cl_int, void*),

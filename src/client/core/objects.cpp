@@ -191,9 +191,7 @@ void release_api(object_base* o) {
 }
 
 bool _cl_device_id_available(const device* d) { return d->host && d->host->link && d->host->link->alive(); }
-bool _cl_device_id_accepts_work(const device* d) {
-  return d->host && d->host->link && d->host->link->accepting();
-}
+bool _cl_device_id_accepts_work(const device* d) { return d->host && accepting(*d->host); }
 
 }  // namespace ferry::client
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "client/core/diagnostics.hpp"
+
 namespace ferry::client {
 
 connection* link_of(const context* c) {
@@ -19,13 +21,26 @@ std::vector<server*> servers_of(const std::vector<cl_device_id>& devices) {
   return out;
 }
 
+bool accepting(const server& s) {
+  if (s.link && s.link->accepting()) return true;
+  // Every caller answers CL_DEVICE_NOT_AVAILABLE for a server that takes no work.
+  explain(CL_DEVICE_NOT_AVAILABLE, "server %s unreachable: %s", s.address_text.c_str(),
+          !s.link || s.link->ended() ? "its session ended" : "it is offline (FERRY_OUTAGE=fail-fast)");
+  return false;
+}
+
 bool all_accepting(const std::vector<server*>& servers) {
-  return std::all_of(servers.begin(), servers.end(), [](const server* s) { return s->link && s->link->accepting(); });
+  return std::all_of(servers.begin(), servers.end(), [](const server* s) { return accepting(*s); });
 }
 
 bool in_current_sessions(const context* c) {
-  for (size_t i = 0; i < c->servers.size() && i < c->epochs.size(); ++i)
-    if (c->servers[i]->link->epoch() != c->epochs[i]) return false;
+  for (size_t i = 0; i < c->servers.size() && i < c->epochs.size(); ++i) {
+    if (c->servers[i]->link->epoch() != c->epochs[i]) {
+      explain(CL_DEVICE_NOT_AVAILABLE, "server %s lost the session the context lives in (it restarted)",
+              c->servers[i]->address_text.c_str());
+      return false;
+    }
+  }
   return true;
 }
 

@@ -82,8 +82,11 @@ void post_each(const std::vector<server*>& servers, const Message& message) {
 /// The servers that hold some of `devices`, in the order of first appearance.
 std::vector<server*> servers_of(const std::vector<cl_device_id>& devices);
 
-/// Whether every server in `servers` takes new work (connection::accepting:
-/// connected, or resuming within its grace period).
+/// Whether `s` takes new work (connection::accepting: connected, or
+/// resuming within its grace period). When not, records why for
+/// CL_DEVICE_NOT_AVAILABLE (diagnostics.hpp), as do the checks below.
+bool accepting(const server& s);
+/// Whether every server in `servers` takes new work.
 bool all_accepting(const std::vector<server*>& servers);
 /// Whether every server of `c` still holds the session the context lives in
 /// (a restarted server lost it).

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "client/core/diagnostics.hpp"
 #include "client/core/event_state.hpp"
 #include "common/log.hpp"
 #include "protocol/bulk_head.hpp"
@@ -513,6 +514,19 @@ bool connection::wait_reply(uint64_t request, uint64_t epoch, uint16_t& id, std:
   return done;
 }
 
+cl_int connection::unreachable(std::string_view kind, const char* what) const {
+  return explain(CL_DEVICE_NOT_AVAILABLE, "server %s unreachable: %s (request %.*s, session %s)", name_.c_str(), what,
+                 static_cast<int>(kind.size()), kind.data(), session_label().c_str());
+}
+
+void connection::failed_reply(cl_int status, std::string_view kind, const char* object_kind,
+                              protocol::object_id object) const {
+  const std::string session = session_label();
+  explain(status, "answered by server %s (session %s) to %.*s for %s %llu", name_.c_str(), session.c_str(),
+          static_cast<int>(kind.size()), kind.data(), object_kind, static_cast<unsigned long long>(object));
+  report_failed_reply({name_, session}, status, kind, object_kind, object);
+}
+
 void connection::say_goodbye() {
   stopping_ = true;  // the server closes the streams next: no resumption
   if (!alive()) return;
@@ -733,13 +747,13 @@ void connection::on_completions(const protocol::completions& batch) {
       hook = nullptr;                    // and lets go of what it held
       retire_hooks(1);
     }
-    if (e == nullptr) {
-      // A failure of a command nobody observes: only the log can tell.
-      if (c.status < 0 && !hooked)
-        FERRY_WARN("net", "%s: command %llu failed with %d", name_.c_str(),
-                   static_cast<unsigned long long>(c.command), c.status);
-      continue;
-    }
+    // A failure the server reports: the log names it once per kind. (A
+    // hooked one is passed on: the commands that wait for it fail, and
+    // their own reports name them.)
+    if (c.status < 0 && !hooked)
+      report_failed_command({name_, session_label()}, c.status, e ? e->command_type : 0, c.command,
+                            e && e->queue ? e->queue->id : 0);
+    if (e == nullptr) continue;  // a command nobody observes: only the log tells
     std::array<cl_ulong, 4> profiling{c.profiling[0], c.profiling[1], c.profiling[2], c.profiling[3]};
     event_part_done(e, c.status, &profiling);
     release_internal(e);  // the reference track() took

@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -108,11 +109,12 @@ class connection {
   /// frames in `frame`.
   template <class Reply, class Request, class AfterSend>
   result<Reply> call(Request& request, AfterSend&& after_send, uint64_t& frame) {
+    constexpr std::string_view kind = protocol::message_traits<Request>::label;
     request.request = next_request_.fetch_add(1);
     const uint64_t epoch = epoch_.load(std::memory_order_acquire);
     {
       std::lock_guard lock(requests_mutex_);
-      if (!accepting()) return fail(CL_DEVICE_NOT_AVAILABLE);
+      if (!accepting()) return fail(unreachable(kind, ended() ? "its session ended" : "it is offline"));
       requests_[request.request];
     }
     waiting scope(*this);
@@ -121,13 +123,20 @@ class connection {
     after_send();
     std::vector<uint8_t> payload;
     uint16_t id = 0;
-    if (!wait_reply(request.request, epoch, id, payload)) return fail(CL_DEVICE_NOT_AVAILABLE);
+    if (!wait_reply(request.request, epoch, id, payload))
+      return fail(unreachable(kind, "its session ended before it answered"));
     Reply reply;
     const char* why = "";
     if (id != static_cast<uint16_t>(protocol::message_traits<Reply>::id) ||
         !protocol::decode_payload(payload.data(), payload.size(), reply, why)) {
       end_session("malformed reply");
-      return fail(CL_DEVICE_NOT_AVAILABLE);
+      return fail(unreachable(kind, "its reply was malformed"));
+    }
+    if constexpr (requires { reply.status; }) {
+      if (reply.status != CL_SUCCESS) [[unlikely]] {
+        const subject about = subject_of(request);
+        failed_reply(reply.status, kind, about.kind, about.id);
+      }
     }
     return reply;
   }
@@ -216,6 +225,8 @@ class connection {
     connection& c_;
   };
   const std::string& name() const { return name_; }
+  /// The session's label in logs ("1a2b3c4d", as the daemon logs it).
+  std::string session_label() const { return protocol::session_label(session()); }
 
   /// Tells the server the process is leaving (goodbye), so that it frees the
   /// session now instead of keeping it for a resumption; nothing reconnects
@@ -231,6 +242,27 @@ class connection {
 
  private:
   connection() = default;
+  /// The object a request is about, for the log: its program, kernel,
+  /// queried object or context, else the object it creates.
+  struct subject {
+    const char* kind;
+    protocol::object_id id;
+  };
+  template <class Request>
+  static subject subject_of(const Request& r) {
+    if constexpr (requires { r.program; }) return {"program", r.program};
+    else if constexpr (requires { r.kernel; }) return {"kernel", r.kernel};
+    else if constexpr (requires { r.object; }) return {"object", r.object};
+    else if constexpr (requires { r.context; }) return {"context", r.context};
+    else if constexpr (requires { r.id; }) return {"object", r.id};
+    else return {"session", 0};
+  }
+  /// Records why request `kind` got no answer (`what` happened to the
+  /// server); returns CL_DEVICE_NOT_AVAILABLE.
+  cl_int unreachable(std::string_view kind, const char* what) const;
+  /// The reply to request `kind` about `object_kind` `object` carries the
+  /// error `status`: records the reason and reports it (warn once).
+  void failed_reply(cl_int status, std::string_view kind, const char* object_kind, protocol::object_id object) const;
   enum class handshake_result { ok, refused, failed };
   /// Sends hello on `fd` and reads the answer; on a control stream also the
   /// session_state that follows the welcome.

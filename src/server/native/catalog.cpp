@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/cl_errors.hpp"
 #include "common/log.hpp"
 #include "server/native/handles.hpp"
 #include "server/native/info.hpp"
@@ -142,7 +143,7 @@ bool device_catalog::discover(const catalog_filter& filter, device_catalog& out,
   cl_uint count = 0;
   cl_int rc = clGetPlatformIDs(0, nullptr, &count);
   if (rc != CL_SUCCESS || count == 0) {
-    error = "no OpenCL platform found (clGetPlatformIDs: " + error_name(rc) +
+    error = "no OpenCL platform found (clGetPlatformIDs: " + cl_error_name(rc) +
             "); is an OpenCL driver installed and registered in /etc/OpenCL/vendors?";
     return false;
   }

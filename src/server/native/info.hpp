@@ -35,7 +35,4 @@ std::vector<protocol::info_entry> collect_device_info(cl_device_id device);
 std::string platform_string(cl_platform_id platform, cl_platform_info param);
 std::string device_string(cl_device_id device, cl_device_info param);
 
-/// "CL_INVALID_VALUE" for logs; "CL_ERROR(<n>)" for codes it does not know.
-std::string error_name(cl_int code);
-
 }  // namespace ferry::server::native
