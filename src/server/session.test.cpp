@@ -118,7 +118,7 @@ class daemon_test : public ::testing::TestWithParam<native::completion_mode> {
   // program 10 from vadd_source, built; kernel 11 = vadd.
   void make_program(client& c) {
     ASSERT_TRUE(c.send(p::create_program_with_source{10, 1, vadd_source}));
-    ASSERT_TRUE(c.send(p::build_program{100, 10, {}, ""}));
+    ASSERT_TRUE(c.send(p::build_program{100, 10, {}, "", {}}));
     auto built = c.wait_reply<p::build_reply>(120000);
     ASSERT_TRUE(built);
     EXPECT_EQ(built->request, 100u);
@@ -317,7 +317,7 @@ TEST_P(daemon_test, unknown_ids_fail_the_command_with_the_matching_error) {
   ASSERT_TRUE(c.send(p::enqueue_copy_buffer{header(54, 2, 0), 3, 81, 0, 0, 64}));
   ASSERT_TRUE(c.send(p::create_queue{6, 82, 0, 0}));
   ASSERT_TRUE(c.send(p::enqueue_barrier{header(55, 6)}));
-  ASSERT_TRUE(c.send(p::build_program{500, 83, {}, ""}));
+  ASSERT_TRUE(c.send(p::build_program{500, 83, {}, "", {}}));
   ASSERT_TRUE(c.send(p::create_kernel{501, 12, 83, "vadd"}));
   // A kept event of a failed command fails its dependents.
   ASSERT_TRUE(c.send(p::enqueue_marker{header(56, 77, p::keep_event)}));
@@ -475,7 +475,7 @@ TEST_P(daemon_test, build_errors_and_queries_are_answered) {
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
   ASSERT_TRUE(c.send(p::create_program_with_source{10, 1, "kernel void broken( { }"}));
-  ASSERT_TRUE(c.send(p::build_program{1, 10, {0}, ""}));
+  ASSERT_TRUE(c.send(p::build_program{1, 10, {0}, "", {}}));
   auto built = c.wait_reply<p::build_reply>(120000);
   ASSERT_TRUE(built);
   EXPECT_EQ(built->status, CL_BUILD_PROGRAM_FAILURE);
@@ -511,7 +511,7 @@ TEST_P(daemon_test, program_binaries_round_trip_and_kernels_come_in_name_order) 
   ASSERT_TRUE(created);
   EXPECT_EQ(created->status, CL_SUCCESS);
   EXPECT_EQ(created->details, (std::vector<int32_t>{CL_SUCCESS}));
-  ASSERT_TRUE(c.send(p::build_program{3, 20, {}, ""}));
+  ASSERT_TRUE(c.send(p::build_program{3, 20, {}, "", {}}));
   ASSERT_EQ(c.wait_reply<p::build_reply>(120000)->status, CL_SUCCESS);
 
   ASSERT_TRUE(c.send(p::create_kernels_in_program{4, 20, {30}}));
@@ -653,7 +653,7 @@ TEST_P(daemon_test, kernel_printf_reaches_the_client_before_the_completion) {
     if (c.open(server_->port())) {
       make_context_and_queue(c);
       c.send(p::create_program_with_source{10, 1, "kernel void hi(int x) { printf(\"hello %d\\n\", x); }"});
-      c.send(p::build_program{1, 10, {}, ""});
+      c.send(p::build_program{1, 10, {}, "", {}});
       auto built = c.wait_reply<p::build_reply>(120000);
       c.send(p::create_kernel{2, 11, 10, "hi"});
       auto kernel = c.wait_reply<p::kernel_reply>();
@@ -1124,7 +1124,7 @@ TEST_F(dry_session_test, il_program_is_created_built_and_released) {
   ASSERT_TRUE(c.send(p::set_program_specialization_constant{13, 5, 3, 4, {}}));
   EXPECT_EQ(status_of(c, 13)->status, CL_SUCCESS) << "a NULL value is the native call's to judge";
 
-  ASSERT_TRUE(c.send(p::build_program{14, 5, {}, ""}));
+  ASSERT_TRUE(c.send(p::build_program{14, 5, {}, "", {}}));
   auto built = c.wait_reply<p::build_reply>();
   ASSERT_TRUE(built);
   EXPECT_EQ(built->request, 14u);
@@ -1163,7 +1163,7 @@ TEST_F(dry_session_test, il_program_in_an_unknown_context_fails_and_leaves_no_en
   EXPECT_EQ(status_of(c, 11)->status, CL_INVALID_VALUE);
   EXPECT_EQ(object_count(c), 1u) << "a failed creation was recorded";
   // The ids name nothing.
-  ASSERT_TRUE(c.send(p::build_program{12, 5, {}, ""}));
+  ASSERT_TRUE(c.send(p::build_program{12, 5, {}, "", {}}));
   EXPECT_EQ(c.wait_reply<p::build_reply>()->status, CL_INVALID_PROGRAM);
   ASSERT_TRUE(c.send(p::set_program_specialization_constant{13, 6, 0, 4, {0, 0, 0, 0}}));
   EXPECT_EQ(status_of(c, 13)->status, CL_INVALID_PROGRAM);
@@ -1217,20 +1217,20 @@ TEST(build_options, a_build_that_fails_only_for_the_added_arg_info_is_retried_as
   ASSERT_TRUE(c.send(p::create_context{1, {0}}));
   ASSERT_TRUE(c.send(p::create_program_with_source{5, 1, "kernel void empty(void) {}"}));
 
-  ASSERT_TRUE(c.send(p::build_program{10, 5, {}, "-DX=1"}));
+  ASSERT_TRUE(c.send(p::build_program{10, 5, {}, "-DX=1", {}}));
   auto built = c.wait_reply<p::build_reply>();
   ASSERT_TRUE(built);
   EXPECT_EQ(built->status, CL_SUCCESS);
   EXPECT_EQ(tries(), (std::vector<std::string>{"-DX=1 -cl-kernel-arg-info", "-DX=1"}));
 
   // Asked for by the client: its failure is the answer, with no second try.
-  ASSERT_TRUE(c.send(p::build_program{11, 5, {}, "-cl-kernel-arg-info"}));
+  ASSERT_TRUE(c.send(p::build_program{11, 5, {}, "-cl-kernel-arg-info", {}}));
   built = c.wait_reply<p::build_reply>();
   ASSERT_TRUE(built);
   EXPECT_EQ(built->status, CL_BUILD_PROGRAM_FAILURE);
   EXPECT_EQ(tries(), (std::vector<std::string>{"-cl-kernel-arg-info"}));
 
-  ASSERT_TRUE(c.send(p::compile_program{12, 5, {}, "", {}, {}}));
+  ASSERT_TRUE(c.send(p::compile_program{12, 5, {}, "", {}, {}, {}}));
   auto compiled = c.wait_reply<p::build_reply>();
   ASSERT_TRUE(compiled);
   EXPECT_EQ(compiled->status, CL_SUCCESS);

@@ -89,7 +89,7 @@ stream buffer_commands() {
 stream programs_and_kernels() {
   stream s;
   objects(s);
-  s << p::create_program_with_source{10, 1, source} << p::build_program{20, 10, {}, "-cl-fast-relaxed-math"}
+  s << p::create_program_with_source{10, 1, source} << p::build_program{20, 10, {}, "-cl-fast-relaxed-math", {}}
     << p::create_kernel{21, 11, 10, "vadd"} << p::create_kernels_in_program{22, 10, {12, 13}}
     << p::check_kernel_arg{23, 11, arg(0, p::kernel_arg_kind::mem, 8, {}, 3)}
     << p::check_kernel_arg{24, 13, arg(1, p::kernel_arg_kind::value, 4, {0, 0, 128, 63}, 0)}
@@ -116,7 +116,7 @@ stream programs_and_kernels() {
   run.args = {arg(0, p::kernel_arg_kind::mem, 8, {}, 4), arg(1, p::kernel_arg_kind::value, 4, {0, 0, 0, 64}, 0)};
   s << run;
   s << p::create_program_with_source{40, 1, "kernel void k(local int* x) { x[0] = 1; }"}
-    << p::compile_program{41, 40, {0}, "", {}, {}} << p::link_program{42, 43, 1, {0}, "", {40}}
+    << p::compile_program{41, 40, {0}, "", {}, {}, {}} << p::link_program{42, 43, 1, {0}, "", {40}}
     << p::create_program_with_binary{44, 45, 1, {0}, {p::bytes{0x7F, 'E', 'L', 'F'}}}
     << p::create_program_with_il{46, 47, 1, p::bytes{0x03, 0x02, 0x23, 0x07}}
     << p::set_program_specialization_constant{48, 47, 1, 4, {1, 0, 0, 0}};
