@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/dispatch.hpp"
@@ -120,7 +121,23 @@ stream programs_and_kernels() {
     << p::create_program_with_binary{44, 45, 1, {0}, {p::bytes{0x7F, 'E', 'L', 'F'}}}
     << p::create_program_with_il{46, 47, 1, p::bytes{0x03, 0x02, 0x23, 0x07}}
     << p::set_program_specialization_constant{48, 47, 1, 4, {1, 0, 0, 0}};
-  for (p::object_id id : {30, 13, 12, 11, 10, 40, 43}) s << p::release_object{id};
+  // Headers from the client (build_files): the daemon writes them into a
+  // temporary tree, rewrites the -I options, and answers the log in the
+  // client's paths.
+  auto text = [](std::string_view t) { return p::bytes(t.begin(), t.end()); };
+  p::build_files files;
+  files.working_dir = "/home/user/app";
+  files.include_dirs = {"/home/user/app/inc", "/opt/missing"};
+  files.headers = {
+      {"/home/user/app/inc/axpy.h", text("#include \"sub/scale.h\"\n#define AXPY(a, x, y) (SCALE(a, x) + (y))\n")},
+      {"/home/user/app/inc/sub/scale.h", text("#define SCALE(a, x) ((a) * (x))\n")}};
+  s << p::create_program_with_source{
+           50, 1, "#include \"axpy.h\"\nkernel void k(global float* x) { x[0] = AXPY(2, x[1], x[2]); }\n"}
+    << p::build_program{51, 50, {}, "-I inc -I/opt/missing", files}
+    << p::query{52, p::query_kind::program_build_info, 50, 0, CL_PROGRAM_BUILD_LOG, 0, {}}
+    << p::query{53, p::query_kind::program_build_info, 50, 0, CL_PROGRAM_BUILD_OPTIONS, 0, {}}
+    << p::compile_program{54, 50, {0}, "-Iinc -I /opt/missing", {}, {}, files};
+  for (p::object_id id : {30, 13, 12, 11, 10, 40, 43, 50}) s << p::release_object{id};
   return s;
 }
 
