@@ -100,7 +100,7 @@ TEST(codec, bulk_prefix_size_is_the_encoded_size_of_bulk_data) {
 }
 
 TEST(codec, empty_strings_and_vectors_round_trip) {
-  compile_program message{1, 2, {}, "", {}, {""}};
+  compile_program message{1, 2, {}, "", {}, {""}, {}};
   compile_program back;
   std::string error;
   ASSERT_TRUE(decode(encode_payload(message), back, error)) << error;

@@ -25,4 +25,16 @@ inline constexpr uint32_t max_bytes_field = 64u << 20;
 /// Largest number of events in one wait list.
 inline constexpr uint32_t max_wait_list = 1u << 16;
 
+/// Headers a build or compile carries from the client's file system
+/// (build_files): at most this many files, and this many bytes of paths and
+/// contents together. Kernel headers are small; the caps keep one build from
+/// filling the server's temporary directory.
+inline constexpr uint32_t max_build_headers = 1024;
+inline constexpr uint32_t max_build_header_bytes = 16u << 20;
+/// Most -I options one build may carry.
+inline constexpr uint32_t max_build_include_dirs = 4096;
+/// Payload limit of build_program and compile_program: the headers plus 1 MiB
+/// for the options, the directories and the other fields.
+inline constexpr uint32_t max_build_payload = max_build_header_bytes + (1u << 20);
+
 }  // namespace ferry::protocol

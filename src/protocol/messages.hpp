@@ -56,8 +56,8 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(29, svm_alloc, direction::to_server, 4096)                                     \
   X(30, create_program_with_source, direction::to_server, max_control_payload)     \
   X(31, create_program_with_binary, direction::to_server, max_control_payload)     \
-  X(32, build_program, direction::to_server, 1 << 20)                              \
-  X(33, compile_program, direction::to_server, 1 << 20)                            \
+  X(32, build_program, direction::to_server, max_build_payload)                    \
+  X(33, compile_program, direction::to_server, max_build_payload)                  \
   X(34, link_program, direction::to_server, 1 << 20)                               \
   X(35, build_reply, direction::to_client, 1 << 20)                                \
   X(36, create_kernel, direction::to_server, 4096)                                 \
@@ -495,12 +495,39 @@ struct set_program_specialization_constant {
   FERRY_FIELDS(request, program, spec_id, size, value)
   bool operator==(const set_program_specialization_constant&) const = default;
 };
+/// A header file of the client, found for an #include line of a program
+/// being built, under the client's absolute path (lexically normal: no "."
+/// or ".." components).
+struct client_header {
+  std::string path;
+  bytes content;
+  FERRY_FIELDS(path, content)
+  bool operator==(const client_header&) const = default;
+};
+/// What a build or compile needs of the client's file system, so that
+/// #include lines and -I options mean what they mean on the client
+/// (docs/protocol.md, "Headers from the client"). Empty when the options name
+/// no -I directory and the client shipped no header: the build then runs as
+/// the options say.
+struct build_files {
+  /// The client's working directory (absolute): relative -I options and the
+  /// quoted includes of the program source resolve against it.
+  std::string working_dir;
+  /// The directory of each -I option of the options, in their order
+  /// (protocol/include_options.hpp finds them), made absolute by the client.
+  limited_vector<std::string, max_build_include_dirs> include_dirs;
+  limited_vector<client_header, max_build_headers> headers;
+  FERRY_FIELDS(working_dir, include_dirs, headers)
+  bool operator==(const build_files&) const = default;
+  bool empty() const { return include_dirs.empty() && headers.empty(); }
+};
 struct build_program {
   uint64_t request = 0;
   object_id program = 0;
   std::vector<uint32_t> devices;  // empty: all devices of the program
   std::string options;
-  FERRY_FIELDS(request, program, devices, options)
+  build_files files;
+  FERRY_FIELDS(request, program, devices, options, files)
   bool operator==(const build_program&) const = default;
 };
 struct compile_program {
@@ -510,7 +537,8 @@ struct compile_program {
   std::string options;
   std::vector<object_id> headers;
   std::vector<std::string> header_names;
-  FERRY_FIELDS(request, program, devices, options, headers, header_names)
+  build_files files;
+  FERRY_FIELDS(request, program, devices, options, headers, header_names, files)
   bool operator==(const compile_program&) const = default;
 };
 struct link_program {

@@ -8,8 +8,12 @@ namespace ferry::protocol {
 /// First field of every hello: "FRY1" read as a little-endian u32.
 inline constexpr uint32_t magic = 0x31595246;
 /// Versions this build speaks; the handshake picks the highest common one.
-inline constexpr uint16_t min_version = 4;
-inline constexpr uint16_t max_version = 5;
+/// Version 6 changed the layout of build_program and compile_program (their
+/// build_files); the codec has no fields that depend on the version, so this
+/// build speaks 6 alone and an older peer is refused at the handshake rather
+/// than dropped at its first build.
+inline constexpr uint16_t min_version = 6;
+inline constexpr uint16_t max_version = 6;
 /// Default TCP port of ferryd.
 inline constexpr uint16_t default_port = 7780;
 

@@ -39,6 +39,14 @@ TEST(protocol_version, a_peer_that_only_speaks_older_versions_gets_zero) {
   EXPECT_EQ(negotiate_version(0, min_version - 1), 0);
 }
 
+TEST(protocol_version, a_peer_of_the_build_messages_before_version_6_gets_zero) {
+  // Version 6 changed the layout of build_program and compile_program; a peer
+  // of 4 or 5 is refused at the handshake, not dropped at its first build.
+  EXPECT_EQ(negotiate_version(4, 5), 0);
+  EXPECT_EQ(negotiate_version(5, 5), 0);
+  EXPECT_EQ(negotiate_version(4, 6), 6);
+}
+
 TEST(protocol_version, an_inverted_peer_range_gets_zero) {
   EXPECT_EQ(negotiate_version(max_version, min_version - 1), 0);
   EXPECT_EQ(negotiate_version(max_version + 2, max_version + 1), 0);

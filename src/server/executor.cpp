@@ -9,6 +9,7 @@
 
 #include "common/cl_errors.hpp"
 #include "common/log.hpp"
+#include "server/build_headers.hpp"
 #include "server/context_releaser.hpp"
 #include "server/native/info.hpp"
 #include "server/printf_capture.hpp"
@@ -52,6 +53,23 @@ cl_int compile_with_arg_info(const std::string& options, Compile&& compile, bool
     bare = rc == CL_SUCCESS;
   }
   return rc;
+}
+
+// The tree of the client's headers for one build or compile of `program`
+// (build_headers.hpp), or none when the request carries no client files. A
+// request whose paths the server refuses fails with `refused` (the options'
+// error code of the step), a tree the server cannot write with
+// CL_OUT_OF_RESOURCES; either is logged, and the session goes on.
+cl_int make_build_tree(const p::build_files& files, const std::string& options, cl_int refused,
+                       const std::string& label, p::object_id program, std::unique_ptr<build_tree>& tree) {
+  if (files.empty()) return CL_SUCCESS;
+  tree_error error = tree_error::none;
+  std::string why;
+  tree = build_tree::make(files, options, temp_base(), error, why);
+  if (tree) return CL_SUCCESS;
+  FERRY_INFO("session", "session %s: headers of program %llu: %s", label.c_str(),
+             static_cast<unsigned long long>(program), why.c_str());
+  return error == tree_error::bad_path ? refused : CL_OUT_OF_RESOURCES;
 }
 
 // Size-then-value for any clGet*Info shaped query.
@@ -789,26 +807,38 @@ bool executor::on(const p::build_program& m) {
   p::build_reply reply{m.request, CL_SUCCESS, 0, {}};
   cl_int error;
   std::vector<cl_device_id> devices;
+  std::unique_ptr<build_tree> tree;
   const object_entry* program = objects_.find(m.program, object_kind::program, CL_INVALID_PROGRAM, error);
   if (program == nullptr) {
     reply.status = error;
   } else if (!map_devices(m.devices, devices)) {
     reply.status = CL_INVALID_DEVICE;
+  } else if ((reply.status = make_build_tree(m.files, m.options, CL_INVALID_BUILD_OPTIONS, core_->label, m.program,
+                                             tree)) != CL_SUCCESS) {
+    // CL_INVALID_BUILD_OPTIONS: the client's files name paths the server refuses.
   } else {
+    // The compiler reads the client's headers from the tree, through options
+    // that name it.
+    const std::string& options = tree ? tree->options() : m.options;
     bool bare = false;
     reply.status = compile_with_arg_info(
-        m.options,
-        [&](const char* options) {
+        options,
+        [&](const char* text) {
           return api_.clBuildProgram(program->as_program(), static_cast<cl_uint>(devices.size()),
-                                     devices.empty() ? nullptr : devices.data(), options, nullptr, nullptr);
+                                     devices.empty() ? nullptr : devices.data(), text, nullptr, nullptr);
         },
         bare);
     if (bare)
       FERRY_INFO("session", "session %s: program %llu builds only without%s", core_->label.c_str(),
                  static_cast<unsigned long long>(m.program), std::string(arg_info_option).c_str());
     if (reply.status == CL_SUCCESS) kernel_names(program->as_program(), reply.kernel_names);
-    objects_.find_mutable(m.program)->arg_info_hidden = !asks_arg_info(m.options);
+    object_entry* built = objects_.find_mutable(m.program);
+    built->arg_info_hidden = !asks_arg_info(m.options);
+    built->client_files = tree ? std::make_shared<const client_paths>(tree->paths()) : nullptr;
   }
+  // The tree goes before the answer: once the client learns the outcome, no
+  // copy of its headers is left on the server.
+  tree.reset();
   FERRY_DEBUG("session", "session %s: build of program %llu: %s", core_->label.c_str(),
               static_cast<unsigned long long>(m.program), cl_error_name(reply.status).c_str());
   core_->outbox.push_message(reply);
@@ -819,6 +849,7 @@ bool executor::on(const p::compile_program& m) {
   p::build_reply reply{m.request, CL_SUCCESS, 0, {}};
   cl_int error;
   std::vector<cl_device_id> devices;
+  std::unique_ptr<build_tree> tree;
   std::vector<cl_program> headers;
   std::vector<const char*> names;
   bool printf_capable = false;
@@ -829,6 +860,9 @@ bool executor::on(const p::compile_program& m) {
     reply.status = CL_INVALID_DEVICE;
   } else if (m.headers.size() != m.header_names.size()) {
     reply.status = CL_INVALID_VALUE;
+  } else if ((reply.status = make_build_tree(m.files, m.options, CL_INVALID_COMPILER_OPTIONS, core_->label,
+                                             m.program, tree)) != CL_SUCCESS) {
+    // CL_INVALID_COMPILER_OPTIONS: the client's files name paths the server refuses.
   } else {
     for (size_t i = 0; i < m.headers.size() && reply.status == CL_SUCCESS; ++i) {
       const object_entry* header = objects_.find(m.headers[i], object_kind::program, CL_INVALID_PROGRAM, error);
@@ -841,12 +875,13 @@ bool executor::on(const p::compile_program& m) {
       printf_capable = printf_capable || header->printf_capable;
     }
     if (reply.status == CL_SUCCESS) {
+      const std::string& options = tree ? tree->options() : m.options;
       bool bare = false;
       reply.status = compile_with_arg_info(
-          m.options,
-          [&](const char* options) {
+          options,
+          [&](const char* text) {
             return api_.clCompileProgram(program->as_program(), static_cast<cl_uint>(devices.size()),
-                                         devices.empty() ? nullptr : devices.data(), options,
+                                         devices.empty() ? nullptr : devices.data(), text,
                                          static_cast<cl_uint>(headers.size()),
                                          headers.empty() ? nullptr : headers.data(),
                                          names.empty() ? nullptr : names.data(), nullptr, nullptr);
@@ -858,8 +893,11 @@ bool executor::on(const p::compile_program& m) {
       object_entry* compiled = objects_.find_mutable(m.program);
       if (printf_capable) compiled->printf_capable = true;
       compiled->arg_info_hidden = !asks_arg_info(m.options);
+      compiled->client_files = tree ? std::make_shared<const client_paths>(tree->paths()) : nullptr;
     }
   }
+  // The tree goes before the answer, as for a build.
+  tree.reset();
   core_->outbox.push_message(reply);
   return true;
 }
@@ -1043,7 +1081,20 @@ cl_int executor::query_value(const p::query& m, p::bytes& out) {
               return api_.clGetProgramBuildInfo(handle, device, m.param, size, value, ret);
             },
             out);
-        if (rc == CL_SUCCESS && m.param == CL_PROGRAM_BUILD_OPTIONS) {
+        if (rc == CL_SUCCESS && program->client_files && m.param == CL_PROGRAM_BUILD_LOG) {
+          // The log names the client's headers by the temporary tree's paths,
+          // which mean nothing to the client (and the tree is gone).
+          std::string_view text(reinterpret_cast<const char*>(out.data()), out.size());
+          if (!text.empty() && text.back() == '\0') text.remove_suffix(1);
+          const std::string log = client_log(text, *program->client_files);
+          out.assign(log.begin(), log.end());
+          out.push_back(0);
+        } else if (rc == CL_SUCCESS && program->client_files && m.param == CL_PROGRAM_BUILD_OPTIONS) {
+          // The options as the client gave them, not the tree's -I options.
+          const std::string& options = program->client_files->client_options;
+          out.assign(options.begin(), options.end());
+          out.push_back(0);
+        } else if (rc == CL_SUCCESS && m.param == CL_PROGRAM_BUILD_OPTIONS) {
           // The options as the client gave them (see with_arg_info).
           std::string_view text(reinterpret_cast<const char*>(out.data()), out.size());
           if (!text.empty() && text.back() == '\0') text.remove_suffix(1);

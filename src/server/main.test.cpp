@@ -277,7 +277,7 @@ TEST_F(ferryd_binary, kernel_printf_is_forwarded_and_ready_stays_alone_on_stdout
   c.send(p::create_context{1, {0}});
   c.send(p::create_queue{2, 1, 0, 0});
   c.send(p::create_program_with_source{10, 1, "kernel void hi() { printf(\"from kernel %d\\n\", 7); }"});
-  c.send(p::build_program{1, 10, {}, ""});
+  c.send(p::build_program{1, 10, {}, "", {}});
   auto built = c.wait_reply<p::build_reply>(120000);
   ASSERT_TRUE(built);
   ASSERT_EQ(built->status, CL_SUCCESS);

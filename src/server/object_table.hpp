@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <memory_resource>
 #include <unordered_map>
 
@@ -23,6 +24,8 @@
 namespace ferry::server {
 
 using protocol::object_id;
+
+struct client_paths;  // build_headers.hpp
 
 enum class object_kind : uint8_t { context, queue, mem, program, kernel, event, sampler, svm };
 
@@ -90,6 +93,10 @@ struct object_entry {
   /// program, kernel: built without -cl-kernel-arg-info by the client (the
   /// daemon adds it for itself), so argument info is not reported.
   bool arg_info_hidden = false;
+  /// program: how its last build or compile with the client's headers named
+  /// the client's files (null without headers). The build log and options
+  /// it reports are the client's, not the temporary tree's.
+  std::shared_ptr<const client_paths> client_files;
   /// kernel: per argument, its argument_class (empty when the platform does
   /// not tell). Memory and sampler arguments take only objects of their own
   /// kind named by id, never raw bytes that the driver would dereference.

@@ -13,8 +13,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <numeric>
+#include <string>
 #include <optional>
 #include <mutex>
 #include <thread>
@@ -118,7 +121,7 @@ class daemon_test : public ::testing::TestWithParam<native::completion_mode> {
   // program 10 from vadd_source, built; kernel 11 = vadd.
   void make_program(client& c) {
     ASSERT_TRUE(c.send(p::create_program_with_source{10, 1, vadd_source}));
-    ASSERT_TRUE(c.send(p::build_program{100, 10, {}, ""}));
+    ASSERT_TRUE(c.send(p::build_program{100, 10, {}, "", {}}));
     auto built = c.wait_reply<p::build_reply>(120000);
     ASSERT_TRUE(built);
     EXPECT_EQ(built->request, 100u);
@@ -317,7 +320,7 @@ TEST_P(daemon_test, unknown_ids_fail_the_command_with_the_matching_error) {
   ASSERT_TRUE(c.send(p::enqueue_copy_buffer{header(54, 2, 0), 3, 81, 0, 0, 64}));
   ASSERT_TRUE(c.send(p::create_queue{6, 82, 0, 0}));
   ASSERT_TRUE(c.send(p::enqueue_barrier{header(55, 6)}));
-  ASSERT_TRUE(c.send(p::build_program{500, 83, {}, ""}));
+  ASSERT_TRUE(c.send(p::build_program{500, 83, {}, "", {}}));
   ASSERT_TRUE(c.send(p::create_kernel{501, 12, 83, "vadd"}));
   // A kept event of a failed command fails its dependents.
   ASSERT_TRUE(c.send(p::enqueue_marker{header(56, 77, p::keep_event)}));
@@ -475,7 +478,7 @@ TEST_P(daemon_test, build_errors_and_queries_are_answered) {
   ASSERT_TRUE(c.open(server_->port()));
   make_context_and_queue(c);
   ASSERT_TRUE(c.send(p::create_program_with_source{10, 1, "kernel void broken( { }"}));
-  ASSERT_TRUE(c.send(p::build_program{1, 10, {0}, ""}));
+  ASSERT_TRUE(c.send(p::build_program{1, 10, {0}, "", {}}));
   auto built = c.wait_reply<p::build_reply>(120000);
   ASSERT_TRUE(built);
   EXPECT_EQ(built->status, CL_BUILD_PROGRAM_FAILURE);
@@ -511,7 +514,7 @@ TEST_P(daemon_test, program_binaries_round_trip_and_kernels_come_in_name_order) 
   ASSERT_TRUE(created);
   EXPECT_EQ(created->status, CL_SUCCESS);
   EXPECT_EQ(created->details, (std::vector<int32_t>{CL_SUCCESS}));
-  ASSERT_TRUE(c.send(p::build_program{3, 20, {}, ""}));
+  ASSERT_TRUE(c.send(p::build_program{3, 20, {}, "", {}}));
   ASSERT_EQ(c.wait_reply<p::build_reply>(120000)->status, CL_SUCCESS);
 
   ASSERT_TRUE(c.send(p::create_kernels_in_program{4, 20, {30}}));
@@ -653,7 +656,7 @@ TEST_P(daemon_test, kernel_printf_reaches_the_client_before_the_completion) {
     if (c.open(server_->port())) {
       make_context_and_queue(c);
       c.send(p::create_program_with_source{10, 1, "kernel void hi(int x) { printf(\"hello %d\\n\", x); }"});
-      c.send(p::build_program{1, 10, {}, ""});
+      c.send(p::build_program{1, 10, {}, "", {}});
       auto built = c.wait_reply<p::build_reply>(120000);
       c.send(p::create_kernel{2, 11, 10, "hi"});
       auto kernel = c.wait_reply<p::kernel_reply>();
@@ -1124,7 +1127,7 @@ TEST_F(dry_session_test, il_program_is_created_built_and_released) {
   ASSERT_TRUE(c.send(p::set_program_specialization_constant{13, 5, 3, 4, {}}));
   EXPECT_EQ(status_of(c, 13)->status, CL_SUCCESS) << "a NULL value is the native call's to judge";
 
-  ASSERT_TRUE(c.send(p::build_program{14, 5, {}, ""}));
+  ASSERT_TRUE(c.send(p::build_program{14, 5, {}, "", {}}));
   auto built = c.wait_reply<p::build_reply>();
   ASSERT_TRUE(built);
   EXPECT_EQ(built->request, 14u);
@@ -1163,7 +1166,7 @@ TEST_F(dry_session_test, il_program_in_an_unknown_context_fails_and_leaves_no_en
   EXPECT_EQ(status_of(c, 11)->status, CL_INVALID_VALUE);
   EXPECT_EQ(object_count(c), 1u) << "a failed creation was recorded";
   // The ids name nothing.
-  ASSERT_TRUE(c.send(p::build_program{12, 5, {}, ""}));
+  ASSERT_TRUE(c.send(p::build_program{12, 5, {}, "", {}}));
   EXPECT_EQ(c.wait_reply<p::build_reply>()->status, CL_INVALID_PROGRAM);
   ASSERT_TRUE(c.send(p::set_program_specialization_constant{13, 6, 0, 4, {0, 0, 0, 0}}));
   EXPECT_EQ(status_of(c, 13)->status, CL_INVALID_PROGRAM);
@@ -1217,24 +1220,170 @@ TEST(build_options, a_build_that_fails_only_for_the_added_arg_info_is_retried_as
   ASSERT_TRUE(c.send(p::create_context{1, {0}}));
   ASSERT_TRUE(c.send(p::create_program_with_source{5, 1, "kernel void empty(void) {}"}));
 
-  ASSERT_TRUE(c.send(p::build_program{10, 5, {}, "-DX=1"}));
+  ASSERT_TRUE(c.send(p::build_program{10, 5, {}, "-DX=1", {}}));
   auto built = c.wait_reply<p::build_reply>();
   ASSERT_TRUE(built);
   EXPECT_EQ(built->status, CL_SUCCESS);
   EXPECT_EQ(tries(), (std::vector<std::string>{"-DX=1 -cl-kernel-arg-info", "-DX=1"}));
 
   // Asked for by the client: its failure is the answer, with no second try.
-  ASSERT_TRUE(c.send(p::build_program{11, 5, {}, "-cl-kernel-arg-info"}));
+  ASSERT_TRUE(c.send(p::build_program{11, 5, {}, "-cl-kernel-arg-info", {}}));
   built = c.wait_reply<p::build_reply>();
   ASSERT_TRUE(built);
   EXPECT_EQ(built->status, CL_BUILD_PROGRAM_FAILURE);
   EXPECT_EQ(tries(), (std::vector<std::string>{"-cl-kernel-arg-info"}));
 
-  ASSERT_TRUE(c.send(p::compile_program{12, 5, {}, "", {}, {}}));
+  ASSERT_TRUE(c.send(p::compile_program{12, 5, {}, "", {}, {}, {}}));
   auto compiled = c.wait_reply<p::build_reply>();
   ASSERT_TRUE(compiled);
   EXPECT_EQ(compiled->status, CL_SUCCESS);
   EXPECT_EQ(tries(), (std::vector<std::string>{" -cl-kernel-arg-info", ""}));
+  s.stop();
+}
+
+// A compiler that reads a build's headers the way a real one does, through
+// the -I options it is given: it records the options, the directories they
+// name and what it finds of axpy.h in them, and its log names the first
+// directory's path, as a compiler's log names the files it read.
+struct header_reader_state {
+  std::mutex mutex;
+  std::vector<std::string> options;
+  std::vector<std::string> dirs;  // of the last build
+  std::string found;              // the content of the first axpy.h in the dirs
+  std::string log;
+};
+header_reader_state& header_reader() {
+  static header_reader_state state;
+  return state;
+}
+cl_int read_headers(const char* options) {
+  auto& state = header_reader();
+  std::lock_guard lock(state.mutex);
+  state.options.push_back(options ? options : "");
+  state.dirs.clear();
+  state.found.clear();
+  std::string text = options ? options : "";
+  for (size_t at = text.find("-I"); at != std::string::npos; at = text.find("-I", at + 2)) {
+    size_t end = text.find(' ', at);
+    state.dirs.push_back(text.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2));
+  }
+  for (const std::string& dir : state.dirs) {
+    std::FILE* f = std::fopen((dir + "/axpy.h").c_str(), "rb");
+    if (f == nullptr) continue;
+    char buffer[64] = {};
+    state.found.assign(buffer, std::fread(buffer, 1, sizeof buffer, f));
+    std::fclose(f);
+    break;
+  }
+  state.log = state.dirs.empty() ? "" : "warning: " + state.dirs[0] + "/axpy.h:1:2: seen";
+  return CL_SUCCESS;
+}
+const native::api& header_reading_api() {
+  static const native::api table = [] {
+    native::api t = native::dry_api();
+    t.clBuildProgram = [](cl_program, cl_uint, const cl_device_id*, const char* options,
+                          void(CL_CALLBACK*)(cl_program, void*), void*) { return read_headers(options); };
+    t.clCompileProgram = [](cl_program, cl_uint, const cl_device_id*, const char* options, cl_uint, const cl_program*,
+                            const char**, void(CL_CALLBACK*)(cl_program, void*), void*) {
+      return read_headers(options);
+    };
+    t.clGetProgramBuildInfo = [](cl_program, cl_device_id, cl_program_build_info param, size_t size, void* value,
+                                 size_t* size_ret) -> cl_int {
+      auto& state = header_reader();
+      std::lock_guard lock(state.mutex);
+      std::string answer;
+      if (param == CL_PROGRAM_BUILD_LOG) answer = state.log;
+      else if (param == CL_PROGRAM_BUILD_OPTIONS) answer = state.options.empty() ? "" : state.options.back();
+      else return CL_INVALID_VALUE;
+      if (size_ret) *size_ret = answer.size() + 1;
+      if (value != nullptr) {
+        if (size < answer.size() + 1) return CL_INVALID_VALUE;
+        std::memcpy(value, answer.c_str(), answer.size() + 1);
+      }
+      return CL_SUCCESS;
+    };
+    return t;
+  }();
+  return table;
+}
+
+std::string query_text(client& c, uint64_t request, p::object_id program, cl_uint param) {
+  EXPECT_TRUE(c.send(p::query{request, p::query_kind::program_build_info, program, 0, param, 0, {}}));
+  auto reply = c.wait_reply<p::query_reply>();
+  if (!reply || reply->status != CL_SUCCESS) {
+    ADD_FAILURE() << "query " << param << " failed";
+    return {};
+  }
+  std::string text(reply->value.begin(), reply->value.end());
+  if (!text.empty() && text.back() == '\0') text.pop_back();
+  return text;
+}
+
+TEST(build_headers, the_compiler_reads_the_clients_headers_from_a_tree_that_is_gone_before_the_answer) {
+  native::device_catalog catalog = native::device_catalog::dry(1);
+  server_config config;
+  config.port = 0;
+  server s(config, session_services{catalog, header_reading_api(), nullptr, nullptr, {}});
+  std::string error;
+  ASSERT_TRUE(s.start(error)) << error;
+  client c;
+  ASSERT_TRUE(c.open(s.port()));
+  ASSERT_TRUE(c.send(p::create_context{1, {0}}));
+  ASSERT_TRUE(c.send(p::create_program_with_source{5, 1, "#include <axpy.h>\nkernel void k(void) {}"}));
+
+  p::build_files files;
+  files.working_dir = "/client/work";
+  files.include_dirs = {"/client/inc", "/client/missing"};
+  files.headers = {{"/client/inc/axpy.h", p::bytes{'A', 'X'}}};
+  ASSERT_TRUE(c.send(p::build_program{10, 5, {}, "-I /client/inc -DX -Imissing", files}));
+  auto built = c.wait_reply<p::build_reply>();
+  ASSERT_TRUE(built);
+  EXPECT_EQ(built->status, CL_SUCCESS);
+  std::vector<std::string> dirs;
+  {
+    auto& state = header_reader();
+    std::lock_guard lock(state.mutex);
+    dirs = state.dirs;
+    EXPECT_EQ(state.found, "AX");
+  }
+  // The working directory's mirror first, then each -I option's, all in one fresh tree.
+  ASSERT_EQ(dirs.size(), 3u);
+  const std::string tree = dirs[0].substr(0, dirs[0].find("/root/"));
+  EXPECT_NE(tree.find("/ferry-build-"), std::string::npos) << tree;
+  EXPECT_EQ(dirs[0], tree + "/root/client/work");
+  EXPECT_EQ(dirs[1], tree + "/root/client/inc");
+  EXPECT_EQ(dirs[2], tree + "/root/client/missing");
+  EXPECT_FALSE(std::filesystem::exists(tree)) << "the tree outlived the build";
+  // The log and the options are the client's.
+  EXPECT_EQ(query_text(c, 11, 5, CL_PROGRAM_BUILD_LOG), "warning: /client/work/axpy.h:1:2: seen");
+  EXPECT_EQ(query_text(c, 12, 5, CL_PROGRAM_BUILD_OPTIONS), "-I /client/inc -DX -Imissing");
+
+  // A path with ".." fails the step with its options error, before the compiler runs.
+  p::build_files bad = files;
+  bad.headers[0].path = "/client/inc/../../etc/x.h";
+  size_t runs = 0;
+  {
+    auto& state = header_reader();
+    std::lock_guard lock(state.mutex);
+    runs = state.options.size();
+  }
+  ASSERT_TRUE(c.send(p::build_program{13, 5, {}, "-I /client/inc -DX -Imissing", bad}));
+  EXPECT_EQ(c.wait_reply<p::build_reply>()->status, CL_INVALID_BUILD_OPTIONS);
+  ASSERT_TRUE(c.send(p::compile_program{14, 5, {}, "-I /client/inc -DX -Imissing", {}, {}, bad}));
+  EXPECT_EQ(c.wait_reply<p::build_reply>()->status, CL_INVALID_COMPILER_OPTIONS);
+  {
+    auto& state = header_reader();
+    std::lock_guard lock(state.mutex);
+    EXPECT_EQ(state.options.size(), runs) << "the compiler ran for a refused request";
+  }
+  // Without files the options reach the compiler as they are, and the
+  // answers are the compiler's own again.
+  ASSERT_TRUE(c.send(p::build_program{15, 5, {}, "-DPLAIN", {}}));
+  EXPECT_EQ(c.wait_reply<p::build_reply>()->status, CL_SUCCESS);
+  EXPECT_EQ(query_text(c, 16, 5, CL_PROGRAM_BUILD_OPTIONS), "-DPLAIN");
+  // Nothing here was a protocol error: the session still answers.
+  ASSERT_TRUE(c.send(p::ping{17}));
+  EXPECT_EQ(c.wait_reply<p::pong>()->request, 17u);
   s.stop();
 }
 

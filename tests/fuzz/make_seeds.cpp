@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/dispatch.hpp"
@@ -89,7 +90,7 @@ stream buffer_commands() {
 stream programs_and_kernels() {
   stream s;
   objects(s);
-  s << p::create_program_with_source{10, 1, source} << p::build_program{20, 10, {}, "-cl-fast-relaxed-math"}
+  s << p::create_program_with_source{10, 1, source} << p::build_program{20, 10, {}, "-cl-fast-relaxed-math", {}}
     << p::create_kernel{21, 11, 10, "vadd"} << p::create_kernels_in_program{22, 10, {12, 13}}
     << p::check_kernel_arg{23, 11, arg(0, p::kernel_arg_kind::mem, 8, {}, 3)}
     << p::check_kernel_arg{24, 13, arg(1, p::kernel_arg_kind::value, 4, {0, 0, 128, 63}, 0)}
@@ -116,11 +117,27 @@ stream programs_and_kernels() {
   run.args = {arg(0, p::kernel_arg_kind::mem, 8, {}, 4), arg(1, p::kernel_arg_kind::value, 4, {0, 0, 0, 64}, 0)};
   s << run;
   s << p::create_program_with_source{40, 1, "kernel void k(local int* x) { x[0] = 1; }"}
-    << p::compile_program{41, 40, {0}, "", {}, {}} << p::link_program{42, 43, 1, {0}, "", {40}}
+    << p::compile_program{41, 40, {0}, "", {}, {}, {}} << p::link_program{42, 43, 1, {0}, "", {40}}
     << p::create_program_with_binary{44, 45, 1, {0}, {p::bytes{0x7F, 'E', 'L', 'F'}}}
     << p::create_program_with_il{46, 47, 1, p::bytes{0x03, 0x02, 0x23, 0x07}}
     << p::set_program_specialization_constant{48, 47, 1, 4, {1, 0, 0, 0}};
-  for (p::object_id id : {30, 13, 12, 11, 10, 40, 43}) s << p::release_object{id};
+  // Headers from the client (build_files): the daemon writes them into a
+  // temporary tree, rewrites the -I options, and answers the log in the
+  // client's paths.
+  auto text = [](std::string_view t) { return p::bytes(t.begin(), t.end()); };
+  p::build_files files;
+  files.working_dir = "/home/user/app";
+  files.include_dirs = {"/home/user/app/inc", "/opt/missing"};
+  files.headers = {
+      {"/home/user/app/inc/axpy.h", text("#include \"sub/scale.h\"\n#define AXPY(a, x, y) (SCALE(a, x) + (y))\n")},
+      {"/home/user/app/inc/sub/scale.h", text("#define SCALE(a, x) ((a) * (x))\n")}};
+  s << p::create_program_with_source{
+           50, 1, "#include \"axpy.h\"\nkernel void k(global float* x) { x[0] = AXPY(2, x[1], x[2]); }\n"}
+    << p::build_program{51, 50, {}, "-I inc -I/opt/missing", files}
+    << p::query{52, p::query_kind::program_build_info, 50, 0, CL_PROGRAM_BUILD_LOG, 0, {}}
+    << p::query{53, p::query_kind::program_build_info, 50, 0, CL_PROGRAM_BUILD_OPTIONS, 0, {}}
+    << p::compile_program{54, 50, {0}, "-Iinc -I /opt/missing", {}, {}, files};
+  for (p::object_id id : {30, 13, 12, 11, 10, 40, 43, 50}) s << p::release_object{id};
   return s;
 }
 

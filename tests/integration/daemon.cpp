@@ -30,11 +30,12 @@ build_paths binary_paths() {
   return {FERRY_BINARY_DIR};
 }
 
-daemon::daemon(std::vector<std::string> extra_args, std::string log_path) {
+daemon::daemon(std::vector<std::string> extra_args, std::string log_path, std::vector<env_change> env) {
   daemon_process::options opts;
   opts.binary = binary_paths().ferryd();
   opts.extra_args = std::move(extra_args);
   opts.stderr_path = std::move(log_path);
+  opts.env = std::move(env);
   try {
     process_ = daemon_process::start(opts);
   } catch (const process_error& e) {
@@ -137,7 +138,7 @@ void suite_environment::SetUp() {
   std::string servers;
   if (config.start_daemon) {
     for (int i = 0; i < config.daemon_count; ++i) {
-      suite_daemon_slots().push_back(std::make_unique<daemon>(config.daemon_args));
+      suite_daemon_slots().push_back(std::make_unique<daemon>(config.daemon_args, std::string(), config.daemon_env));
       ASSERT_TRUE(suite_daemon_slots().back()->started()) << "no ferryd, no integration tests";
       if (!servers.empty()) servers += ',';
       servers += suite_daemon_slots().back()->address();

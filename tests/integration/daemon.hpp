@@ -39,7 +39,9 @@ build_paths binary_paths();
 class daemon {
  public:
   /// `log_path`: where the daemon's stderr (its log) goes; empty: this process's stderr.
-  explicit daemon(std::vector<std::string> extra_args = {}, std::string log_path = {});
+  /// `env`: changes to the daemon's environment (after the loader's).
+  explicit daemon(std::vector<std::string> extra_args = {}, std::string log_path = {},
+                  std::vector<env_change> env = {});
   ~daemon();
   daemon(const daemon&) = delete;
   daemon& operator=(const daemon&) = delete;
@@ -72,6 +74,8 @@ struct suite_config {
   /// calls OpenCL and only runs children with environments of their own.
   bool set_loader_env = true;
   std::vector<std::string> daemon_args;
+  /// Changes to the daemons' environment.
+  std::vector<env_change> daemon_env;
   /// How many daemons to start (with the same arguments); FERRY_SERVERS lists them all,
   /// in order.
   int daemon_count = 1;

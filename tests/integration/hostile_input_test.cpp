@@ -202,7 +202,7 @@ void expect_buffers_intact(client& c, p::object_id first_command) {
 /// Program 10 (the basics), built, and kernel 11 = add_one.
 void add_kernel(client& c) {
   ASSERT_TRUE(c.send(p::create_program_with_source{program_id, context_id, kernels::basics}));
-  ASSERT_TRUE(c.send(p::build_program{80, program_id, {}, ""}));
+  ASSERT_TRUE(c.send(p::build_program{80, program_id, {}, "", {}}));
   auto built = c.wait_reply<p::build_reply>(120000);
   ASSERT_TRUE(built);
   ASSERT_EQ(cl_status{built->status}, cl_status{CL_SUCCESS});
@@ -607,7 +607,7 @@ TEST_F(hostile_input, stale_unknown_and_foreign_ids_fail_with_the_matching_error
          ASSERT_TRUE(c.send(run_kernel(200, kernel_id, {mem_arg(0, buffer_a)})));
          ASSERT_TRUE(c.send(p::query{300, p::query_kind::kernel_info, kernel_id, 0, CL_KERNEL_FUNCTION_NAME, 0, {}}));
          ASSERT_TRUE(c.send(p::release_object{program_id}));
-         ASSERT_TRUE(c.send(p::build_program{301, program_id, {}, ""}));
+         ASSERT_TRUE(c.send(p::build_program{301, program_id, {}, "", {}}));
          ASSERT_TRUE(c.send(p::create_kernel{302, 30, program_id, "add_one"}));
          expect_status(c, 200, CL_INVALID_KERNEL);
          auto queried = c.wait_reply<p::query_reply>();

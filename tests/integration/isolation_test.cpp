@@ -142,7 +142,7 @@ class isolation : public ferry_test {
     ASSERT_TRUE(b.send(p::create_buffer{b_buffer, b_context, CL_MEM_READ_WRITE, b_buffer_size, 0}));
     ASSERT_TRUE(b.send(p::enqueue_fill_buffer{header(b_base + 10, b_queue), b_buffer, {0x11}, 0, b_buffer_size}));
     ASSERT_TRUE(b.send(p::create_program_with_source{b_program, b_context, kernels::basics}));
-    ASSERT_TRUE(b.send(p::build_program{b_base + 11, b_program, {}, ""}));
+    ASSERT_TRUE(b.send(p::build_program{b_base + 11, b_program, {}, "", {}}));
     auto built = b.wait_reply<p::build_reply>(120000);
     ASSERT_TRUE(built);
     ASSERT_EQ(cl_status{built->status}, cl_status{CL_SUCCESS});
@@ -236,7 +236,7 @@ TEST_F(isolation, a_stranger_naming_a_clients_ids_gets_errors_and_changes_nothin
                                 p::query_kind::supported_image_formats, id, 0, CL_MEM_OBJECT_IMAGE2D, 0,
                                 wire::payload_of(uint64_t{CL_MEM_READ_WRITE})}));
     ASSERT_TRUE(b.send(p::build_program{request(uint16_t(p::message_id::build_reply), CL_INVALID_PROGRAM, "build"),
-                                        id, {}, ""}));
+                                        id, {}, "", {}}));
     ASSERT_TRUE(b.send(p::create_kernel{request(uint16_t(p::message_id::kernel_reply), CL_INVALID_PROGRAM,
                                                 "create_kernel"),
                                         next++, id, "add_one"}));

@@ -355,6 +355,7 @@ std::unique_ptr<daemon_process> daemon_process::start(const options& opts) {
   spawn.argv = {opts.binary, "--port", "0"};
   spawn.argv.insert(spawn.argv.end(), opts.extra_args.begin(), opts.extra_args.end());
   spawn.env = startup_loader_env();
+  spawn.env.insert(spawn.env.end(), opts.env.begin(), opts.env.end());
   spawn.capture_stdout = true;
   spawn.stderr_path = opts.stderr_path;
   child_process child = child_process::spawn(spawn);

@@ -116,6 +116,7 @@ class daemon_process {
     std::string binary;                     // path of ferryd
     std::vector<std::string> extra_args;    // appended after "--port 0"
     std::string stderr_path;                // the daemon's log goes here (empty: inherited)
+    std::vector<env_change> env;            // applied after the loader's startup environment
     std::chrono::milliseconds ready_timeout{20000};
   };
 

@@ -8,14 +8,19 @@
 // judged here, before any traffic; the rest is the native implementation's
 // answer, passed through unchanged.
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/core/include_scan.hpp"
 #include "client/core/server.hpp"
+#include "common/log.hpp"
+#include "protocol/dispatch.hpp"
 
 namespace ferry::client::api {
 
@@ -101,6 +106,49 @@ program* make_program(cl_context c, protocol::object_id id, std::vector<cl_devic
 }
 
 enum class build_step { build, compile };
+
+const char* entry_name(build_step step) { return step == build_step::build ? "clBuildProgram" : "clCompileProgram"; }
+
+// What a build or compile needs of this machine's files: the program's
+// #include lines and -I options mean what they mean here, though the
+// compiler runs on the server (docs/protocol.md, "Headers from the client").
+// `sources` are the texts whose includes count; `provided` the include names
+// that header programs stand for. CL_OUT_OF_RESOURCES (logged) when the
+// headers exceed the limits.
+result<protocol::build_files> client_files(build_step step, std::string_view options,
+                                           std::vector<std::string_view> sources,
+                                           std::vector<std::string_view> provided) {
+  include_scan_input input;
+  input.options = options;
+  input.sources = std::move(sources);
+  input.provided = std::move(provided);
+  // Relative -I directories and the source's own includes resolve against
+  // the working directory, as a local compiler resolves them. Without one
+  // (it was removed) nothing relative is found.
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (!ec) input.working_dir = absolute_normal(cwd.string(), {});
+  std::string why;
+  auto files = scan_includes(input, why);
+  if (!files) FERRY_WARN("program", "%s: %s", entry_name(step), why.c_str());
+  return files;
+}
+
+// Whether `request` fits its message's limit (the headers it carries may
+// not); logged when it does not.
+template <class Request>
+bool fits_frame(const Request& request, build_step step) {
+  std::vector<uint8_t> encoded;
+  protocol::writer w(encoded);
+  protocol::encode_value(w, request);
+  const uint32_t limit = protocol::message_limit(static_cast<uint16_t>(protocol::message_traits<Request>::id));
+  if (encoded.size() <= limit) return true;
+  FERRY_WARN("program",
+             "%s: the options and the %zu headers the program includes take %zu bytes, over the %u a build may "
+             "carry",
+             entry_name(step), request.files.headers.size(), encoded.size(), limit);
+  return false;
+}
 
 // Whether the compiler ran (so the notification is due): success, or the
 // step's own failure code. Other codes mean the step never began.
@@ -316,6 +364,13 @@ cl_int build_program(cl_program p, cl_uint num_devices, const cl_device_id* devi
   // CL_INVALID_BUILD_OPTIONS if the build options specified by options are
   // invalid (one the protocol cannot carry is surely not valid).
   if (request.options.size() > (1u << 20) - frame_overhead) return CL_INVALID_BUILD_OPTIONS;
+  // CL_OUT_OF_RESOURCES if there is a failure to allocate resources required
+  // by the OpenCL implementation on the device: here, the application's
+  // headers are more than a build may carry to the server.
+  auto files = client_files(build_step::build, request.options, {p->source}, {});
+  if (!files) return files.error();
+  request.files = std::move(*files);
+  if (!fits_frame(request, build_step::build)) return CL_OUT_OF_RESOURCES;
 
   // CL_INVALID_BINARY, CL_INVALID_BUILD_OPTIONS, CL_COMPILER_NOT_AVAILABLE,
   // CL_BUILD_PROGRAM_FAILURE and the remaining CL_INVALID_OPERATION clauses
@@ -383,6 +438,20 @@ cl_int compile_program(cl_program p, cl_uint num_devices, const cl_device_id* de
   if (p->from_binary) return explain(CL_INVALID_OPERATION, "program %" PRIu64 " was made from binaries", p->id);
   request.program = p->id;
   if (options) request.options = options;
+  // CL_OUT_OF_RESOURCES if there is a failure to allocate resources required
+  // by the OpenCL implementation on the device: here, the application's
+  // headers are more than a compile may carry to the server. The header
+  // programs' own includes count like the source's.
+  std::vector<std::string_view> sources{p->source};
+  std::vector<std::string_view> provided;
+  for (cl_uint i = 0; i < num_headers; ++i) {
+    sources.push_back(headers[i]->source);
+    provided.push_back(header_names[i]);
+  }
+  auto files = client_files(build_step::compile, request.options, std::move(sources), std::move(provided));
+  if (!files) return files.error();
+  request.files = std::move(*files);
+  if (!fits_frame(request, build_step::compile)) return CL_OUT_OF_RESOURCES;
 
   // CL_INVALID_COMPILER_OPTIONS, CL_COMPILER_NOT_AVAILABLE and
   // CL_COMPILE_PROGRAM_FAILURE are the native implementation's answer.
