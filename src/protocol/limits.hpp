@@ -33,7 +33,7 @@ inline constexpr uint32_t max_build_headers = 1024;
 inline constexpr uint32_t max_build_header_bytes = 16u << 20;
 /// Most -I options one build may carry.
 inline constexpr uint32_t max_build_include_dirs = 4096;
-/// Payload limit of build_program and compile_program: the headers plus 1 MiB
+/// Payload limit of build_program and compile_program (version 6): the headers plus 1 MiB
 /// for the options, the directories and the other fields.
 inline constexpr uint32_t max_build_payload = max_build_header_bytes + (1u << 20);
 

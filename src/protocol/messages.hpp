@@ -56,8 +56,8 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(29, svm_alloc, direction::to_server, 4096)                                     \
   X(30, create_program_with_source, direction::to_server, max_control_payload)     \
   X(31, create_program_with_binary, direction::to_server, max_control_payload)     \
-  X(32, build_program, direction::to_server, max_build_payload)                    \
-  X(33, compile_program, direction::to_server, max_build_payload)                  \
+  X(32, build_program_v4, direction::to_server, 1 << 20)                           \
+  X(33, compile_program_v4, direction::to_server, 1 << 20)                         \
   X(34, link_program, direction::to_server, 1 << 20)                               \
   X(35, build_reply, direction::to_client, 1 << 20)                                \
   X(36, create_kernel, direction::to_server, 4096)                                 \
@@ -103,6 +103,8 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(97, get_link_counters, direction::to_server, 64)                               \
   X(98, link_counters, direction::to_client, max_control_payload)                  \
   X(99, set_content_size, direction::to_server, 64)                                \
+  X(100, build_program, direction::to_server, max_build_payload)                   \
+  X(101, compile_program, direction::to_server, max_build_payload)                 \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)                           \
   X(81, window_offer, direction::to_server, 64)                                    \
   X(82, window_chunk, direction::to_server, 64)
@@ -521,6 +523,28 @@ struct build_files {
   bool operator==(const build_files&) const = default;
   bool empty() const { return include_dirs.empty() && headers.empty(); }
 };
+/// Versions 4 and 5: a build without the client's files (ferryd builds it as
+/// a build_program with none).
+struct build_program_v4 {
+  uint64_t request = 0;
+  object_id program = 0;
+  std::vector<uint32_t> devices;  // empty: all devices of the program
+  std::string options;
+  FERRY_FIELDS(request, program, devices, options)
+  bool operator==(const build_program_v4&) const = default;
+};
+/// Versions 4 and 5: a compile without the client's files.
+struct compile_program_v4 {
+  uint64_t request = 0;
+  object_id program = 0;
+  std::vector<uint32_t> devices;
+  std::string options;
+  std::vector<object_id> headers;
+  std::vector<std::string> header_names;
+  FERRY_FIELDS(request, program, devices, options, headers, header_names)
+  bool operator==(const compile_program_v4&) const = default;
+};
+/// Version 6 on.
 struct build_program {
   uint64_t request = 0;
   object_id program = 0;
@@ -530,6 +554,7 @@ struct build_program {
   FERRY_FIELDS(request, program, devices, options, files)
   bool operator==(const build_program&) const = default;
 };
+/// Version 6 on.
 struct compile_program {
   uint64_t request = 0;
   object_id program = 0;

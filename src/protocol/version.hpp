@@ -8,12 +8,15 @@ namespace ferry::protocol {
 /// First field of every hello: "FRY1" read as a little-endian u32.
 inline constexpr uint32_t magic = 0x31595246;
 /// Versions this build speaks; the handshake picks the highest common one.
-/// Version 6 changed the layout of build_program and compile_program (their
-/// build_files); the codec has no fields that depend on the version, so this
-/// build speaks 6 alone and an older peer is refused at the handshake rather
-/// than dropped at its first build.
-inline constexpr uint16_t min_version = 6;
+/// A message whose layout changes gets a new id, and the old id keeps the old
+/// layout for older peers: version 6 moved build_program and compile_program
+/// (now with the client's headers) to 100 and 101, and a client sends the
+/// layout of 32 and 33 (build_program_v4, compile_program_v4) to a server of
+/// version 4 or 5.
+inline constexpr uint16_t min_version = 4;
 inline constexpr uint16_t max_version = 6;
+/// The first version whose servers take the client's headers with a build.
+inline constexpr uint16_t headers_version = 6;
 /// Default TCP port of ferryd.
 inline constexpr uint16_t default_port = 7780;
 

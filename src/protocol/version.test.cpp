@@ -39,12 +39,13 @@ TEST(protocol_version, a_peer_that_only_speaks_older_versions_gets_zero) {
   EXPECT_EQ(negotiate_version(0, min_version - 1), 0);
 }
 
-TEST(protocol_version, a_peer_of_the_build_messages_before_version_6_gets_zero) {
-  // Version 6 changed the layout of build_program and compile_program; a peer
-  // of 4 or 5 is refused at the handshake, not dropped at its first build.
-  EXPECT_EQ(negotiate_version(4, 5), 0);
-  EXPECT_EQ(negotiate_version(5, 5), 0);
+TEST(protocol_version, peers_of_versions_4_and_5_are_still_served) {
+  // Version 6 gave the builds with headers new ids; older peers keep the old ones.
+  EXPECT_EQ(negotiate_version(4, 5), 5);
+  EXPECT_EQ(negotiate_version(4, 4), 4);
   EXPECT_EQ(negotiate_version(4, 6), 6);
+  EXPECT_EQ(min_version, 4);
+  EXPECT_LE(headers_version, max_version);
 }
 
 TEST(protocol_version, an_inverted_peer_range_gets_zero) {

@@ -845,6 +845,15 @@ bool executor::on(const p::build_program& m) {
   return true;
 }
 
+// A client of version 4 or 5 ships no headers: its build is one with none.
+bool executor::on(const p::build_program_v4& m) {
+  return on(p::build_program{m.request, m.program, m.devices, m.options, {}});
+}
+
+bool executor::on(const p::compile_program_v4& m) {
+  return on(p::compile_program{m.request, m.program, m.devices, m.options, m.headers, m.header_names, {}});
+}
+
 bool executor::on(const p::compile_program& m) {
   p::build_reply reply{m.request, CL_SUCCESS, 0, {}};
   cl_int error;

@@ -54,6 +54,8 @@ class executor {
   bool on(const protocol::set_program_specialization_constant& m);
   bool on(const protocol::build_program& m);
   bool on(const protocol::compile_program& m);
+  bool on(const protocol::build_program_v4& m);
+  bool on(const protocol::compile_program_v4& m);
   bool on(const protocol::link_program& m);
   bool on(const protocol::create_kernel& m);
   bool on(const protocol::create_kernels_in_program& m);

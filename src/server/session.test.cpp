@@ -1238,6 +1238,20 @@ TEST(build_options, a_build_that_fails_only_for_the_added_arg_info_is_retried_as
   ASSERT_TRUE(compiled);
   EXPECT_EQ(compiled->status, CL_SUCCESS);
   EXPECT_EQ(tries(), (std::vector<std::string>{" -cl-kernel-arg-info", ""}));
+
+  // A client of version 4 or 5 builds and compiles with the layout of 32 and 33.
+  ASSERT_TRUE(c.send(p::build_program_v4{13, 5, {}, "-DY=2"}));
+  built = c.wait_reply<p::build_reply>();
+  ASSERT_TRUE(built);
+  EXPECT_EQ(built->request, 13u);
+  EXPECT_EQ(built->status, CL_SUCCESS);
+  EXPECT_EQ(tries(), (std::vector<std::string>{"-DY=2 -cl-kernel-arg-info", "-DY=2"}));
+  ASSERT_TRUE(c.send(p::compile_program_v4{14, 5, {}, "-DZ", {}, {}}));
+  compiled = c.wait_reply<p::build_reply>();
+  ASSERT_TRUE(compiled);
+  EXPECT_EQ(compiled->request, 14u);
+  EXPECT_EQ(compiled->status, CL_SUCCESS);
+  EXPECT_EQ(tries(), (std::vector<std::string>{"-DZ -cl-kernel-arg-info", "-DZ"}));
   s.stop();
 }
 

@@ -91,6 +91,7 @@ stream programs_and_kernels() {
   stream s;
   objects(s);
   s << p::create_program_with_source{10, 1, source} << p::build_program{20, 10, {}, "-cl-fast-relaxed-math", {}}
+    << p::build_program_v4{29, 10, {0}, "-DV4"} << p::compile_program_v4{30, 10, {}, "", {10}, {"self.h"}}
     << p::create_kernel{21, 11, 10, "vadd"} << p::create_kernels_in_program{22, 10, {12, 13}}
     << p::check_kernel_arg{23, 11, arg(0, p::kernel_arg_kind::mem, 8, {}, 3)}
     << p::check_kernel_arg{24, 13, arg(1, p::kernel_arg_kind::value, 4, {0, 0, 128, 63}, 0)}

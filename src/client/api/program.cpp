@@ -20,6 +20,7 @@
 #include "client/core/include_scan.hpp"
 #include "client/core/server.hpp"
 #include "common/log.hpp"
+#include "protocol/version.hpp"
 #include "protocol/dispatch.hpp"
 
 namespace ferry::client::api {
@@ -148,6 +149,41 @@ bool fits_frame(const Request& request, build_step step) {
              "carry",
              entry_name(step), request.files.headers.size(), encoded.size(), limit);
   return false;
+}
+
+// The layout of versions 4 and 5, for a server that takes no headers: it
+// builds with the files it has, as before version 6.
+protocol::build_program_v4 without_files(const protocol::build_program& r) {
+  return {r.request, r.program, r.devices, r.options};
+}
+protocol::compile_program_v4 without_files(const protocol::compile_program& r) {
+  return {r.request, r.program, r.devices, r.options, r.headers, r.header_names};
+}
+
+// Sends a build or compile of the `listed` devices (none: all) to each of
+// `servers` in turn and answers as call_each does; a server older than
+// version 6 gets it without the client's headers.
+template <class Request>
+result<protocol::build_reply> call_build(const std::vector<server*>& servers, Request& request,
+                                         const std::vector<cl_device_id>& listed) {
+  result<protocol::build_reply> first = fail(CL_DEVICE_NOT_AVAILABLE);
+  for (size_t i = 0; i < servers.size(); ++i) {
+    connection& link = *servers[i]->link;
+    request.devices = indices_on(*servers[i], listed);
+    result<protocol::build_reply> reply = fail(CL_DEVICE_NOT_AVAILABLE);
+    if (link.version() >= protocol::headers_version) {
+      reply = link.call<protocol::build_reply>(request);
+    } else {
+      if (!request.files.empty())
+        FERRY_DEBUG("program", "server %s speaks protocol version %u: the program's headers are not shipped",
+                    servers[i]->address_text.c_str(), static_cast<unsigned>(link.version()));
+      auto plain = without_files(request);
+      reply = link.call<protocol::build_reply>(plain);
+    }
+    if (!reply || reply->status != CL_SUCCESS) return reply;
+    if (i == 0) first = std::move(reply);
+  }
+  return first;
 }
 
 // Whether the compiler ran (so the notification is due): success, or the
@@ -376,9 +412,7 @@ cl_int build_program(cl_program p, cl_uint num_devices, const cl_device_id* devi
   // CL_BUILD_PROGRAM_FAILURE and the remaining CL_INVALID_OPERATION clauses
   // are the native implementation's answer.
   const std::vector<cl_device_id> listed(device_list, device_list + num_devices);
-  auto reply = call_each<protocol::build_reply>(
-      servers_for(device_list, num_devices, p->servers), request,
-      [&](protocol::build_program& r, server& s) { r.devices = indices_on(s, listed); });
+  auto reply = call_build(servers_for(device_list, num_devices, p->servers), request, listed);
   if (!reply) return reply.error();
   record_outcome(p, build_step::build, step_devices(p, num_devices, device_list), *reply);
   // The build has completed when the call returns, so the notification comes
@@ -456,9 +490,7 @@ cl_int compile_program(cl_program p, cl_uint num_devices, const cl_device_id* de
   // CL_INVALID_COMPILER_OPTIONS, CL_COMPILER_NOT_AVAILABLE and
   // CL_COMPILE_PROGRAM_FAILURE are the native implementation's answer.
   const std::vector<cl_device_id> listed(device_list, device_list + num_devices);
-  auto reply = call_each<protocol::build_reply>(
-      servers_for(device_list, num_devices, p->servers), request,
-      [&](protocol::compile_program& r, server& s) { r.devices = indices_on(s, listed); });
+  auto reply = call_build(servers_for(device_list, num_devices, p->servers), request, listed);
   if (!reply) return reply.error();
   record_outcome(p, build_step::compile, step_devices(p, num_devices, device_list), *reply);
   if (notify && step_ran(reply->status, build_step::compile)) notify(p, user_data);

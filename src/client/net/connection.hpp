@@ -179,6 +179,8 @@ class connection {
   /// gone), false when the session ended instead.
   bool wait_online();
   /// Whether the session is over for good: nothing outstanding will complete.
+  /// The protocol version the server chose at the handshake (0 before it).
+  uint16_t version() const { return version_.load(std::memory_order_acquire); }
   bool ended() const { return ended_.load(std::memory_order_acquire); }
   /// Runs `listener(available)` on the reader thread each time the server
   /// goes offline or comes back (and once, false, when the session ends).
