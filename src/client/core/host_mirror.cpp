@@ -6,31 +6,32 @@
 namespace ferry::client {
 
 host_mirror::host_mirror(void* host, size_t size)
-    : host_(static_cast<uint8_t*>(host)), size_(size), shadow_(new uint8_t[size]) {
-  std::memcpy(shadow_.get(), host_, size_);
-}
+    : host_(static_cast<uint8_t*>(host)), size_(size), shadow_(host_, host_ + size) {}
 
 std::vector<host_mirror::range> host_mirror::take_host_changes() {
   std::vector<range> changed;
   for (size_t offset = 0; offset < size_; offset += page_size) {
     const size_t n = std::min(page_size, size_ - offset);
-    if (std::memcmp(host_ + offset, shadow_.get() + offset, n) == 0) continue;
-    std::memcpy(shadow_.get() + offset, host_ + offset, n);
+    if (std::memcmp(host_ + offset, shadow_.data() + offset, n) == 0) continue;
+    std::memcpy(shadow_.data() + offset, host_ + offset, n);
     if (!changed.empty() && changed.back().offset + changed.back().size == offset) changed.back().size += n;
     else changed.push_back({offset, n});
   }
   return coalesce_ranges(std::move(changed), merge_gap, max_ranges);
 }
 
-size_t host_mirror::merge_server_bytes(const uint8_t* server) {
+size_t host_mirror::merge_server_bytes(std::vector<uint8_t>& server) {
+  if (server.size() != size_) return 0;  // not this buffer's bytes: nothing to apply
   size_t written = 0;
   for (size_t offset = 0; offset < size_; offset += page_size) {
     const size_t n = std::min(page_size, size_ - offset);
-    if (std::memcmp(server + offset, shadow_.get() + offset, n) == 0) continue;
-    std::memcpy(shadow_.get() + offset, server + offset, n);
-    std::memcpy(host_ + offset, server + offset, n);
+    if (std::memcmp(server.data() + offset, shadow_.data() + offset, n) == 0) continue;
+    std::memcpy(host_ + offset, server.data() + offset, n);
     written += n;
   }
+  // Every page of the server's bytes is what the server holds now, changed or
+  // not: they are the new shadow.
+  shadow_.swap(server);
   return written;
 }
 

@@ -39,22 +39,24 @@ class host_mirror {
   host_mirror(void* host, size_t size);
 
   size_t size() const { return size_; }
-  const uint8_t* shadow() const { return shadow_.get(); }
+  const uint8_t* shadow() const { return shadow_.data(); }
 
   /// The ranges the application changed since the last agreement, with the
   /// shadow updated to match them (the caller sends those ranges of the
   /// host memory to the server before anything else can run there).
   std::vector<range> take_host_changes();
 
-  /// Applies the server's bytes (all `size()` of them): each page the server
-  /// changed since the last agreement is written to the host memory and the
-  /// shadow. Returns the number of bytes written to the host.
-  size_t merge_server_bytes(const uint8_t* server);
+  /// Applies the server's bytes (`server`, all `size()` of them): each page
+  /// the server changed since the last agreement is written to the host
+  /// memory. They become the shadow by a swap, not a copy: `server` is left
+  /// holding the old shadow, good only to be overwritten. Returns the number
+  /// of bytes written to the host.
+  size_t merge_server_bytes(std::vector<uint8_t>& server);
 
  private:
   uint8_t* host_;
   size_t size_;
-  std::unique_ptr<uint8_t[]> shadow_;
+  std::vector<uint8_t> shadow_;
 };
 
 /// Merges `ranges` (sorted, disjoint) whose gaps are below `gap`, then, while

@@ -74,13 +74,27 @@ TEST(host_mirror, server_changes_reach_the_host_and_keep_the_hosts_own_pages) {
   std::vector<uint8_t> server(host);
   server[page + 5] = 42;   // the server wrote page 1
   host[3 * page + 1] = 9;  // the application wrote page 3 meanwhile
-  EXPECT_EQ(mirror.merge_server_bytes(server.data()), page);
+  EXPECT_EQ(mirror.merge_server_bytes(server), page);
   EXPECT_EQ(host[page + 5], 42);
   EXPECT_EQ(host[3 * page + 1], 9) << "a page only the application changed is kept";
   // ... and still goes to the server at the next push.
   auto changes = mirror.take_host_changes();
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].offset, 3 * page);
+}
+
+TEST(host_mirror, merged_server_bytes_become_the_shadow) {
+  std::vector<uint8_t> host(3 * page, 1);
+  host_mirror mirror(host.data(), host.size());
+  std::vector<uint8_t> server(host);
+  server[2 * page] = 5;
+  mirror.merge_server_bytes(server);
+  EXPECT_EQ(mirror.shadow()[2 * page], 5);
+  EXPECT_EQ(mirror.shadow()[0], 1);
+  EXPECT_TRUE(mirror.take_host_changes().empty()) << "host and shadow agree";
+  std::vector<uint8_t> wrong(7, 0);
+  EXPECT_EQ(mirror.merge_server_bytes(wrong), 0u) << "bytes of another size are ignored";
+  EXPECT_EQ(host[2 * page], 5);
 }
 
 TEST(coalesce_ranges, merges_below_the_gap_only) {

@@ -65,7 +65,7 @@ void settle(host_coherence& state) {
   if (state.pull == nullptr || state.pull->status.load() > CL_COMPLETE) return;
   if (state.pull->status.load() == CL_COMPLETE) {
     if (state.pull_epoch == state.push_epoch) {
-      size_t written = state.mirror.merge_server_bytes(state.staging->data());
+      size_t written = state.mirror.merge_server_bytes(*state.staging);
       FERRY_TRACE("coherence", "%zu bytes of %zu came back into host memory", written, state.mirror.size());
     }
     if (state.pull_follows == state.writer && state.writer) {
