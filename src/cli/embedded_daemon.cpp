@@ -14,6 +14,7 @@
 
 #include "cli/child_process.hpp"
 #include "cli/ready_line.hpp"
+#include "common/thread_name.hpp"
 
 namespace ferry::cli {
 
@@ -225,7 +226,7 @@ embedded_daemon::embedded_daemon(pid_t pid, int stdout_fd, std::uint16_t port,
     drain_stop_[0] = drain_stop_[1] = -1;
   }
   drain_ = std::thread([from = stdout_fd_, stop = drain_stop_[0]] {
-    ::pthread_setname_np(::pthread_self(), "ferry-drain");
+    name_this_thread("ferry-drain");
     drain(from, stop);
   });
 }

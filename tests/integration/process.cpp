@@ -20,6 +20,8 @@
 #include <thread>
 #include <utility>
 
+#include "common/thread_name.hpp"
+
 extern char** environ;
 
 namespace ferry::test {
@@ -322,7 +324,7 @@ struct daemon_process::drain {
     close_fd(fd);
   }
   void run() {
-    ::pthread_setname_np(::pthread_self(), "ferryd-stdout");
+    ::ferry::name_this_thread("ferryd-stdout");
     bool stopping = false;
     for (;;) {
       pollfd pfds[2] = {{fd, POLLIN, 0}, {wake[0], POLLIN, 0}};

@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 
 namespace ferry::tools {
 
@@ -513,7 +514,7 @@ bool fault_proxy::start(uint16_t listen_port, std::string& error) {
     relay_running_ = true;
   }
   relay_thread_ = std::thread([this] {
-    pthread_setname_np(pthread_self(), "faultproxy");
+    name_this_thread("faultproxy");
     relay_loop(*this).run();
   });
   return true;

@@ -13,6 +13,7 @@
 #include "client/core/server.hpp"
 #include "client/net/connection.hpp"
 #include "common/cl_errors.hpp"
+#include "common/thread_name.hpp"
 
 namespace ferry::client {
 namespace {
@@ -45,7 +46,7 @@ class callback_thread {
 
  private:
   void loop() {
-    pthread_setname_np(pthread_self(), "ferry-callbacks");
+    name_this_thread("ferry-callbacks");
     std::unique_lock lock(mutex_);
     for (;;) {
       cv_.wait(lock, [&] { return !queue_.empty(); });

@@ -12,6 +12,7 @@
 #include "client/core/diagnostics.hpp"
 #include "client/core/event_state.hpp"
 #include "common/log.hpp"
+#include "common/thread_name.hpp"
 #include "protocol/bulk_head.hpp"
 #include "protocol/outgoing.hpp"
 #include "protocol/version.hpp"
@@ -280,7 +281,7 @@ void connection::request_ack() {
 }
 
 void connection::writer_loop() {
-  pthread_setname_np(pthread_self(), "ferry-writer");
+  name_this_thread(thread_name("wr", where_.to_string()));
   for (;;) {
     {
       std::unique_lock lock(out_mutex_);
@@ -881,7 +882,7 @@ bool connection::read_control_stream(std::string& why) {
 }
 
 void connection::control_reader_loop() {
-  pthread_setname_np(pthread_self(), "ferry-reader");
+  name_this_thread(thread_name("rd", where_.to_string()));
   do {
     serve_session();
     fail_outstanding();
@@ -1007,7 +1008,7 @@ bool connection::start_new_session() {
 }
 
 void connection::bulk_reader_loop(stream* fd, uint64_t generation) {
-  pthread_setname_np(pthread_self(), "ferry-bulk-in");
+  name_this_thread(thread_name("bulk", where_.to_string()));
   for (;;) {
     uint8_t head[protocol::bulk_head_size];
     if (!read_exact(fd, head, sizeof head)) break;
