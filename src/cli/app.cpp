@@ -5,9 +5,9 @@
 #include <ostream>
 
 #include "cli/args.hpp"
-#include "cli/counters_command.hpp"
-#include "cli/devices_command.hpp"
-#include "cli/run_command.hpp"
+#include "cli/commands/counters_command.hpp"
+#include "cli/commands/devices_command.hpp"
+#include "cli/commands/run_command.hpp"
 #include "cli/version.hpp"
 
 namespace ferry::cli {

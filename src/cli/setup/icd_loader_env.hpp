@@ -1,0 +1,23 @@
+// The loader variables that make a process see the Ferry platform.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/setup/environment.hpp"
+#include "cli/setup/install_layout.hpp"
+
+namespace ferry::cli {
+
+using variable_list = std::vector<std::pair<std::string, std::string>>;
+
+/// OCL_ICD_VENDORS (read by Debian's ocl-icd) and OCL_ICD_FILENAMES (read by the Khronos
+/// loader), pointing at this tree's Ferry driver; empty when FERRY_KEEP_ICD_ENV=1 in `env`,
+/// so a user can point the loader elsewhere (for example at etc/OpenCL/vendors-all).
+variable_list icd_loader_variables(const environment& env, const install_layout& layout);
+
+/// Sets the variables in this process, before its first OpenCL call.
+void set_in_process(const variable_list& variables);
+
+}  // namespace ferry::cli

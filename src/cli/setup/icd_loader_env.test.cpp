@@ -1,0 +1,35 @@
+#include "cli/setup/icd_loader_env.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ferry::cli {
+namespace {
+
+TEST(install_layout, paths_are_relative_to_the_bin_directory) {
+  install_layout layout("/opt/ferry/build/release/bin");
+  EXPECT_EQ(layout.vendors_file(), "/opt/ferry/build/release/etc/OpenCL/vendors/ferry.icd");
+  EXPECT_EQ(layout.client_library(), "/opt/ferry/build/release/lib/libferry.so");
+  EXPECT_EQ(layout.daemon(), "/opt/ferry/build/release/bin/ferryd");
+}
+
+TEST(install_layout, running_executable_is_found) {
+  auto layout = install_layout::of_running_executable();
+  ASSERT_TRUE(layout) << layout.error();
+  EXPECT_TRUE(layout.value().bin_dir().is_absolute());
+}
+
+TEST(icd_loader_env, sets_both_loader_variables) {
+  install_layout layout("/x/bin");
+  auto vars = icd_loader_variables(environment(), layout);
+  EXPECT_EQ(vars, (variable_list{{"OCL_ICD_VENDORS", "/x/etc/OpenCL/vendors/ferry.icd"},
+                                 {"OCL_ICD_FILENAMES", "/x/lib/libferry.so"}}));
+}
+
+TEST(icd_loader_env, keep_variable_leaves_the_loader_alone) {
+  install_layout layout("/x/bin");
+  EXPECT_TRUE(icd_loader_variables(environment({"FERRY_KEEP_ICD_ENV=1"}), layout).empty());
+  EXPECT_EQ(icd_loader_variables(environment({"FERRY_KEEP_ICD_ENV=0"}), layout).size(), 2u);
+}
+
+}  // namespace
+}  // namespace ferry::cli
