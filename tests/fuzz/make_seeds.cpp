@@ -7,7 +7,7 @@
 //   ferry_fuzz_seeds DIR     writes DIR/<name>.bin for each stream (DIR must exist)
 //
 // The fuzz target feeds a seed to one session's executor on the dry native API (see
-// src/server/fuzz_decoder.cpp): device indexes 0 and 1 exist, nothing touches a device.
+// src/server/testing/fuzz_decoder.cpp): device indexes 0 and 1 exist, nothing touches a device.
 // Streams that would dial out (migrate_out, export_event after add_peer) are left out:
 // each would open a peer link to an address that does not answer and slow every run.
 #include <CL/cl.h>
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "protocol/dispatch.hpp"
-#include "server/test_client.hpp"  // header()
+#include "server/testing/test_client.hpp"  // header()
 
 namespace p = ferry::protocol;
 

@@ -1,5 +1,5 @@
 // Raw protocol sessions for integration tests that play a client other than libferry:
-// the daemon's own test client (server/test_client.hpp, header-only, built on
+// the daemon's own test client (server/testing/test_client.hpp, header-only, built on
 // src/protocol) plus the few helpers the isolation and hostile-input tests share.
 // libferry itself is still reached only through the loader; these tests link the
 // protocol library, never the ICD.
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "server/test_client.hpp"
+#include "server/testing/test_client.hpp"
 
 namespace ferry::test::wire {
 

@@ -1,6 +1,5 @@
 #include "client/core/event_state.hpp"
 
-#include <pthread.h>
 
 #include <chrono>
 #include <condition_variable>

@@ -1,6 +1,5 @@
 #include "client/net/connection.hpp"
 
-#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>

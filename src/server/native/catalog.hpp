@@ -28,7 +28,7 @@ struct catalog_filter {
 /// How a platform's clSetEventCallback callbacks treat failed commands. The
 /// spec says they run, with the negative status. PoCL 3.1 runs none (and runs
 /// those registered after the failure with CL_COMPLETE); NVIDIA runs them
-/// with CL_COMPLETE. The session repairs both (callback_pool.hpp).
+/// with CL_COMPLETE. The session repairs both (server/transport/callback_pool.hpp).
 struct callback_behaviour {
   /// Callbacks registered before a command fails still run.
   bool runs_on_failure = true;
@@ -36,7 +36,7 @@ struct callback_behaviour {
   bool reports_failure = true;
   bool conforming() const { return runs_on_failure && reports_failure; }
   /// Completions are learnt by polling the event's status instead
-  /// (completion_poller.hpp): the platform's callbacks come late.
+  /// (server/transport/completion_poller.hpp): the platform's callbacks come late.
   bool polled = false;
 };
 

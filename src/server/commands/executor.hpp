@@ -1,0 +1,297 @@
+// Runs a session's control-stream messages on the native devices.
+//
+// One executor per session, driven by the session's control reader thread:
+// dispatch_frame decodes each frame and calls the matching `on`, which calls
+// the native API right here, with native wait lists, and never blocks a queue
+// waiting for the client. Completions and replies go to the session's
+// control_outbox; the writer thread sends them.
+//
+// `on` returns false only for a protocol violation (the connection is then
+// closed; violation() says why) or when the session must stop
+// (stop_requested()). A command that names an unknown object, or that the
+// native API refuses, is not a violation: it fails with the matching CL error
+// in its completion (or in the reply of a request).
+#pragma once
+
+#include <CL/cl.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/messages.hpp"
+#include "server/native/catalog.hpp"
+#include "server/session/object_table.hpp"
+#include "server/session/queued_commands.hpp"
+#include "server/session/session_core.hpp"
+#include "server/transport/callback_pool.hpp"
+
+namespace ferry::server {
+
+class executor {
+ public:
+  executor(std::shared_ptr<session_core> core, const native::device_catalog& catalog);
+  ~executor();
+  executor(const executor&) = delete;
+  executor& operator=(const executor&) = delete;
+
+  bool on(const protocol::ping& m);
+  bool on(const protocol::get_server_info& m);
+  bool on(const protocol::get_object_counts& m);
+  bool on(const protocol::goodbye& m);
+  bool on(const protocol::ack& m);
+  bool on(const protocol::create_context& m);
+  bool on(const protocol::create_queue& m);
+  bool on(const protocol::create_buffer& m);
+  bool on(const protocol::create_sub_buffer& m);
+  bool on(const protocol::create_user_event& m);
+  bool on(const protocol::set_user_event_status& m);
+  bool on(const protocol::release_object& m);
+  bool on(const protocol::create_program_with_source& m);
+  bool on(const protocol::create_program_with_binary& m);
+  bool on(const protocol::create_program_with_il& m);
+  bool on(const protocol::set_program_specialization_constant& m);
+  bool on(const protocol::build_program& m);
+  bool on(const protocol::compile_program& m);
+  bool on(const protocol::build_program_v4& m);
+  bool on(const protocol::compile_program_v4& m);
+  bool on(const protocol::link_program& m);
+  bool on(const protocol::create_kernel& m);
+  bool on(const protocol::create_kernels_in_program& m);
+  bool on(const protocol::check_kernel_arg& m);
+  bool on(const protocol::query& m);
+  bool on(const protocol::enqueue_ndrange& m);
+  bool on(const protocol::enqueue_write_buffer& m);
+  bool on(const protocol::enqueue_read_buffer& m);
+  bool on(const protocol::enqueue_write_buffer_rect& m);
+  bool on(const protocol::enqueue_read_buffer_rect& m);
+  bool on(const protocol::enqueue_copy_buffer& m);
+  bool on(const protocol::enqueue_copy_buffer_rect& m);
+  bool on(const protocol::enqueue_fill_buffer& m);
+  bool on(const protocol::enqueue_marker& m);
+  bool on(const protocol::enqueue_barrier& m);
+  bool on(const protocol::flush_queue& m);
+  // Images and samplers (executor_images.cpp).
+  bool on(const protocol::create_image& m);
+  bool on(const protocol::create_sampler& m);
+  bool on(const protocol::enqueue_write_image& m);
+  bool on(const protocol::enqueue_read_image& m);
+  bool on(const protocol::enqueue_copy_image& m);
+  bool on(const protocol::enqueue_fill_image& m);
+  bool on(const protocol::enqueue_copy_image_to_buffer& m);
+  bool on(const protocol::enqueue_copy_buffer_to_image& m);
+  // Coarse-grained SVM (executor_svm.cpp).
+  bool on(const protocol::svm_alloc& m);
+  bool on(const protocol::enqueue_svm_read& m);
+  bool on(const protocol::enqueue_svm_write& m);
+  bool on(const protocol::enqueue_svm_copy& m);
+  bool on(const protocol::enqueue_svm_fill& m);
+  bool on(const protocol::set_kernel_exec_info& m);
+  bool on(const protocol::set_content_size& m);
+  // Several servers (executor_peers.cpp).
+  bool on(const protocol::add_peer& m);
+  bool on(const protocol::export_event& m);
+  bool on(const protocol::import_event& m);
+  bool on(const protocol::migrate_out& m);
+  bool on(const protocol::migrate_in& m);
+  bool on(const protocol::abort_transfer& m);
+  bool on(const protocol::get_link_counters& m);
+
+  /// clFlush on every queue that got commands since the last call. The
+  /// control reader calls it when no whole frame is left, before it blocks in
+  /// recv (some drivers start no work before a flush).
+  void flush_touched();
+
+  /// The client said goodbye, or the session is closing under a blocked call.
+  bool stop_requested() const { return stop_requested_; }
+  /// Why the last `on` returned false.
+  const std::string& violation() const { return violation_; }
+  size_t object_count() const { return objects_.size(); }
+
+  /// Ends the session's native work: fails writes still waiting for bytes and
+  /// user events the client never set, finishes every queue, reports what a
+  /// platform without failure callbacks left unreported, releases every
+  /// object. Call after the bulk reader has stopped; staging of writes is
+  /// freed by the writer as their callbacks come in. Idempotent.
+  void shutdown();
+
+ private:
+  enum class step { go, failed, violation };
+
+  // Enqueue plumbing.
+  step prepare(const protocol::command_header& h, const object_entry*& queue);
+  /// prepare() for a command without a queue of the client's (migrate_out):
+  /// the id and wait list checks, wait_list_ filled.
+  step prepare_wait_list(const protocol::command_header& h);
+  step map_wait_list(const protocol::command_header& h);
+  bool fail(const protocol::command_header& h, cl_int error);
+  bool finish(const protocol::command_header& h, const object_entry& queue, cl_int rc, cl_event event,
+              callback_kind kind, bool printf = false, uint8_t* staging = nullptr, uint64_t size = 0,
+              uint64_t transfer = 0);
+  cl_uint wait_count() const { return static_cast<cl_uint>(wait_list_.size()); }
+  const cl_event* wait_events() const { return wait_list_.empty() ? nullptr : wait_list_.data(); }
+  void touch(cl_command_queue queue);
+  /// Where the bytes of a bulk write are: all in staging, still arriving,
+  /// or nowhere because the command ended (failed, or broke the protocol).
+  enum class bulk_bytes { here, coming, ended };
+  /// Admits the bytes of transfer h.command against the quota and claims
+  /// them; `data` is their staging. On `ended`, `result` is the handler's.
+  bulk_bytes claim_bulk(const protocol::command_header& h, uint64_t total, uint8_t*& data, bool& result);
+  /// claim_bulk, then write_claimed.
+  template <class Enqueue>
+  bool write_from_bulk(const protocol::command_header& h, const object_entry& queue, uint64_t total,
+                       Enqueue&& enqueue);
+  /// Enqueues the write `enqueue` makes from `data`, behind a gate that
+  /// opens when the last of the `total` bytes lands if `bytes` are still coming.
+  template <class Enqueue>
+  bool write_claimed(const protocol::command_header& h, const object_entry& queue, uint64_t total, bulk_bytes bytes,
+                     uint8_t* data, Enqueue&& enqueue);
+  /// A large enqueue_write_buffer whose bytes are still arriving: one native
+  /// write per piece, each behind a gate that opens when its bytes are in.
+  bool write_in_pieces(const protocol::command_header& h, const object_entry& queue, cl_mem buffer,
+                       uint64_t offset, uint64_t total, uint8_t* data);
+
+  // Shared by check_kernel_arg and enqueue_ndrange; may set violation_.
+  /// Runs one native enqueue that reports through the command's event (a
+  /// native event is requested only when the client observes the command).
+  template <class Native>
+  bool enqueue_native(const protocol::command_header& h, const object_entry& queue, Native&& native);
+  /// Waits for the `expected` bytes of a new memory object's initial
+  /// contents (transfer `transfer`); false (a violation) when the session
+  /// closes meanwhile or the size differs. `refused` is set when the quota
+  /// refused the contents as they came (the creation fails with it);
+  /// otherwise the caller erases the transfer.
+  bool await_initial_contents(uint64_t transfer, uint64_t expected, protocol::object_id id, uint8_t*& data,
+                              cl_int& refused);
+  cl_int set_arg(const object_entry& kernel, const protocol::kernel_arg& arg, bool& violated);
+  /// Whether `program` holds a compiled binary or library for every device
+  /// (all of the program's when `devices` is empty).
+  bool has_binary_for(cl_program program, const std::vector<cl_device_id>& devices);
+  /// Records a new native kernel of `program` under `id`.
+  void insert_kernel(protocol::object_id id, cl_kernel kernel, const object_entry& program, cl_uint args);
+  /// Which arguments of a new kernel are buffer pointers (see object_entry).
+  std::vector<uint8_t> pointer_arguments(cl_kernel kernel, cl_uint count);
+  bool map_devices(const std::vector<uint32_t>& indices, std::vector<cl_device_id>& out);
+  cl_int kernel_names(cl_program program, std::vector<std::string>& out);
+  cl_int query_value(const protocol::query& m, protocol::bytes& out);
+  bool record_failed(protocol::object_id id, object_kind kind, cl_int error);
+  /// The session's quotas for `count` new objects allocating `device_bytes`
+  /// of device memory: CL_SUCCESS, CL_OUT_OF_RESOURCES (objects) or
+  /// CL_MEM_OBJECT_ALLOCATION_FAILURE (memory).
+  cl_int admit_objects(size_t count = 1, uint64_t device_bytes = 0);
+  /// Staging for a read of `size` bytes, charged to the session's bytes in
+  /// flight; nullptr with `error` (CL_OUT_OF_RESOURCES over the quota,
+  /// CL_OUT_OF_HOST_MEMORY) otherwise.
+  uint8_t* read_staging(uint64_t size, cl_int& error);
+
+  // SVM allocations (executor_svm.cpp). The client frees one whenever it
+  // likes; the native memory goes only once nothing can touch it any more.
+  /// The live allocation `id` with [offset, offset + size) inside it and
+  /// size > 0; nullptr (and `error`) otherwise.
+  svm_block* svm_range(protocol::object_id id, uint64_t offset, uint64_t size, cl_int& error) const;
+  /// svm_range, for a command of `queue`: the allocation must belong to the
+  /// queue's context.
+  svm_block* svm_for(const object_entry& queue, protocol::object_id id, uint64_t offset, uint64_t size,
+                     cl_int& error) const;
+  /// A native buffer of `context` over [offset, offset + size) of SVM
+  /// allocation `svm` (create_buffer); nullptr and `error` on failure.
+  cl_mem create_buffer_over_svm(cl_context context, cl_mem_flags flags, uint64_t size, protocol::object_id svm,
+                                uint64_t offset, cl_int& error);
+  /// release_object of an allocation: the id goes at once; the memory waits
+  /// behind a marker on every queue of its context (and the queues already
+  /// released) and for the native buffers over it.
+  void retire_svm(const object_entry& entry);
+  /// release_object of a queue: while SVM allocations of its context exist,
+  /// keeps a marker behind its last command, as a fence for later frees.
+  void fence_released_queue(const object_entry& queue);
+  /// Frees the retired allocations that nothing can touch any more.
+  void reclaim_svm();
+  /// At shutdown, once every queue is finished: frees what is left.
+  void release_retired_svm();
+  // Several servers (executor_peers.cpp).
+  /// The daemon's own queues of `context`, made on the context's first device
+  /// when first needed and released with the context: one for migrate_out
+  /// maps, one for deferred migrate_in maps and writes. Out of order where the
+  /// device allows, so that each transfer waits only for what it names: on one
+  /// in-order queue a landing write could sit behind a map that waits,
+  /// through the client's commands, for that very write. nullptr and `error`
+  /// on failure.
+  struct own_queue {
+    cl_command_queue reads = nullptr;
+    cl_command_queue writes = nullptr;
+    native::callback_behaviour callbacks;
+    /// The device runs them out of order: a command with no wait list
+    /// starts at once, so a small one may be waited for on the spot.
+    bool out_of_order = false;
+  };
+  const own_queue* own_queue_of(cl_context context, cl_int& error);
+  /// Keeps `event` (a command of the current wait list) alive until the
+  /// imports it waits for are settled (see event_imports::hold).
+  void hold_for_imports(cl_event event);
+  void release_own_queue(cl_context context);
+ public:
+  /// A control frame (not an ack) is about to run.
+  void count_frame();
+  /// Before the reader blocks: asks for an ack when many frames went unacknowledged.
+  void ack_if_due();
+
+ private:
+  /// Drops the reference create_context took, unless events are parked in
+  /// the context: those are released by the teardown (native/event_parking.hpp).
+  void let_go_of_context(cl_context context);
+  /// Whether every event of the current wait list has completed.
+  bool wait_list_complete() const;
+  void finish_own_queues();
+  /// migrate_in whose bytes are all here: the native write of `total` bytes
+  /// (a marker for none) on the command's queue.
+  bool write_landed(const protocol::command_header& h, const object_entry& queue, const object_entry& buffer,
+                    uint64_t offset, uint64_t transfer, const uint8_t* data, uint64_t total);
+  /// migrate_in of at most `size` bytes that are still to come: see executor_peers.cpp.
+  bool defer_write(const protocol::command_header& h, const object_entry& queue, const object_entry& buffer,
+                   uint64_t offset, uint64_t size, uint64_t transfer);
+  /// A platform that runs no callback for commands that a failed event ends
+  /// needs a sweep after one fails (see callback_pool).
+  void sweep_after_failure();
+
+  bool duplicate(protocol::object_id id);
+  bool violate(std::string why);
+
+  std::shared_ptr<session_core> core_;
+  std::shared_ptr<control_outbox> outbox_;  // aliases core_, for printf attribution
+  const native::api& api_;
+  const native::device_catalog& catalog_;
+  object_table objects_;
+  queued_commands queued_;  // for the session's queued-commands quota
+  bool checkpoint_ = false;  // set by prepare(): the command must bring its event (queued_commands)
+  std::vector<cl_event> wait_list_;             // reused by every enqueue
+  std::vector<cl_command_queue> touched_;       // queues to flush before blocking
+  std::vector<protocol::object_id> pending_imports_;  // imports of the current wait list still without status
+  /// cl_pocl_content_size pairings: buffer id -> its size buffer's id.
+  std::unordered_map<protocol::object_id, protocol::object_id> content_sizes_;
+  /// Set by a read of a content-sized buffer for finish() to hand to its
+  /// callback slot: the size value (owned) and the read's offset.
+  uint64_t* read_content_size_ = nullptr;
+  uint64_t read_offset_ = 0;
+  std::vector<svm_block*> retired_svm_;         // released by the client, memory not yet freed
+  struct queue_fence {
+    cl_context context;
+    cl_event marker;  // retained
+  };
+  std::vector<queue_fence> queue_fences_;       // markers of released queues (see fence_released_queue)
+  std::unordered_map<cl_context, own_queue> own_queues_;
+  struct made_context {
+    cl_context context;
+    bool blocking_release;  // released through context_releaser
+  };
+  std::vector<made_context> contexts_;  // contexts made and retained (see let_go_of_context)
+  /// clReleaseContext, inline or on the releaser's thread.
+  void release_made_context(const made_context& made);
+  uint64_t ack_requested_at_ = 0;      // control_in when ack_if_due last asked for an ack
+  std::string violation_;
+  bool stop_requested_ = false;
+  bool may_print_ = false;  // a printf-capable kernel was enqueued
+  bool shut_down_ = false;
+};
+
+}  // namespace ferry::server

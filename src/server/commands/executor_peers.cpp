@@ -1,0 +1,537 @@
+// Several servers: peers, cross-server events, buffer migration, link
+// counters (docs/protocol.md, "Peer links").
+//
+// The source of a migration maps the range on a queue of the daemon's own
+// (two per context, out of order where the device allows) and hands the
+// mapped bytes to the peer link from the map's callback; the control writer
+// unmaps them once sent. The destination receives them in the order of the
+// client's queue: straight into the mapped buffer when that map is ready as
+// they arrive, else into staging and written from there. Every native event
+// these commands export or wait for is reported through callback slots, so
+// the sweeps that repair platforms without failure callbacks cover them too.
+#include "server/commands/executor.hpp"
+#include "server/commands/executor_inline.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/log.hpp"
+#include "server/transport/staging.hpp"
+
+namespace ferry::server {
+
+namespace p = protocol;
+
+namespace {
+
+/// Content-size value: the first 8 bytes of the content-size buffer.
+constexpr uint64_t content_size_bytes = sizeof(cl_ulong);
+
+// Migrations up to this size whose native work can start at once are waited
+// for on the spot (the map at the source, the write at the destination): each
+// saves a trip through a native callback thread and the control writer, which
+// is most of a small migration's latency. They wait for their own event, not
+// with a blocking enqueue: PoCL implements those as clFinish, which would
+// also wait for everything else on the queue.
+constexpr uint64_t small_migration = 64 * 1024;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// The daemon's own queues
+
+const executor::own_queue* executor::own_queue_of(cl_context context, cl_int& error) {
+  auto it = own_queues_.find(context);
+  if (it != own_queues_.end()) return &it->second;
+  // The context's entry tells its first device and its platform's callback behaviour.
+  const object_entry* entry = nullptr;
+  objects_.for_each([&](p::object_id, object_entry& e) {
+    if (e.kind == object_kind::context && e.handle == context) entry = &e;
+  });
+  if (entry == nullptr || entry->device == nullptr) {
+    error = CL_INVALID_CONTEXT;  // the client released the context: no new work in it
+    return nullptr;
+  }
+  own_queue q;
+  q.callbacks = entry->callbacks;
+  q.out_of_order = true;
+  auto make = [&](cl_int& rc) {
+    const cl_queue_properties out_of_order[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+    cl_command_queue made = api_.clCreateCommandQueueWithProperties(context, entry->device, out_of_order, &rc);
+    if (made == nullptr && rc == CL_INVALID_QUEUE_PROPERTIES) {
+      q.out_of_order = false;
+      made = api_.clCreateCommandQueueWithProperties(context, entry->device, nullptr, &rc);
+    }
+    return made;
+  };
+  q.reads = make(error);
+  if (q.reads == nullptr) return nullptr;
+  q.writes = make(error);
+  if (q.writes == nullptr) {
+    api_.clReleaseCommandQueue(q.reads);
+    return nullptr;
+  }
+  return &own_queues_.emplace(context, q).first->second;
+}
+
+void executor::release_own_queue(cl_context context) {
+  auto it = own_queues_.find(context);
+  if (it == own_queues_.end()) return;
+  // A released queue still runs what it holds.
+  for (cl_command_queue queue : {it->second.reads, it->second.writes}) {
+    auto touched = std::find(touched_.begin(), touched_.end(), queue);
+    if (touched != touched_.end()) touched_.erase(touched);
+    api_.clReleaseCommandQueue(queue);
+  }
+  own_queues_.erase(it);
+}
+
+void executor::finish_own_queues() {
+  for (auto& [context, q] : own_queues_) {
+    api_.clFinish(q.reads);
+    api_.clFinish(q.writes);
+  }
+  for (auto& [context, q] : own_queues_) {
+    api_.clReleaseCommandQueue(q.reads);
+    api_.clReleaseCommandQueue(q.writes);
+  }
+  own_queues_.clear();
+}
+
+bool executor::wait_list_complete() const {
+  for (cl_event event : wait_list_) {
+    cl_int status = CL_QUEUED;
+    if (api_.clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
+            CL_SUCCESS ||
+        status != CL_COMPLETE)
+      return false;
+  }
+  return true;
+}
+
+void executor::hold_for_imports(cl_event event) {
+  if (event == nullptr) return;
+  for (p::object_id id : pending_imports_) core_->imports.hold(id, event);
+}
+
+void executor::sweep_after_failure() {
+  // Harmless where callbacks do run on failure: no slot is sweepable there.
+  flush_touched();
+  core_->callbacks.sweep_failures(api_);
+}
+
+// ---------------------------------------------------------------------------
+// Peers and events
+
+bool executor::on(const p::add_peer& m) {
+  switch (core_->peers.add(m.peer, peer_target{m.address, m.session, m.key})) {
+    case peer_directory::add_result::added:
+      FERRY_DEBUG("peer", "session %s: peer %u is %s", core_->label.c_str(), m.peer, m.address.c_str());
+      return true;
+    case peer_directory::add_result::same: return true;
+    case peer_directory::add_result::conflict: break;
+  }
+  return violate("add_peer names peer " + std::to_string(m.peer) + " again with other values");
+}
+
+bool executor::on(const p::export_event& m) {
+  // An unknown peer index: the client's mistake, reported like any failure.
+  if (!core_->peers.known(m.peer)) {
+    core_->outbox.push_failure(m.command, CL_INVALID_VALUE);
+    return true;
+  }
+  cl_int error;
+  const object_entry* event = objects_.find(m.event, object_kind::event, CL_INVALID_EVENT, error);
+  if (event == nullptr) {
+    if (error == CL_INVALID_EVENT) {
+      core_->outbox.push_failure(m.command, CL_INVALID_EVENT);
+      return true;
+    }
+    // A command that failed to enqueue: the importer fails with its error.
+    core_->peers.start(m.peer);
+    peer_status item;
+    item.event = m.event;
+    item.command = m.command;
+    item.status = error;
+    core_->peers.post(m.peer, std::move(item));
+    return true;
+  }
+  cl_event native = event->as_event();
+  api_.clRetainEvent(native);
+  callback_slot* slot = core_->callbacks.acquire();
+  slot->core = core_;
+  slot->command = m.command;
+  slot->event = native;
+  slot->kind = callback_kind::exported;
+  slot->transfer = m.event;
+  slot->peer = m.peer;
+  slot->follow(event->callbacks);
+  core_->peers.start(m.peer);
+  callback_pool::arm(api_, slot);
+  return true;
+}
+
+bool executor::on(const p::import_event& m) {
+  if (duplicate(m.event)) return false;
+  cl_int error;
+  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
+  if (context == nullptr) return record_failed(m.event, object_kind::event, error);
+  cl_event event = api_.clCreateUserEvent(context->as_context(), &error);
+  if (event == nullptr) return record_failed(m.event, object_kind::event, error);
+  auto entry = object_entry::native(object_kind::event, event, context->as_context());
+  entry.callbacks = context->callbacks;
+  entry.user_event = true;  // set_user_event_status may fail it (an undeliverable export)
+  cl_int early = CL_COMPLETE;
+  // The peer's status may have come first; it is set now then.
+  entry.status_set = core_->imports.add(m.event, event, context->as_context(), early);
+  objects_.insert(m.event, entry);
+  if (entry.status_set && early < 0 && !entry.callbacks.runs_on_failure) sweep_after_failure();
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Migration, source side
+
+bool executor::on(const p::migrate_out& m) {
+  const p::command_header& h = m.header;
+  if (step s = prepare_wait_list(h); s != step::go) return s == step::failed;
+  cl_int error;
+  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  if (buffer == nullptr) return fail(h, error);
+  if (!core_->peers.known(m.peer)) return fail(h, CL_INVALID_VALUE);
+  // CL_INVALID_VALUE if the region being read is out of bounds.
+  if (m.offset > buffer->size || m.size > buffer->size - m.offset) return fail(h, CL_INVALID_VALUE);
+  const object_entry* content = nullptr;
+  if (m.content_size) {
+    content = objects_.find(m.content_size, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+    if (content == nullptr) return fail(h, error);
+    if (content->size < content_size_bytes || content->element_size != 0) return fail(h, CL_INVALID_VALUE);
+    if (content->context != buffer->context) return fail(h, CL_INVALID_CONTEXT);
+  }
+  const own_queue* own = own_queue_of(buffer->context, error);
+  if (own == nullptr) return fail(h, error);
+  // Nothing to wait for: the map runs at once, and the bytes go to the peer
+  // link from here instead of from the map's callback.
+  const bool now = !content && m.size > 0 && m.size <= small_migration && own->out_of_order && wait_list_complete();
+  // The content size first (read: 8 bytes), then the range behind it, mapped
+  // so that the peer link sends the buffer's own bytes without a copy. Only
+  // the bytes below the content size are sent.
+  uint8_t* size_staging = nullptr;
+  if (content) {
+    size_staging = acquire_staging(content_size_bytes);
+    if (size_staging == nullptr) return fail(h, CL_OUT_OF_HOST_MEMORY);
+  }
+  cl_event event = nullptr;
+  cl_event size_read = nullptr;
+  native::mapping mapped;
+  cl_int rc = CL_SUCCESS;
+  if (content) {
+    rc = api_.clEnqueueReadBuffer(own->reads, content->as_mem(), CL_FALSE, 0, content_size_bytes, size_staging,
+                                  wait_count(), wait_events(), &size_read);
+  }
+  // The range waits for the size (the queue may run out of order), which
+  // waited for the wait list.
+  const cl_uint behind_count = size_read ? 1 : wait_count();
+  const cl_event* behind = size_read ? &size_read : wait_events();
+  if (rc == CL_SUCCESS && m.size) {
+    rc = native::map(api_, own->reads, buffer->as_mem(), CL_MAP_READ, static_cast<size_t>(m.offset),
+                     static_cast<size_t>(m.size), behind_count, behind, &event, mapped);
+  } else if (rc == CL_SUCCESS) {
+    rc = api_.clEnqueueMarkerWithWaitList(own->reads, behind_count, behind, &event);
+  }
+  if (rc != CL_SUCCESS) {
+    // The content-size read may hold its staging already.
+    if (size_read) api_.clWaitForEvents(1, &size_read);
+    if (size_read) api_.clReleaseEvent(size_read);
+    release_staging(size_staging);
+    return fail(h, rc);
+  }
+  hold_for_imports(size_read);
+  hold_for_imports(event);
+  if (size_read) api_.clReleaseEvent(size_read);
+  touch(own->reads);
+  bool keep = (h.flags & p::keep_event) != 0;
+  if (keep) {
+    auto entry = object_entry::native(object_kind::event, event, buffer->context);
+    entry.callbacks = own->callbacks;
+    objects_.insert(h.command, entry);
+    api_.clRetainEvent(event);  // the slot's
+  }
+  callback_slot* slot = core_->callbacks.acquire();
+  slot->core = core_;
+  slot->command = h.command;
+  slot->event = event;
+  slot->staging = size_staging;
+  slot->mapped = mapped;
+  slot->size = m.size;
+  slot->offset = m.offset;
+  slot->transfer = m.transfer;
+  slot->peer = m.peer;
+  slot->kind = callback_kind::migrate;
+  slot->notify = (h.flags & p::notify) != 0;
+  slot->follow(own->callbacks);
+  core_->peers.start(m.peer);
+  if (now && api_.clWaitForEvents(1, &event) == CL_SUCCESS) callback_pool::deliver(slot, CL_COMPLETE);
+  else callback_pool::arm(api_, slot);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Migration, destination side
+
+bool executor::on(const p::migrate_in& m) {
+  const p::command_header& h = m.header;
+  const object_entry* queue;
+  if (step s = prepare(h, queue); s != step::go) {
+    if (s == step::failed) core_->transfers.abandon(m.transfer);
+    return s == step::failed;
+  }
+  cl_int error;
+  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  // CL_INVALID_VALUE if the region being written is out of bounds.
+  if (buffer == nullptr || buffer->element_size != 0 || m.offset > buffer->size || m.size > buffer->size - m.offset) {
+    core_->transfers.abandon(m.transfer);
+    return fail(h, buffer == nullptr ? error : CL_INVALID_VALUE);
+  }
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
+  cl_int status = CL_SUCCESS;
+  std::string why;
+  switch (core_->transfers.claim_at_most(m.transfer, m.size, data, total, status, why)) {
+    case transfer_table::claim_result::complete:
+      return write_landed(h, *queue, *buffer, m.offset, m.transfer, data, total);
+    case transfer_table::claim_result::pending:
+      return defer_write(h, *queue, *buffer, m.offset, m.size, m.transfer);
+    case transfer_table::claim_result::aborted:
+    case transfer_table::claim_result::refused: return fail(h, status);
+    case transfer_table::claim_result::conflict:
+      // The bytes come from another server: not this client stream's fault.
+      FERRY_WARN("peer", "session %s: migrate_in %llu: %s", core_->label.c_str(),
+                 static_cast<unsigned long long>(h.command), why.c_str());
+      return fail(h, CL_INVALID_VALUE);
+    case transfer_table::claim_result::no_memory: break;
+  }
+  core_->transfers.abandon(m.transfer);
+  return fail(h, CL_OUT_OF_HOST_MEMORY);
+}
+
+bool executor::write_landed(const p::command_header& h, const object_entry& queue, const object_entry& buffer,
+                            uint64_t offset, uint64_t transfer, const uint8_t* data, uint64_t total) {
+  cl_event event = nullptr;
+  cl_int rc = total == 0 ? api_.clEnqueueMarkerWithWaitList(queue.as_queue(), wait_count(), wait_events(), &event)
+                         : api_.clEnqueueWriteBuffer(queue.as_queue(), buffer.as_mem(), CL_FALSE,
+                                                     static_cast<size_t>(offset), static_cast<size_t>(total), data,
+                                                     wait_count(), wait_events(), &event);
+  if (rc != CL_SUCCESS) {
+    core_->transfers.abandon(transfer);
+    return fail(h, rc);
+  }
+  // The write's callback frees the staging.
+  return finish(h, queue, rc, event, callback_kind::write, false, nullptr, 0, transfer);
+}
+
+namespace {
+
+// Ranges from this size land straight in the mapped destination; smaller ones
+// are written from staging, which costs less than a map and an unmap.
+constexpr uint64_t direct_landing_from = uint64_t{1} << 20;
+
+// A migrate_in whose bytes were not here when it was enqueued: how many will
+// come is unknown, so no native write can be enqueued yet. The command's
+// queue gets a marker `before` (behind everything the write must follow) and
+// then the command's own marker behind the user event `gate`. A large range
+// is mapped (write-invalidate) behind `before` on the daemon's own queue, and
+// chunks that arrive once that map is ready go straight into it; the bytes
+// that came earlier wait in staging. Once all have landed, the unmap (and the
+// write of the staged bytes behind it) goes on the daemon's queue, and its
+// completion sets `gate` (on the control writer thread, or at once for a
+// small write that could start at once), which lets the command and
+// everything after it go on.
+class deferred_write final : public transfer_table::landing {
+ public:
+  deferred_write(const native::api& api, std::weak_ptr<session_core> core, cl_command_queue own,
+                 bool out_of_order, native::callback_behaviour callbacks, cl_mem buffer, uint64_t offset,
+                 cl_event before, cl_event gate)
+      : api_(api), core_(std::move(core)), own_(own), out_of_order_(out_of_order), callbacks_(callbacks),
+        buffer_(buffer), offset_(offset), before_(before), gate_(gate) {
+    api_.clRetainCommandQueue(own_);
+    api_.clRetainMemObject(buffer_);
+    api_.clRetainEvent(before_);
+    api_.clRetainEvent(gate_);
+  }
+  ~deferred_write() override {
+    // Never landed nor failed (teardown): the map still needs its unmap.
+    if (zone_) native::unmap(api_, zone_, 1, &mapped_, nullptr);
+    if (mapped_) api_.clReleaseEvent(mapped_);
+    api_.clReleaseEvent(gate_);
+    api_.clReleaseEvent(before_);
+    api_.clReleaseMemObject(buffer_);
+    api_.clReleaseCommandQueue(own_);
+  }
+  deferred_write(const deferred_write&) = delete;
+  deferred_write& operator=(const deferred_write&) = delete;
+
+  /// Maps the `size` bytes the command names for direct landing. Where the
+  /// map cannot be had (host-access flags, a platform that refuses), every
+  /// byte goes through staging instead.
+  void map_destination(uint64_t size) {
+    if (size < direct_landing_from) return;
+    if (native::map(api_, own_, buffer_, CL_MAP_WRITE_INVALIDATE_REGION, static_cast<size_t>(offset_),
+                    static_cast<size_t>(size), 1, &before_, &mapped_, zone_) != CL_SUCCESS)
+      mapped_ = nullptr;
+  }
+
+  uint8_t* direct(uint64_t at, uint64_t) override {
+    if (!zone_) return nullptr;
+    if (!ready_) {
+      cl_int status = CL_QUEUED;
+      if (api_.clGetEventInfo(mapped_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
+              CL_SUCCESS ||
+          status != CL_COMPLETE)
+        return nullptr;
+      ready_ = true;
+    }
+    return zone_.bytes() + at;
+  }
+
+  void landed(uint8_t* staging, uint64_t staged, uint64_t total) override {
+    std::shared_ptr<session_core> live = core_.lock();
+    if (!live) return failed(CL_DEVICE_NOT_AVAILABLE);
+    FERRY_TRACE("peer", "session %s: %llu bytes landed, %llu of them through staging", live->label.c_str(),
+                static_cast<unsigned long long>(total), static_cast<unsigned long long>(staged));
+    // A platform may never finish a command behind an event that failed already.
+    cl_int status = CL_COMPLETE;
+    if (api_.clGetEventInfo(before_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) ==
+            CL_SUCCESS &&
+        status < 0)
+      return failed(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    // The direct bytes reach the buffer with the unmap; the staged ones are
+    // written behind it (a write-invalidate unmap may have overwritten them).
+    cl_event last = nullptr;
+    cl_int rc = CL_SUCCESS;
+    if (zone_) rc = native::unmap(api_, zone_, 1, &mapped_, &last);
+    if (rc == CL_SUCCESS && staged) {
+      cl_event after = last ? last : before_;
+      cl_event written = nullptr;
+      rc = api_.clEnqueueWriteBuffer(own_, buffer_, CL_FALSE, static_cast<size_t>(offset_),
+                                     static_cast<size_t>(staged), staging, 1, &after, &written);
+      if (last) api_.clReleaseEvent(last);
+      last = written;
+    }
+    if (rc == CL_SUCCESS && last == nullptr) {
+      // Zero bytes and nothing mapped: nothing to write.
+      api_.clSetUserEventStatus(gate_, CL_COMPLETE);
+      return;
+    }
+    if (rc != CL_SUCCESS) {
+      if (last) api_.clReleaseEvent(last);
+      return fail_gate(live.get(), rc);
+    }
+    if (status == CL_COMPLETE && out_of_order_ && !zone_ && total <= small_migration &&
+        api_.clWaitForEvents(1, &last) == CL_SUCCESS) {
+      // Nothing to wait for: the write ran at once, and the gate opens from
+      // here rather than through a callback and the control writer.
+      api_.clReleaseEvent(last);
+      api_.clSetUserEventStatus(gate_, CL_COMPLETE);
+      return;
+    }
+    api_.clFlush(own_);
+    callback_slot* slot = live->callbacks.acquire();
+    slot->core = live;
+    slot->event = last;
+    slot->kind = callback_kind::gate;
+    api_.clRetainEvent(gate_);
+    slot->gate = gate_;
+    slot->follow(callbacks_);
+    callback_pool::arm(api_, slot);
+  }
+
+  void failed(cl_int status) override {
+    if (zone_) native::unmap(api_, zone_, 1, &mapped_, nullptr);
+    std::shared_ptr<session_core> live = core_.lock();
+    fail_gate(live.get(), status);
+  }
+
+ private:
+  void fail_gate(session_core* live, cl_int status) {
+    api_.clSetUserEventStatus(gate_, status);
+    if (live) live->callbacks.sweep_failures(api_);
+  }
+
+  const native::api& api_;
+  std::weak_ptr<session_core> core_;  // the transfer table holds this: no cycle
+  cl_command_queue own_;
+  bool out_of_order_;
+  native::callback_behaviour callbacks_;
+  cl_mem buffer_;
+  uint64_t offset_;
+  cl_event before_;
+  cl_event gate_;
+  native::mapping zone_;     // the destination range, for direct landing (empty: staging only)
+  cl_event mapped_ = nullptr;  // the map's event
+  bool ready_ = false;       // the map has completed (reader thread only)
+};
+
+}  // namespace
+
+bool executor::defer_write(const p::command_header& h, const object_entry& queue, const object_entry& buffer,
+                           uint64_t offset, uint64_t size, uint64_t transfer) {
+  cl_int error = CL_SUCCESS;
+  const own_queue* own = own_queue_of(queue.context, error);
+  if (own == nullptr) {
+    core_->transfers.abandon(transfer);
+    return fail(h, error);
+  }
+  cl_event gate = api_.clCreateUserEvent(queue.context, &error);
+  if (gate == nullptr) {
+    core_->transfers.abandon(transfer);
+    return fail(h, error);
+  }
+  cl_event before = nullptr, event = nullptr;
+  cl_int rc = api_.clEnqueueMarkerWithWaitList(queue.as_queue(), wait_count(), wait_events(), &before);
+  if (rc == CL_SUCCESS) {
+    rc = api_.clEnqueueMarkerWithWaitList(queue.as_queue(), 1, &gate, &event);
+    if (rc != CL_SUCCESS) api_.clReleaseEvent(before);
+  }
+  if (rc != CL_SUCCESS) {
+    api_.clSetUserEventStatus(gate, rc);
+    api_.clReleaseEvent(gate);
+    core_->transfers.abandon(transfer);
+    return fail(h, rc);
+  }
+  hold_for_imports(before);
+  auto deferred = std::make_shared<deferred_write>(api_, core_, own->writes, own->out_of_order, own->callbacks,
+                                                   buffer.as_mem(), offset, before, gate);
+  api_.clReleaseEvent(before);
+  api_.clReleaseEvent(gate);
+  deferred->map_destination(size);
+  touch(own->writes);
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
+  // Every byte may have come in the meantime.
+  if (!core_->transfers.attach_landing(transfer, deferred, data, total)) deferred->landed(data, total, total);
+  // The command's marker frees the staging once the write behind `gate` is done.
+  return finish(h, queue, CL_SUCCESS, event, callback_kind::write, false, nullptr, 0, transfer);
+}
+
+bool executor::on(const p::abort_transfer& m) {
+  cl_int status = m.status;
+  if (status >= 0) {
+    FERRY_WARN("peer", "session %s: abort_transfer %llu with status %d, which is no error; failing with %d",
+               core_->label.c_str(), static_cast<unsigned long long>(m.transfer), status,
+               CL_DEVICE_NOT_AVAILABLE);
+    status = CL_DEVICE_NOT_AVAILABLE;
+  }
+  if (core_->transfers.fail(m.transfer, status)) sweep_after_failure();
+  return true;
+}
+
+bool executor::on(const p::get_link_counters& m) {
+  p::link_counters reply;
+  reply.request = m.request;
+  if (core_->links) reply.links = core_->links->snapshot();
+  core_->outbox.push_message(reply);
+  return true;
+}
+
+}  // namespace ferry::server

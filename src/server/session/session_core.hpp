@@ -1,0 +1,68 @@
+// The part of a session that native callbacks touch. Shared (shared_ptr)
+// between the session's threads and every outstanding callback slot, so it
+// stays alive until the last callback has run, even after the session ended.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "protocol/messages.hpp"
+#include "server/daemon/link_stats.hpp"
+#include "server/native/api.hpp"
+#include "server/peers/event_imports.hpp"
+#include "server/peers/peer_directory.hpp"
+#include "server/session/session_quota.hpp"
+#include "server/transport/bulk_writer.hpp"
+#include "server/transport/callback_pool.hpp"
+#include "server/transport/control_writer.hpp"
+#include "server/transport/transfer_table.hpp"
+
+namespace ferry::server {
+
+class printf_capture;
+
+// Sessions are named in logs as the client names them (protocol/messages.hpp).
+using protocol::session_label;
+
+struct session_core {
+  /// `links` (may be null: nothing is counted) and `peer_address` (for
+  /// server_info) are the daemon's; `grace` is the session's grace period,
+  /// which its peer links also give a lost connection; `limits` its quotas.
+  session_core(const protocol::session_token& session, const native::api& native, printf_capture* capture,
+               link_stats* links = nullptr, std::string peer_address = {},
+               std::chrono::milliseconds grace = {}, const session_limits& limits = {},
+               std::shared_ptr<const protocol::credentials> credentials = {});
+
+  const protocol::session_token id;
+  const std::string label;
+  /// Unique per session; printf attribution compares it.
+  const uint64_t key;
+  const native::api& api;
+  printf_capture* const printf;  // null: no printf forwarding (tests)
+  link_stats* const links;
+  const std::string peer_address;
+
+  /// Frames received from the client over every connection so far: the
+  /// control stream's (each run once, counted as it runs; acks excluded)
+  /// and the bulk stream's (counted once whole). `ack` and session_state
+  /// report them.
+  std::atomic<uint64_t> control_in{0};
+  std::atomic<uint64_t> bulk_in{0};
+  /// The client's ack (set by the session before its threads start): lets
+  /// go of what it covers; false when it claims more than was sent.
+  std::function<bool(const protocol::ack&)> acked;
+
+  /// Before every member that holds staging: charged buffers must go first.
+  session_quota quota;
+  control_outbox outbox;
+  bulk_outbox bulk;
+  transfer_table transfers;
+  callback_pool callbacks;
+  event_imports imports;
+  peer_directory peers;  // after outbox: its links report there
+};
+
+}  // namespace ferry::server

@@ -1,0 +1,83 @@
+// The bulk stream's incoming side: bulk_data frames whose chunks are read
+// straight from the socket into the transfer's staging (no intermediate copy).
+// Incoming peer links carry the same frames among others and hand each
+// bulk_data frame to receive_chunk.
+//
+// A client on the same host (a plain Unix socket) may instead share a window
+// (common/bulk_window.hpp): window_offer hands it over once, and each
+// window_chunk names a slot whose bytes are copied into the staging.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "common/bulk_window.hpp"
+#include "common/stream.hpp"
+#include "protocol/frame.hpp"
+#include "server/daemon/link_stats.hpp"
+#include "server/transport/transfer_table.hpp"
+
+namespace ferry::server {
+
+class control_outbox;
+
+class bulk_reader {
+ public:
+  /// `received` (may be null) counts whole frames for a resumed session;
+  /// `acks` (may be null) is asked for an ack once a transfer is complete,
+  /// so that a client waiting to reuse its memory hears at once.
+  bulk_reader(stream* fd, transfer_table& transfers, link_counter* counter = nullptr,
+              std::atomic<uint64_t>* received = nullptr, control_outbox* acks = nullptr)
+      : fd_(fd), transfers_(transfers), counter_(counter), received_(received), acks_(acks) {}
+
+  /// Whether a client may share a window on this stream: only over a plain
+  /// Unix socket, where descriptors can pass and both ends share a host.
+  enum class windows { refused, accepted };
+  /// `session` names the session in the log line that says a window came.
+  void set_windows(windows allowed, std::string session) {
+    windows_ = allowed;
+    session_ = std::move(session);
+  }
+  /// Accepted when `fd` is a plain (not TLS) Unix socket.
+  static windows windows_for(const stream& fd);
+
+  enum class end { closed, violation };
+  /// The bulk reader thread's body. Returns when the connection closes
+  /// (`closed`) or sends something malformed (`violation`, `why` says what).
+  end run(std::string& why);
+
+  /// Size of what precedes a chunk's bytes: frame header and bulk prefix
+  /// (protocol::bulk_head_size).
+  static constexpr size_t head_size = 8 + 24;
+  /// Takes one bulk_data frame whose header and prefix (`head`, head_size
+  /// bytes) were read: checks them (protocol::load_bulk_head), reads the
+  /// chunk into its transfer's staging and counts the frame. False with
+  /// `end` and a reason otherwise.
+  bool receive_chunk(const uint8_t* head, end& how, std::string& why);
+
+ private:
+  /// window_offer and window_chunk, whose header `h` was read.
+  bool receive_offer(const protocol::frame_header& h, end& how, std::string& why);
+  bool receive_window_chunk(const protocol::frame_header& h, end& how, std::string& why);
+  /// Reads a window message's payload (within its limit and
+  /// window_payload_limit, the buffer's size), and the descriptor that came
+  /// with it when `memory` is given.
+  bool read_window_payload(const protocol::frame_header& h, uint8_t* payload, unique_fd* memory, end& how,
+                           std::string& why);
+  static constexpr size_t window_payload_limit = 64;
+  /// A chunk's bytes are in place: counts its frame (`frame_bytes`), ends it
+  /// in the table and asks for an ack after a transfer's last chunk.
+  void chunk_landed(uint64_t transfer, uint64_t offset, uint64_t chunk, uint64_t total, uint64_t frame_bytes);
+
+  stream* fd_;
+  transfer_table& transfers_;
+  link_counter* counter_;
+  std::atomic<uint64_t>* received_;
+  control_outbox* acks_;
+  windows windows_ = windows::refused;
+  std::string session_;
+  std::unique_ptr<bulk_window> window_;
+};
+
+}  // namespace ferry::server
