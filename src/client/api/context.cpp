@@ -1,8 +1,8 @@
 // Context entry points.
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
-#include "client/core/platform.hpp"
-#include "client/core/server.hpp"
+#include "client/core/servers/platform.hpp"
+#include "client/core/servers/server.hpp"
 #include "common/log.hpp"
 
 namespace ferry::client::api {

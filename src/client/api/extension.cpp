@@ -5,12 +5,12 @@
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
-#include "client/core/availability.hpp"
+#include "client/core/servers/availability.hpp"
 #include "client/core/event_state.hpp"
-#include "client/core/placement.hpp"
-#include "client/core/platform.hpp"
-#include "client/core/server.hpp"
-#include "client/core/svm_registry.hpp"
+#include "client/core/memory/placement.hpp"
+#include "client/core/servers/platform.hpp"
+#include "client/core/servers/server.hpp"
+#include "client/core/memory/svm_registry.hpp"
 
 namespace ferry::client::api {
 

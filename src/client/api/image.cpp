@@ -13,8 +13,8 @@
 #include "client/api/entry.hpp"
 #include "client/api/memory_common.hpp"
 #include "client/core/command.hpp"
-#include "client/core/placement.hpp"
-#include "client/core/server.hpp"
+#include "client/core/memory/placement.hpp"
+#include "client/core/servers/server.hpp"
 
 namespace ferry::client::api {
 

@@ -17,9 +17,9 @@
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
 #include "client/core/command.hpp"
-#include "client/core/platform.hpp"
-#include "client/core/server.hpp"
-#include "client/core/svm_registry.hpp"
+#include "client/core/servers/platform.hpp"
+#include "client/core/servers/server.hpp"
+#include "client/core/memory/svm_registry.hpp"
 #include "common/log.hpp"
 
 namespace ferry::client::api {

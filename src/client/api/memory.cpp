@@ -7,9 +7,9 @@
 #include "client/api/entry.hpp"
 #include "client/api/memory_common.hpp"
 #include "client/core/command.hpp"
-#include "client/core/host_ptr_coherence.hpp"
-#include "client/core/server.hpp"
-#include "client/core/svm_registry.hpp"
+#include "client/core/memory/host_ptr_coherence.hpp"
+#include "client/core/servers/server.hpp"
+#include "client/core/memory/svm_registry.hpp"
 
 namespace ferry::client::api {
 

@@ -7,7 +7,7 @@
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
-#include "client/core/platform.hpp"
+#include "client/core/servers/platform.hpp"
 
 namespace ferry::client::api {
 

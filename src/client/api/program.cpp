@@ -17,8 +17,8 @@
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
-#include "client/core/include_scan.hpp"
-#include "client/core/server.hpp"
+#include "client/core/programs/include_scan.hpp"
+#include "client/core/servers/server.hpp"
 #include "common/log.hpp"
 #include "protocol/version.hpp"
 #include "protocol/dispatch.hpp"

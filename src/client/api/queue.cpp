@@ -5,7 +5,7 @@
 #include "client/api/entry.hpp"
 #include "client/core/command.hpp"
 #include "client/core/event_state.hpp"
-#include "client/core/server.hpp"
+#include "client/core/servers/server.hpp"
 
 namespace ferry::client::api {
 

@@ -3,7 +3,7 @@
 // from the client afterwards.
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
-#include "client/core/server.hpp"
+#include "client/core/servers/server.hpp"
 
 namespace ferry::client::api {
 

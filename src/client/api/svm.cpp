@@ -3,7 +3,7 @@
 //
 // Ferry offers coarse-grained buffer SVM only: host and device would have to
 // share coherent memory without maps for the fine-grained kinds, which a
-// network cannot give. core/svm_registry.hpp describes the two blocks of an
+// network cannot give. core/memory/svm_registry.hpp describes the two blocks of an
 // allocation (the host block whose address the application holds, the
 // native allocation on the server) and how addresses are translated.
 #include <algorithm>
@@ -17,9 +17,9 @@
 #include "client/api/entry.hpp"
 #include "client/core/command.hpp"
 #include "client/core/event_state.hpp"
-#include "client/core/server.hpp"
-#include "client/core/svm_registry.hpp"
-#include "client/core/svm_same_address.hpp"
+#include "client/core/servers/server.hpp"
+#include "client/core/memory/svm_registry.hpp"
+#include "client/core/memory/svm_same_address.hpp"
 #include "common/log.hpp"
 
 namespace ferry::client::api {

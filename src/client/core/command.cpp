@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "client/core/event_state.hpp"
-#include "client/core/server.hpp"
+#include "client/core/servers/server.hpp"
 #include "common/log.hpp"
 
 namespace ferry::client {

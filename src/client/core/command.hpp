@@ -4,9 +4,9 @@
 
 #include <span>
 
-#include "client/core/host_ptr_coherence.hpp"
+#include "client/core/memory/host_ptr_coherence.hpp"
 #include "client/core/objects.hpp"
-#include "client/core/placement.hpp"
+#include "client/core/memory/placement.hpp"
 #include "client/net/connection.hpp"
 
 namespace ferry::client {

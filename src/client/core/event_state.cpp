@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "client/core/diagnostics.hpp"
-#include "client/core/server.hpp"
+#include "client/core/servers/server.hpp"
 #include "client/net/connection.hpp"
 #include "common/cl_errors.hpp"
 #include "common/thread_name.hpp"

@@ -3,9 +3,9 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "client/core/host_ptr_coherence.hpp"
-#include "client/core/placement.hpp"
-#include "client/core/server.hpp"
+#include "client/core/memory/host_ptr_coherence.hpp"
+#include "client/core/memory/placement.hpp"
+#include "client/core/servers/server.hpp"
 #include "common/log.hpp"
 
 namespace ferry::client {

@@ -153,7 +153,7 @@ struct _cl_context : ferry::client::object_base {
   std::vector<destructor> destructors;
 
   /// Its CL_MEM_USE_HOST_PTR buffers kept coherent with their host memory
-  /// (core/host_ptr_coherence.hpp); each removes itself when destroyed.
+  /// (core/memory/host_ptr_coherence.hpp); each removes itself when destroyed.
   std::mutex coherent_mutex;  // guards coherent, follows_spec
   std::vector<_cl_mem*> coherent;
   std::atomic<size_t> coherent_count{0};
@@ -229,7 +229,7 @@ struct _cl_mem : ferry::client::object_base {
   std::vector<destructor> destructors;
 
   /// Where the latest contents are, when the context spans servers (see
-  /// core/placement.hpp). Kept on the root object only: a buffer without
+  /// core/memory/placement.hpp). Kept on the root object only: a buffer without
   /// parent, image or not; sub-buffers and images over a buffer use their
   /// root's.
   std::mutex placement_mutex;  // guards holders, content_size, last_writer
@@ -246,7 +246,7 @@ struct _cl_mem : ferry::client::object_base {
   cl_mem content_size = nullptr;
 
   /// A CL_MEM_USE_HOST_PTR root kept coherent with its host memory for
-  /// programs that never map it (core/host_ptr_coherence.hpp), or nullptr.
+  /// programs that never map it (core/memory/host_ptr_coherence.hpp), or nullptr.
   std::shared_ptr<ferry::client::host_coherence> coherence;
 };
 

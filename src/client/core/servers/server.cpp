@@ -1,4 +1,4 @@
-#include "client/core/server.hpp"
+#include "client/core/servers/server.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "client/core/svm_same_address.hpp"
+#include "client/core/memory/svm_same_address.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>

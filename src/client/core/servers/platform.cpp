@@ -1,13 +1,13 @@
-#include "client/core/platform.hpp"
+#include "client/core/servers/platform.hpp"
 
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
 
-#include "client/core/availability.hpp"
-#include "client/core/config.hpp"
-#include "client/core/device_capabilities.hpp"
+#include "client/core/servers/availability.hpp"
+#include "client/core/servers/config.hpp"
+#include "client/core/servers/device_capabilities.hpp"
 #include "common/log.hpp"
 #include "common/tls.hpp"
 #include "protocol/auth.hpp"

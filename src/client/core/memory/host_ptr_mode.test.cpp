@@ -1,4 +1,4 @@
-#include "client/core/host_ptr_mode.hpp"
+#include "client/core/memory/host_ptr_mode.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "client/core/placement.hpp"
+#include "client/core/memory/placement.hpp"
 
 #include <memory>
 

@@ -1,4 +1,4 @@
-#include "client/core/include_scan.hpp"
+#include "client/core/programs/include_scan.hpp"
 
 #include <sys/stat.h>
 

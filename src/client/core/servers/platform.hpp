@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "client/core/objects.hpp"
-#include "client/core/server.hpp"
+#include "client/core/servers/server.hpp"
 
 namespace ferry::client {
 

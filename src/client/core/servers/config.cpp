@@ -1,4 +1,4 @@
-#include "client/core/config.hpp"
+#include "client/core/servers/config.hpp"
 
 #include <cstdlib>
 #include <fstream>

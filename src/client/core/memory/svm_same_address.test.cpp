@@ -1,4 +1,4 @@
-#include "client/core/svm_same_address.hpp"
+#include "client/core/memory/svm_same_address.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>

@@ -27,8 +27,8 @@
 #include <mutex>
 #include <vector>
 
-#include "client/core/host_mirror.hpp"
-#include "client/core/host_ptr_mode.hpp"
+#include "client/core/memory/host_mirror.hpp"
+#include "client/core/memory/host_ptr_mode.hpp"
 #include "client/core/objects.hpp"
 
 namespace ferry::client {

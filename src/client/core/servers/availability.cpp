@@ -1,11 +1,11 @@
-#include "client/core/availability.hpp"
+#include "client/core/servers/availability.hpp"
 
 #include <mutex>
 #include <utility>
 #include <vector>
 
 #include "client/core/event_state.hpp"
-#include "client/core/server.hpp"
+#include "client/core/servers/server.hpp"
 
 namespace ferry::client {
 

@@ -2,7 +2,7 @@
 // lines of a text, the search order (includer's directory for quoted
 // includes, the working directory, the -I directories), nesting, cycles,
 // missing headers and the limits.
-#include "client/core/include_scan.hpp"
+#include "client/core/programs/include_scan.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,10 +1,10 @@
-#include "client/core/svm_registry.hpp"
+#include "client/core/memory/svm_registry.hpp"
 
 #include <cstdint>
 #include <map>
 #include <new>
 
-#include "client/core/svm_same_address.hpp"
+#include "client/core/memory/svm_same_address.hpp"
 
 namespace ferry::client {
 namespace {

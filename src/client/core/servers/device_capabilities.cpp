@@ -1,11 +1,11 @@
-#include "client/core/device_capabilities.hpp"
+#include "client/core/servers/device_capabilities.hpp"
 
 #include <array>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "client/core/platform.hpp"
+#include "client/core/servers/platform.hpp"
 
 namespace ferry::client {
 

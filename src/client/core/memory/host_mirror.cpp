@@ -1,4 +1,4 @@
-#include "client/core/host_mirror.hpp"
+#include "client/core/memory/host_mirror.hpp"
 
 #include <algorithm>
 #include <cstring>

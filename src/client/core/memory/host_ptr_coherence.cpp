@@ -1,4 +1,4 @@
-#include "client/core/host_ptr_coherence.hpp"
+#include "client/core/memory/host_ptr_coherence.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -6,8 +6,8 @@
 
 #include "client/core/command.hpp"
 #include "client/core/event_state.hpp"
-#include "client/core/platform.hpp"
-#include "client/core/server.hpp"
+#include "client/core/servers/platform.hpp"
+#include "client/core/servers/server.hpp"
 #include "common/log.hpp"
 
 namespace ferry::client {
