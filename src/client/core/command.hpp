@@ -63,7 +63,7 @@ class command {
     // Its place counts the writes of host changes enqueued after it but sent
     // ahead of it.
     for (memory* root : coherent_written_)
-      note_coherent_writer(root, event_, queue_, queue_->submitted.load(std::memory_order_acquire));
+      note_coherent_writer(root, event_, queue_->submitted.load(std::memory_order_acquire));
     // Events the command waited for that only it needed (migrations).
     for (protocol::object_id id : release_after_send_) link_->post(protocol::release_object{id});
   }

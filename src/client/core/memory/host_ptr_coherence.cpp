@@ -191,7 +191,7 @@ cl_int push_host_changes(queue* q, memory* m, std::vector<protocol::object_id>& 
   return CL_SUCCESS;
 }
 
-void note_coherent_writer(memory* root, event* writer, queue* q, uint64_t sequence) {
+void note_coherent_writer(memory* root, event* writer, uint64_t sequence) {
   host_coherence* state = root->coherence.get();
   if (state == nullptr || writer == nullptr) return;
   std::lock_guard lock(state->mutex);
@@ -200,7 +200,6 @@ void note_coherent_writer(memory* root, event* writer, queue* q, uint64_t sequen
   if (state->writer) release_internal(state->writer);
   state->writer = writer;
   state->writer_sequence = sequence;
-  (void)q;  // the writer's event holds its queue
 }
 
 void pull_before_finish(queue* q) {

@@ -81,8 +81,9 @@ cl_int push_host_changes(queue* q, memory* m, std::vector<protocol::object_id>& 
 /// Whether `m`'s root is coherent now (a command that may write it must
 /// then have an event, given to note_coherent_writer).
 bool is_coherent(memory* m);
-/// Records that `writer`, the command at `sequence` of `q`, may change `root`.
-void note_coherent_writer(memory* root, event* writer, queue* q, uint64_t sequence);
+/// Records that `writer`, the command at `sequence` of its queue (the
+/// event holds the queue), may change `root`.
+void note_coherent_writer(memory* root, event* writer, uint64_t sequence);
 
 /// clFinish on `q`, before its marker: reads back every coherent buffer last
 /// written on `q`, so that the finish covers those reads too.
