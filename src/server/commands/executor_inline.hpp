@@ -1,7 +1,7 @@
 // Inline definitions shared by the translation units that implement executor
-// (executor.cpp and executor_*.cpp): the flag masks and size helpers they use,
-// and the member templates they instantiate (find_for_creation, answer,
-// enqueue_native, enqueue_on_mems, read_to_bulk, write_from_bulk,
+// (executor.cpp and executor_*.cpp): the flag masks, size and event helpers
+// they use, and the member templates they instantiate (find_for_creation,
+// answer, enqueue_native, enqueue_on_mems, read_to_bulk, write_from_bulk,
 // write_claimed).
 #pragma once
 
@@ -38,7 +38,8 @@ inline bool region_bytes(const p::size3& region, uint64_t& out) {
   return multiply(region[0], region[1], rows) && multiply(rows, region[2], out);
 }
 
-/// A size3 of the wire as the native calls take it: three size_t.
+/// A size3 of the wire as the native calls take it: three size_t, passed
+/// where they want a `const size_t*`.
 class native_size3 {
  public:
   explicit native_size3(const p::size3& in)
