@@ -16,6 +16,7 @@
 #include <CL/cl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -119,25 +120,110 @@ class executor {
  private:
   enum class step { go, failed, violation };
 
-  // Enqueue plumbing.
+  // Shared bookkeeping (executor.cpp).
+  bool duplicate(protocol::object_id id);
+  bool violate(std::string why);
+  bool record_failed(protocol::object_id id, object_kind kind, cl_int error);
+  /// The session's quotas for `count` new objects allocating `device_bytes`
+  /// of device memory: CL_SUCCESS, CL_OUT_OF_RESOURCES (objects) or
+  /// CL_MEM_OBJECT_ALLOCATION_FAILURE (memory).
+  cl_int admit_objects(size_t count = 1, uint64_t device_bytes = 0);
+  /// The live `Kind` object `id` names that a new object is made from, once
+  /// the session's quota admits one more object; otherwise the error the
+  /// creation fails with (that of the lookup, then the quota's).
+  template <object_kind Kind>
+  object_table::found find_for_creation(protocol::object_id id);
+  bool map_devices(const std::vector<uint32_t>& indices, std::vector<cl_device_id>& out);
+  /// Sends the reply of a request; true (the session goes on).
+  template <class Reply>
+  bool answer(const Reply& reply);
+
+  // Enqueue plumbing (executor_plumbing.cpp).
+  /// How a command's native enqueue went, for finish(): what its completion
+  /// reports and what its callback hands on or frees.
+  struct enqueue_outcome {
+    const protocol::command_header& header;
+    const object_entry& queue;
+    cl_int rc = CL_SUCCESS;
+    /// The command's native event; null where none was asked for.
+    cl_event event = nullptr;
+    callback_kind kind = callback_kind::completion;
+    /// A kernel that may print: its output goes to the client ahead of the completion.
+    bool printf = false;
+    /// read: the staging the bytes land in, and how many (the callback sends and frees them).
+    uint8_t* staging = nullptr;
+    uint64_t size = 0;
+    /// write: the transfer whose staging the callback frees (0: the command's own).
+    uint64_t transfer = 0;
+    /// read of a content-sized buffer: the size buffer's value, read first
+    /// (only the bytes below it are sent), and the read's buffer offset.
+    std::unique_ptr<uint64_t> content_size = nullptr;
+    uint64_t offset = 0;
+  };
+  /// The checks of a command's header that need no object: a kept event's id
+  /// is new, the wait list within its limit.
+  step check_header(const protocol::command_header& h);
+  /// check_header, the queue, the session's quotas, then map_wait_list.
   step prepare(const protocol::command_header& h, const object_entry*& queue);
   /// prepare() for a command without a queue of the client's (migrate_out):
   /// the id and wait list checks, wait_list_ filled.
   step prepare_wait_list(const protocol::command_header& h);
   step map_wait_list(const protocol::command_header& h);
   bool fail(const protocol::command_header& h, cl_int error);
-  bool finish(const protocol::command_header& h, const object_entry& queue, cl_int rc, cl_event event,
-              callback_kind kind, bool printf = false, uint8_t* staging = nullptr, uint64_t size = 0,
-              uint64_t transfer = 0);
+  /// prepare() for a command whose bytes come on the bulk stream as
+  /// `transfer` (none: no bytes come): when the command fails, they are dropped.
+  step prepare_write(const protocol::command_header& h, std::optional<uint64_t> transfer,
+                     const object_entry*& queue);
+  /// prepare_write(), then the live memory object `target` the bytes go to
+  /// (otherwise the command fails with the lookup's error).
+  step prepare_write(const protocol::command_header& h, std::optional<uint64_t> transfer, protocol::object_id target,
+                     const object_entry*& queue, const object_entry*& mem);
+  /// fail() for such a command: its bytes are dropped.
+  bool fail_write(const protocol::command_header& h, std::optional<uint64_t> transfer, cl_int error);
+  /// Reports the command: its failure, or its event (kept for the client,
+  /// followed by a callback, or dropped).
+  bool finish(enqueue_outcome done);
+  /// Whether the command must bring its native event: the client observes
+  /// it, imports of its wait list need it held, or it is the queue's next
+  /// checkpoint for the queued-commands quota (queued_commands).
+  bool wants_event(const protocol::command_header& h, const object_entry& queue) const;
   cl_uint wait_count() const { return static_cast<cl_uint>(wait_list_.size()); }
   const cl_event* wait_events() const { return wait_list_.empty() ? nullptr : wait_list_.data(); }
+  /// `queue` got commands: flush it before the reader blocks (flush_touched).
   void touch(cl_command_queue queue);
-  /// Where the bytes of a bulk write are: all in staging, still arriving,
-  /// or nowhere because the command ended (failed, or broke the protocol).
-  enum class bulk_bytes { here, coming, ended };
+  /// `queue` was flushed or is about to go: no flush for it any more.
+  void untouch(cl_command_queue queue);
+  /// Keeps `event` (a command of the current wait list) alive until the
+  /// imports it waits for are settled (see event_imports::hold).
+  void hold_for_imports(cl_event event);
+  /// Whether every event of the current wait list has completed.
+  bool wait_list_complete() const;
+  /// A platform that runs no callback for commands that a failed event ends
+  /// needs a sweep after one fails (see callback_pool).
+  void sweep_after_failure();
+  /// Runs one native enqueue that reports through the command's event (a
+  /// native event is requested only when wants_event()).
+  template <class Native>
+  bool enqueue_native(const protocol::command_header& h, const object_entry& queue, Native&& native);
+  /// prepare(), the live memory objects `mems` names (the command fails with
+  /// the first one's error otherwise), then enqueue_native: `native(queue,
+  /// handles, event)` with the handles of `mems` in their order.
+  template <size_t N, class Native>
+  bool enqueue_on_mems(const protocol::command_header& h, const protocol::object_id (&mems)[N], Native&& native);
+  /// Staging for a read of `size` bytes, charged to the session's bytes in
+  /// flight; nullptr with `error` (CL_OUT_OF_RESOURCES over the quota,
+  /// CL_OUT_OF_HOST_MEMORY) otherwise.
+  uint8_t* read_staging(uint64_t size, cl_int& error);
+  /// A read of `size` bytes: `read(staging, event)` enqueues the native
+  /// read into new staging, which the read's callback sends to the client.
+  template <class Read>
+  bool read_to_bulk(const protocol::command_header& h, const object_entry& queue, uint64_t size, Read&& read);
+  /// Where the bytes of a bulk write are: all in staging, or still arriving.
+  enum class bulk_bytes { here, coming };
   /// Admits the bytes of transfer h.command against the quota and claims
-  /// them; `data` is their staging. On `ended`, `result` is the handler's.
-  bulk_bytes claim_bulk(const protocol::command_header& h, uint64_t total, uint8_t*& data, bool& result);
+  /// them; `data` is their staging and `bytes` says where they are. Anything
+  /// but step::go ended the command.
+  step claim_bulk(const protocol::command_header& h, uint64_t total, uint8_t*& data, bulk_bytes& bytes);
   /// claim_bulk, then write_claimed.
   template <class Enqueue>
   bool write_from_bulk(const protocol::command_header& h, const object_entry& queue, uint64_t total,
@@ -147,16 +233,16 @@ class executor {
   template <class Enqueue>
   bool write_claimed(const protocol::command_header& h, const object_entry& queue, uint64_t total, bulk_bytes bytes,
                      uint8_t* data, Enqueue&& enqueue);
-  /// A large enqueue_write_buffer whose bytes are still arriving: one native
-  /// write per piece, each behind a gate that opens when its bytes are in.
-  bool write_in_pieces(const protocol::command_header& h, const object_entry& queue, cl_mem buffer,
-                       uint64_t offset, uint64_t total, uint8_t* data);
 
-  // Shared by check_kernel_arg and enqueue_ndrange; may set violation_.
-  /// Runs one native enqueue that reports through the command's event (a
-  /// native event is requested only when the client observes the command).
-  template <class Native>
-  bool enqueue_native(const protocol::command_header& h, const object_entry& queue, Native&& native);
+  // Contexts, queues, events (executor_objects.cpp).
+  /// Drops the reference create_context took, unless events are parked in
+  /// the context: those are released by the teardown (native/event_parking.hpp).
+  void let_go_of_context(cl_context context);
+  /// A new user event of `context` as its entry (the handle null, and
+  /// `error` set, when the native call fails).
+  object_entry new_user_event(const object_entry& context, cl_int& error);
+
+  // Buffers and their transfers (executor_buffers.cpp).
   /// Waits for the `expected` bytes of a new memory object's initial
   /// contents (transfer `transfer`); false (a violation) when the session
   /// closes meanwhile or the size differs. `refused` is set when the quota
@@ -164,26 +250,27 @@ class executor {
   /// otherwise the caller erases the transfer.
   bool await_initial_contents(uint64_t transfer, uint64_t expected, protocol::object_id id, uint8_t*& data,
                               cl_int& refused);
-  cl_int set_arg(const object_entry& kernel, const protocol::kernel_arg& arg, bool& violated);
+  /// A large enqueue_write_buffer whose bytes are still arriving: one native
+  /// write per piece, each behind a gate that opens when its bytes are in.
+  bool write_in_pieces(const protocol::command_header& h, const object_entry& queue, cl_mem buffer,
+                       uint64_t offset, uint64_t total, uint8_t* data);
+
+  // Programs (executor_programs.cpp), kernels (executor_kernels.cpp) and
+  // queries (executor_queries.cpp).
   /// Whether `program` holds a compiled binary or library for every device
   /// (all of the program's when `devices` is empty).
   bool has_binary_for(cl_program program, const std::vector<cl_device_id>& devices);
+  /// CL_PROGRAM_KERNEL_NAMES, split at its semicolons.
+  cl_int kernel_names(cl_program program, std::vector<std::string>& out);
   /// Records a new native kernel of `program` under `id`.
   void insert_kernel(protocol::object_id id, cl_kernel kernel, const object_entry& program, cl_uint args);
   /// Which arguments of a new kernel are buffer pointers (see object_entry).
   std::vector<uint8_t> pointer_arguments(cl_kernel kernel, cl_uint count);
-  bool map_devices(const std::vector<uint32_t>& indices, std::vector<cl_device_id>& out);
-  cl_int kernel_names(cl_program program, std::vector<std::string>& out);
+  /// Sets one argument of `kernel` (check_kernel_arg, enqueue_ndrange): the
+  /// native answer or the daemon's refusal; nullopt for an argument of no
+  /// known kind, a protocol violation (violation_ says why).
+  std::optional<cl_int> set_arg(const object_entry& kernel, const protocol::kernel_arg& arg);
   cl_int query_value(const protocol::query& m, protocol::bytes& out);
-  bool record_failed(protocol::object_id id, object_kind kind, cl_int error);
-  /// The session's quotas for `count` new objects allocating `device_bytes`
-  /// of device memory: CL_SUCCESS, CL_OUT_OF_RESOURCES (objects) or
-  /// CL_MEM_OBJECT_ALLOCATION_FAILURE (memory).
-  cl_int admit_objects(size_t count = 1, uint64_t device_bytes = 0);
-  /// Staging for a read of `size` bytes, charged to the session's bytes in
-  /// flight; nullptr with `error` (CL_OUT_OF_RESOURCES over the quota,
-  /// CL_OUT_OF_HOST_MEMORY) otherwise.
-  uint8_t* read_staging(uint64_t size, cl_int& error);
 
   // SVM allocations (executor_svm.cpp). The client frees one whenever it
   // likes; the native memory goes only once nothing can touch it any more.
@@ -209,6 +296,7 @@ class executor {
   void reclaim_svm();
   /// At shutdown, once every queue is finished: frees what is left.
   void release_retired_svm();
+
   // Several servers (executor_peers.cpp).
   /// The daemon's own queues of `context`, made on the context's first device
   /// when first needed and released with the context: one for migrate_out
@@ -226,22 +314,7 @@ class executor {
     bool out_of_order = false;
   };
   const own_queue* own_queue_of(cl_context context, cl_int& error);
-  /// Keeps `event` (a command of the current wait list) alive until the
-  /// imports it waits for are settled (see event_imports::hold).
-  void hold_for_imports(cl_event event);
   void release_own_queue(cl_context context);
- public:
-  /// A control frame (not an ack) is about to run.
-  void count_frame();
-  /// Before the reader blocks: asks for an ack when many frames went unacknowledged.
-  void ack_if_due();
-
- private:
-  /// Drops the reference create_context took, unless events are parked in
-  /// the context: those are released by the teardown (native/event_parking.hpp).
-  void let_go_of_context(cl_context context);
-  /// Whether every event of the current wait list has completed.
-  bool wait_list_complete() const;
   void finish_own_queues();
   /// migrate_in whose bytes are all here: the native write of `total` bytes
   /// (a marker for none) on the command's queue.
@@ -250,29 +323,25 @@ class executor {
   /// migrate_in of at most `size` bytes that are still to come: see executor_peers.cpp.
   bool defer_write(const protocol::command_header& h, const object_entry& queue, const object_entry& buffer,
                    uint64_t offset, uint64_t size, uint64_t transfer);
-  /// A platform that runs no callback for commands that a failed event ends
-  /// needs a sweep after one fails (see callback_pool).
-  void sweep_after_failure();
 
-  bool duplicate(protocol::object_id id);
-  bool violate(std::string why);
+ public:
+  /// A control frame (not an ack) is about to run.
+  void count_frame();
+  /// Before the reader blocks: asks for an ack when many frames went unacknowledged.
+  void ack_if_due();
 
+ private:
   std::shared_ptr<session_core> core_;
   std::shared_ptr<control_outbox> outbox_;  // aliases core_, for printf attribution
   const native::api& api_;
   const native::device_catalog& catalog_;
   object_table objects_;
   queued_commands queued_;  // for the session's queued-commands quota
-  bool checkpoint_ = false;  // set by prepare(): the command must bring its event (queued_commands)
   std::vector<cl_event> wait_list_;             // reused by every enqueue
   std::vector<cl_command_queue> touched_;       // queues to flush before blocking
   std::vector<protocol::object_id> pending_imports_;  // imports of the current wait list still without status
   /// cl_pocl_content_size pairings: buffer id -> its size buffer's id.
   std::unordered_map<protocol::object_id, protocol::object_id> content_sizes_;
-  /// Set by a read of a content-sized buffer for finish() to hand to its
-  /// callback slot: the size value (owned) and the read's offset.
-  uint64_t* read_content_size_ = nullptr;
-  uint64_t read_offset_ = 0;
   std::vector<svm_block*> retired_svm_;         // released by the client, memory not yet freed
   struct queue_fence {
     cl_context context;

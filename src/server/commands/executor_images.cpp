@@ -44,34 +44,24 @@ size_t element_size_of(const native::api& api, cl_mem image) {
 
 bool executor::on(const p::create_image& m) {
   if (duplicate(m.id)) return false;
-  p::status_reply reply{m.request, CL_SUCCESS, {}};
-  auto answer = [&](cl_int status) {
-    reply.status = status;
-    core_->outbox.push_message(reply);
-    return true;
-  };
   // A refused creation leaves no entry: the client made no object that
   // would release it.
-  auto refuse = [&](cl_int error) { return answer(error); };
-  cl_int error;
-  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
-  if (context == nullptr) {
+  auto refuse = [&](cl_int error) { return answer(p::status_reply{m.request, error, {}}); };
+  // Before the contents come: they are dropped.
+  auto refuse_early = [&](cl_int error) {
     if (m.initial_transfer) core_->transfers.abandon(m.initial_transfer);
     return refuse(error);
-  }
+  };
+  object_table::found context = objects_.find<object_kind::context>(m.context);
+  if (!context) return refuse_early(context.error());
   cl_mem buffer = nullptr;
   if (m.buffer != 0) {
-    const object_entry* entry = objects_.find(m.buffer, object_kind::mem, CL_INVALID_IMAGE_DESCRIPTOR, error);
-    if (entry == nullptr) {
-      if (m.initial_transfer) core_->transfers.abandon(m.initial_transfer);
-      return refuse(CL_INVALID_IMAGE_DESCRIPTOR);
-    }
+    // Whatever the id names (even a failed creation), the descriptor names no buffer.
+    object_table::found entry = objects_.find<object_kind::mem>(m.buffer);
+    if (!entry) return refuse_early(CL_INVALID_IMAGE_DESCRIPTOR);
     buffer = entry->as_mem();
   }
-  if (cl_int refused = admit_objects(); refused != CL_SUCCESS) {
-    if (m.initial_transfer) core_->transfers.abandon(m.initial_transfer);
-    return refuse(refused);
-  }
+  if (cl_int refused = admit_objects(); refused != CL_SUCCESS) return refuse_early(refused);
   cl_image_format format{m.channel_order, m.channel_data_type};
   cl_image_desc desc{};
   desc.image_type = m.image_type;
@@ -91,6 +81,7 @@ bool executor::on(const p::create_image& m) {
   // image, which fetches the region it shows.
   cl_mem_flags flags = m.flags & ~daemon_ignored_flags;
   cl_context native_context = context->as_context();
+  cl_int error;
   cl_mem image = nullptr;
   if (m.initial_transfer) {
     // The packed size follows from the format, which only the native
@@ -161,49 +152,32 @@ bool executor::on(const p::create_image& m) {
   // image id, as the native API would.
   objects_.insert(m.id, entry);
   // The native element size lets the client pack host data exactly.
-  reply.details.push_back(static_cast<int32_t>(entry.element_size));
-  return answer(CL_SUCCESS);
+  return answer(p::status_reply{m.request, CL_SUCCESS, {static_cast<int32_t>(entry.element_size)}});
 }
 
 bool executor::on(const p::create_sampler& m) {
   if (duplicate(m.id)) return false;
-  p::status_reply reply{m.request, CL_SUCCESS, {}};
+  // No entry on a refusal: the client made no object (see create_image).
+  // Over the session's object quota, the quota's error.
+  object_table::found context = find_for_creation<object_kind::context>(m.context);
+  if (!context) return answer(p::status_reply{m.request, context.error(), {}});
+  std::vector<cl_sampler_properties> properties;
   cl_int error;
-  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
-  cl_sampler sampler = nullptr;
-  if (context != nullptr && (error = admit_objects()) != CL_SUCCESS) {
-    context = nullptr;  // over the session's object quota: `error` says so
-  }
-  if (context != nullptr) {
-    std::vector<cl_sampler_properties> properties;
-    sampler = api_.clCreateSamplerWithProperties(context->as_context(), properties_or_null(m.properties, properties),
-                                                 &error);
-  }
-  if (sampler == nullptr) {
-    reply.status = error;  // no entry: the client made no object (see create_image)
-  } else {
-    objects_.insert(m.id, object_entry::native(object_kind::sampler, sampler, context->as_context()));
-  }
-  core_->outbox.push_message(reply);
-  return true;
+  cl_sampler sampler =
+      api_.clCreateSamplerWithProperties(context->as_context(), properties_or_null(m.properties, properties), &error);
+  if (sampler == nullptr) return answer(p::status_reply{m.request, error, {}});
+  objects_.insert(m.id, object_entry::native(object_kind::sampler, sampler, context->as_context()));
+  return answer(p::status_reply{m.request, CL_SUCCESS, {}});
 }
 
 bool executor::on(const p::enqueue_write_image& m) {
-  const object_entry* queue;
-  if (step s = prepare(m.header, queue); s != step::go) {
-    if (s == step::failed && m.size) core_->transfers.abandon(m.header.command);
-    return s == step::failed;
-  }
-  cl_int error;
-  const object_entry* image = objects_.find(m.image, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  const std::optional<uint64_t> transfer = bulk_transfer(m.header, m.size);
+  const object_entry *queue, *image;
+  if (step s = prepare_write(m.header, transfer, m.image, queue, image); s != step::go) return s == step::failed;
   uint64_t expected = 0;
-  if (image == nullptr || !packed_image_bytes(image->element_size, m.region, expected) || expected != m.size || m.size == 0) {
-    if (m.size) core_->transfers.abandon(m.header.command);
-    return fail(m.header, image == nullptr ? error : CL_INVALID_VALUE);
-  }
-  size_t origin[3], region[3];
-  to_size_t(m.origin, origin);
-  to_size_t(m.region, region);
+  if (!packed_image_bytes(image->element_size, m.region, expected) || expected != m.size || m.size == 0)
+    return fail_write(m.header, transfer, CL_INVALID_VALUE);
+  const native_size3 origin(m.origin), region(m.region);
   cl_command_queue q = queue->as_queue();
   cl_mem target = image->as_mem();
   return write_from_bulk(m.header, *queue, m.size, [&](const uint8_t* data, cl_event* event) {
@@ -215,88 +189,46 @@ bool executor::on(const p::enqueue_write_image& m) {
 bool executor::on(const p::enqueue_read_image& m) {
   const object_entry* queue;
   if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
-  cl_int error;
-  const object_entry* image = objects_.find(m.image, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
-  if (image == nullptr) return fail(m.header, error);
+  object_table::found image = objects_.find<object_kind::mem>(m.image);
+  if (!image) return fail(m.header, image.error());
   uint64_t expected = 0;
   if (!packed_image_bytes(image->element_size, m.region, expected) || expected != m.size || m.size == 0)
     return fail(m.header, CL_INVALID_VALUE);
-  auto* staging = read_staging(m.size, error);
-  if (staging == nullptr) return fail(m.header, error);
-  size_t origin[3], region[3];
-  to_size_t(m.origin, origin);
-  to_size_t(m.region, region);
-  cl_event event = nullptr;
-  cl_int rc = api_.clEnqueueReadImage(queue->as_queue(), image->as_mem(), CL_FALSE, origin, region, 0, 0, staging,
-                                      wait_count(), wait_events(), &event);
-  return finish(m.header, *queue, rc, event, callback_kind::read, false, staging, m.size);
-}
-
-bool executor::on(const p::enqueue_copy_image& m) {
-  const object_entry* queue;
-  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
-  cl_int error;
-  const object_entry* source = objects_.find(m.source, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
-  if (source == nullptr) return fail(m.header, error);
-  const object_entry* destination = objects_.find(m.destination, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
-  if (destination == nullptr) return fail(m.header, error);
-  size_t source_origin[3], destination_origin[3], region[3];
-  to_size_t(m.source_origin, source_origin);
-  to_size_t(m.destination_origin, destination_origin);
-  to_size_t(m.region, region);
-  return enqueue_native(m.header, *queue, [&](cl_event* event) {
-    return api_.clEnqueueCopyImage(queue->as_queue(), source->as_mem(), destination->as_mem(), source_origin,
-                                   destination_origin, region, wait_count(), wait_events(), event);
+  const native_size3 origin(m.origin), region(m.region);
+  return read_to_bulk(m.header, *queue, m.size, [&](uint8_t* staging, cl_event* event) {
+    return api_.clEnqueueReadImage(queue->as_queue(), image->as_mem(), CL_FALSE, origin, region, 0, 0, staging,
+                                   wait_count(), wait_events(), event);
   });
 }
 
-bool executor::on(const p::enqueue_fill_image& m) {
-  const object_entry* queue;
-  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
-  cl_int error;
-  const object_entry* image = objects_.find(m.image, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
-  if (image == nullptr) return fail(m.header, error);
-  size_t origin[3], region[3];
-  to_size_t(m.origin, origin);
-  to_size_t(m.region, region);
-  return enqueue_native(m.header, *queue, [&](cl_event* event) {
-    return api_.clEnqueueFillImage(queue->as_queue(), image->as_mem(), m.color.data(), origin, region, wait_count(),
+bool executor::on(const p::enqueue_copy_image& m) {
+  const native_size3 source_origin(m.source_origin), destination_origin(m.destination_origin), region(m.region);
+  return enqueue_on_mems(m.header, {m.source, m.destination}, [&](cl_command_queue queue, auto& mem, cl_event* event) {
+    return api_.clEnqueueCopyImage(queue, mem[0], mem[1], source_origin, destination_origin, region, wait_count(),
                                    wait_events(), event);
   });
 }
 
+bool executor::on(const p::enqueue_fill_image& m) {
+  const native_size3 origin(m.origin), region(m.region);
+  return enqueue_on_mems(m.header, {m.image}, [&](cl_command_queue queue, auto& mem, cl_event* event) {
+    return api_.clEnqueueFillImage(queue, mem[0], m.color.data(), origin, region, wait_count(), wait_events(), event);
+  });
+}
+
 bool executor::on(const p::enqueue_copy_image_to_buffer& m) {
-  const object_entry* queue;
-  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
-  cl_int error;
-  const object_entry* image = objects_.find(m.image, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
-  if (image == nullptr) return fail(m.header, error);
-  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
-  if (buffer == nullptr) return fail(m.header, error);
-  size_t origin[3], region[3];
-  to_size_t(m.origin, origin);
-  to_size_t(m.region, region);
-  return enqueue_native(m.header, *queue, [&](cl_event* event) {
-    return api_.clEnqueueCopyImageToBuffer(queue->as_queue(), image->as_mem(), buffer->as_mem(), origin, region,
-                                           static_cast<size_t>(m.offset), wait_count(), wait_events(), event);
+  const native_size3 origin(m.origin), region(m.region);
+  return enqueue_on_mems(m.header, {m.image, m.buffer}, [&](cl_command_queue queue, auto& mem, cl_event* event) {
+    return api_.clEnqueueCopyImageToBuffer(queue, mem[0], mem[1], origin, region, static_cast<size_t>(m.offset),
+                                           wait_count(), wait_events(), event);
   });
 }
 
 bool executor::on(const p::enqueue_copy_buffer_to_image& m) {
-  const object_entry* queue;
-  if (step s = prepare(m.header, queue); s != step::go) return s == step::failed;
-  cl_int error;
-  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
-  if (buffer == nullptr) return fail(m.header, error);
-  const object_entry* image = objects_.find(m.image, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
-  if (image == nullptr) return fail(m.header, error);
-  size_t origin[3], region[3];
-  to_size_t(m.origin, origin);
-  to_size_t(m.region, region);
-  return enqueue_native(m.header, *queue, [&](cl_event* event) {
-    return api_.clEnqueueCopyBufferToImage(queue->as_queue(), buffer->as_mem(), image->as_mem(),
-                                           static_cast<size_t>(m.offset), origin, region, wait_count(), wait_events(),
-                                           event);
+  const native_size3 origin(m.origin), region(m.region);
+  return enqueue_on_mems(m.header, {m.buffer, m.image}, [&](cl_command_queue queue, auto& mem, cl_event* event) {
+    return api_.clEnqueueCopyBufferToImage(queue, mem[0], mem[1], static_cast<size_t>(m.offset), origin, region,
+                                           wait_count(), wait_events(), event);
   });
 }
 

@@ -1,11 +1,15 @@
 // Inline definitions shared by the translation units that implement executor
-// (executor.cpp, executor_images.cpp, executor_svm.cpp, executor_peers.cpp):
-// the flag masks and size helpers they use, and the member templates they
-// instantiate (write_from_bulk, write_claimed, enqueue_native).
+// (executor.cpp and executor_*.cpp): the flag masks, size and event helpers
+// they use, and the member templates they instantiate (find_for_creation,
+// answer, enqueue_native, enqueue_on_mems, read_to_bulk, write_from_bulk,
+// write_claimed).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "server/commands/executor.hpp"
 #include "server/native/info.hpp"
@@ -34,26 +38,70 @@ inline bool region_bytes(const p::size3& region, uint64_t& out) {
   return multiply(region[0], region[1], rows) && multiply(rows, region[2], out);
 }
 
-inline void to_size_t(const p::size3& in, size_t (&out)[3]) {
-  for (size_t i = 0; i < 3; ++i) out[i] = static_cast<size_t>(in[i]);
+/// A size3 of the wire as the native calls take it: three size_t, passed
+/// where they want a `const size_t*`.
+class native_size3 {
+ public:
+  explicit native_size3(const p::size3& in)
+      : values_{static_cast<size_t>(in[0]), static_cast<size_t>(in[1]), static_cast<size_t>(in[2])} {}
+  operator const size_t*() const { return values_; }
+
+ private:
+  size_t values_[3];
+};
+
+/// The transfer that brings a write's `size` bytes on the bulk stream: the
+/// command's own id, or none when no bytes come.
+inline std::optional<uint64_t> bulk_transfer(const p::command_header& h, uint64_t size) {
+  return size ? std::optional<uint64_t>(h.command) : std::nullopt;
 }
+
+/// The execution status of `event`, or `unknown` when the platform does not
+/// answer.
+inline cl_int event_status(const native::api& api, cl_event event, cl_int unknown) {
+  cl_int status = unknown;
+  if (api.clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
+    return unknown;
+  return status;
+}
+
+// Every build asks for kernel argument info: the daemon needs each
+// argument's class to keep raw bytes away from handle arguments (some
+// platforms, PoCL among them, keep none otherwise). The clause is taken off
+// the options reported back (see query_value).
+inline constexpr std::string_view arg_info_option = " -cl-kernel-arg-info";
 
 }  // namespace ferry::server::detail
 
 namespace ferry::server {
 
+using detail::bulk_transfer;
 using detail::daemon_ignored_flags;
+using detail::event_status;
 using detail::needs_event_flags;
 using detail::region_bytes;
-using detail::to_size_t;
+using detail::native_size3;
+
+template <object_kind Kind>
+object_table::found executor::find_for_creation(protocol::object_id id) {
+  object_table::found found = objects_.find<Kind>(id);
+  if (!found) return found;
+  if (cl_int refused = admit_objects(); refused != CL_SUCCESS) return object_table::found(refused);
+  return found;
+}
+
+template <class Reply>
+bool executor::answer(const Reply& reply) {
+  core_->outbox.push_message(reply);
+  return true;
+}
 
 template <class Enqueue>
 bool executor::write_from_bulk(const protocol::command_header& h, const object_entry& queue, uint64_t total,
                                Enqueue&& enqueue) {
   uint8_t* data = nullptr;
-  bool result = true;
-  bulk_bytes bytes = claim_bulk(h, total, data, result);
-  if (bytes == bulk_bytes::ended) return result;
+  bulk_bytes bytes = bulk_bytes::here;
+  if (step s = claim_bulk(h, total, data, bytes); s != step::go) return s == step::failed;
   return write_claimed(h, queue, total, bytes, data, enqueue);
 }
 
@@ -67,10 +115,7 @@ bool executor::write_claimed(const protocol::command_header& h, const object_ent
     // byte lands (write_in_pieces does the same with a gate per piece).
     cl_int error = CL_SUCCESS;
     gate = api_.clCreateUserEvent(queue.context, &error);
-    if (gate == nullptr) {
-      core_->transfers.abandon(h.command);
-      return fail(h, error);
-    }
+    if (gate == nullptr) return fail_write(h, h.command, error);
     wait_list_.push_back(gate);
   }
   cl_event event = nullptr;
@@ -80,21 +125,50 @@ bool executor::write_claimed(const protocol::command_header& h, const object_ent
       api_.clSetUserEventStatus(gate, rc);
       api_.clReleaseEvent(gate);
     }
-    core_->transfers.abandon(h.command);
-    return fail(h, rc);
+    return fail_write(h, h.command, rc);
   }
   // The table owns the gate from here, and opens it at once if the bytes
   // came meanwhile.
   if (gate) core_->transfers.attach_piece_gates(h.command, {{total, gate}});
-  return finish(h, queue, rc, event, callback_kind::write);
+  return finish({.header = h, .queue = queue, .rc = rc, .event = event, .kind = callback_kind::write});
+}
+
+template <class Read>
+bool executor::read_to_bulk(const protocol::command_header& h, const object_entry& queue, uint64_t size,
+                            Read&& read) {
+  cl_int error;
+  uint8_t* staging = read_staging(size, error);
+  if (staging == nullptr) return fail(h, error);
+  cl_event event = nullptr;
+  cl_int rc = read(staging, &event);
+  return finish({.header = h,
+                 .queue = queue,
+                 .rc = rc,
+                 .event = event,
+                 .kind = callback_kind::read,
+                 .staging = staging,
+                 .size = size});
 }
 
 template <class Native>
 bool executor::enqueue_native(const protocol::command_header& h, const object_entry& queue, Native&& native) {
   cl_event event = nullptr;
-  bool want_event = (h.flags & needs_event_flags) != 0 || !pending_imports_.empty() || checkpoint_;
-  cl_int rc = native(want_event ? &event : nullptr);
-  return finish(h, queue, rc, event, callback_kind::completion);
+  cl_int rc = native(wants_event(h, queue) ? &event : nullptr);
+  return finish({.header = h, .queue = queue, .rc = rc, .event = event});
+}
+
+template <size_t N, class Native>
+bool executor::enqueue_on_mems(const protocol::command_header& h, const protocol::object_id (&mems)[N],
+                               Native&& native) {
+  const object_entry* queue;
+  if (step s = prepare(h, queue); s != step::go) return s == step::failed;
+  std::array<cl_mem, N> handles;
+  for (size_t i = 0; i < N; ++i) {
+    object_table::found mem = objects_.find<object_kind::mem>(mems[i]);
+    if (!mem) return fail(h, mem.error());
+    handles[i] = mem->as_mem();
+  }
+  return enqueue_native(h, *queue, [&](cl_event* event) { return native(queue->as_queue(), handles, event); });
 }
 
 }  // namespace ferry::server

@@ -98,28 +98,6 @@ void executor::finish_own_queues() {
   own_queues_.clear();
 }
 
-bool executor::wait_list_complete() const {
-  for (cl_event event : wait_list_) {
-    cl_int status = CL_QUEUED;
-    if (api_.clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
-            CL_SUCCESS ||
-        status != CL_COMPLETE)
-      return false;
-  }
-  return true;
-}
-
-void executor::hold_for_imports(cl_event event) {
-  if (event == nullptr) return;
-  for (p::object_id id : pending_imports_) core_->imports.hold(id, event);
-}
-
-void executor::sweep_after_failure() {
-  // Harmless where callbacks do run on failure: no slot is sweepable there.
-  flush_touched();
-  core_->callbacks.sweep_failures(api_);
-}
-
 // ---------------------------------------------------------------------------
 // Peers and events
 
@@ -140,10 +118,9 @@ bool executor::on(const p::export_event& m) {
     core_->outbox.push_failure(m.command, CL_INVALID_VALUE);
     return true;
   }
-  cl_int error;
-  const object_entry* event = objects_.find(m.event, object_kind::event, CL_INVALID_EVENT, error);
-  if (event == nullptr) {
-    if (error == CL_INVALID_EVENT) {
+  object_table::found event = objects_.find<object_kind::event>(m.event);
+  if (!event) {
+    if (event.error() == CL_INVALID_EVENT) {
       core_->outbox.push_failure(m.command, CL_INVALID_EVENT);
       return true;
     }
@@ -152,7 +129,7 @@ bool executor::on(const p::export_event& m) {
     peer_status item;
     item.event = m.event;
     item.command = m.command;
-    item.status = error;
+    item.status = event.error();
     core_->peers.post(m.peer, std::move(item));
     return true;
   }
@@ -173,17 +150,15 @@ bool executor::on(const p::export_event& m) {
 
 bool executor::on(const p::import_event& m) {
   if (duplicate(m.event)) return false;
+  object_table::found context = objects_.find<object_kind::context>(m.context);
+  if (!context) return record_failed(m.event, object_kind::event, context.error());
+  // A user event: set_user_event_status may fail it (an undeliverable export).
   cl_int error;
-  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
-  if (context == nullptr) return record_failed(m.event, object_kind::event, error);
-  cl_event event = api_.clCreateUserEvent(context->as_context(), &error);
-  if (event == nullptr) return record_failed(m.event, object_kind::event, error);
-  auto entry = object_entry::native(object_kind::event, event, context->as_context());
-  entry.callbacks = context->callbacks;
-  entry.user_event = true;  // set_user_event_status may fail it (an undeliverable export)
+  object_entry entry = new_user_event(*context, error);
+  if (entry.handle == nullptr) return record_failed(m.event, object_kind::event, error);
   cl_int early = CL_COMPLETE;
   // The peer's status may have come first; it is set now then.
-  entry.status_set = core_->imports.add(m.event, event, context->as_context(), early);
+  entry.status_set = core_->imports.add(m.event, entry.as_event(), entry.context, early);
   objects_.insert(m.event, entry);
   if (entry.status_set && early < 0 && !entry.callbacks.runs_on_failure) sweep_after_failure();
   return true;
@@ -195,19 +170,20 @@ bool executor::on(const p::import_event& m) {
 bool executor::on(const p::migrate_out& m) {
   const p::command_header& h = m.header;
   if (step s = prepare_wait_list(h); s != step::go) return s == step::failed;
-  cl_int error;
-  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
-  if (buffer == nullptr) return fail(h, error);
+  object_table::found buffer = objects_.find<object_kind::mem>(m.buffer);
+  if (!buffer) return fail(h, buffer.error());
   if (!core_->peers.known(m.peer)) return fail(h, CL_INVALID_VALUE);
   // CL_INVALID_VALUE if the region being read is out of bounds.
   if (m.offset > buffer->size || m.size > buffer->size - m.offset) return fail(h, CL_INVALID_VALUE);
   const object_entry* content = nullptr;
   if (m.content_size) {
-    content = objects_.find(m.content_size, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
-    if (content == nullptr) return fail(h, error);
+    object_table::found found = objects_.find<object_kind::mem>(m.content_size);
+    if (!found) return fail(h, found.error());
+    content = &*found;
     if (content->size < content_size_bytes || content->element_size != 0) return fail(h, CL_INVALID_VALUE);
     if (content->context != buffer->context) return fail(h, CL_INVALID_CONTEXT);
   }
+  cl_int error;
   const own_queue* own = own_queue_of(buffer->context, error);
   if (own == nullptr) return fail(h, error);
   // Nothing to wait for: the map runs at once, and the bytes go to the peer
@@ -281,18 +257,11 @@ bool executor::on(const p::migrate_out& m) {
 
 bool executor::on(const p::migrate_in& m) {
   const p::command_header& h = m.header;
-  const object_entry* queue;
-  if (step s = prepare(h, queue); s != step::go) {
-    if (s == step::failed) core_->transfers.abandon(m.transfer);
-    return s == step::failed;
-  }
-  cl_int error;
-  const object_entry* buffer = objects_.find(m.buffer, object_kind::mem, CL_INVALID_MEM_OBJECT, error);
+  const object_entry *queue, *buffer;
+  if (step s = prepare_write(h, m.transfer, m.buffer, queue, buffer); s != step::go) return s == step::failed;
   // CL_INVALID_VALUE if the region being written is out of bounds.
-  if (buffer == nullptr || buffer->element_size != 0 || m.offset > buffer->size || m.size > buffer->size - m.offset) {
-    core_->transfers.abandon(m.transfer);
-    return fail(h, buffer == nullptr ? error : CL_INVALID_VALUE);
-  }
+  if (buffer->element_size != 0 || m.offset > buffer->size || m.size > buffer->size - m.offset)
+    return fail_write(h, m.transfer, CL_INVALID_VALUE);
   uint8_t* data = nullptr;
   uint64_t total = 0;
   cl_int status = CL_SUCCESS;
@@ -311,8 +280,7 @@ bool executor::on(const p::migrate_in& m) {
       return fail(h, CL_INVALID_VALUE);
     case transfer_table::claim_result::no_memory: break;
   }
-  core_->transfers.abandon(m.transfer);
-  return fail(h, CL_OUT_OF_HOST_MEMORY);
+  return fail_write(h, m.transfer, CL_OUT_OF_HOST_MEMORY);
 }
 
 bool executor::write_landed(const p::command_header& h, const object_entry& queue, const object_entry& buffer,
@@ -322,12 +290,10 @@ bool executor::write_landed(const p::command_header& h, const object_entry& queu
                          : api_.clEnqueueWriteBuffer(queue.as_queue(), buffer.as_mem(), CL_FALSE,
                                                      static_cast<size_t>(offset), static_cast<size_t>(total), data,
                                                      wait_count(), wait_events(), &event);
-  if (rc != CL_SUCCESS) {
-    core_->transfers.abandon(transfer);
-    return fail(h, rc);
-  }
+  if (rc != CL_SUCCESS) return fail_write(h, transfer, rc);
   // The write's callback frees the staging.
-  return finish(h, queue, rc, event, callback_kind::write, false, nullptr, 0, transfer);
+  return finish(
+      {.header = h, .queue = queue, .rc = rc, .event = event, .kind = callback_kind::write, .transfer = transfer});
 }
 
 namespace {
@@ -347,13 +313,21 @@ constexpr uint64_t direct_landing_from = uint64_t{1} << 20;
 // completion sets `gate` (on the control writer thread, or at once for a
 // small write that could start at once), which lets the command and
 // everything after it go on.
+/// The daemon's own queue that a deferred write lands through.
+struct landing_queue {
+  cl_command_queue queue;
+  /// The device runs its commands out of order: a write with nothing to
+  /// wait for starts at once.
+  bool out_of_order;
+  native::callback_behaviour callbacks;
+};
+
 class deferred_write final : public transfer_table::landing {
  public:
-  deferred_write(const native::api& api, std::weak_ptr<session_core> core, cl_command_queue own,
-                 bool out_of_order, native::callback_behaviour callbacks, cl_mem buffer, uint64_t offset,
-                 cl_event before, cl_event gate)
-      : api_(api), core_(std::move(core)), own_(own), out_of_order_(out_of_order), callbacks_(callbacks),
-        buffer_(buffer), offset_(offset), before_(before), gate_(gate) {
+  deferred_write(const native::api& api, std::weak_ptr<session_core> core, const landing_queue& own, cl_mem buffer,
+                 uint64_t offset, cl_event before, cl_event gate)
+      : api_(api), core_(std::move(core)), own_(own.queue), out_of_order_(own.out_of_order),
+        callbacks_(own.callbacks), buffer_(buffer), offset_(offset), before_(before), gate_(gate) {
     api_.clRetainCommandQueue(own_);
     api_.clRetainMemObject(buffer_);
     api_.clRetainEvent(before_);
@@ -384,11 +358,7 @@ class deferred_write final : public transfer_table::landing {
   uint8_t* direct(uint64_t at, uint64_t) override {
     if (!zone_) return nullptr;
     if (!ready_) {
-      cl_int status = CL_QUEUED;
-      if (api_.clGetEventInfo(mapped_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) !=
-              CL_SUCCESS ||
-          status != CL_COMPLETE)
-        return nullptr;
+      if (event_status(api_, mapped_, CL_QUEUED) != CL_COMPLETE) return nullptr;
       ready_ = true;
     }
     return zone_.bytes() + at;
@@ -400,11 +370,8 @@ class deferred_write final : public transfer_table::landing {
     FERRY_TRACE("peer", "session %s: %llu bytes landed, %llu of them through staging", live->label.c_str(),
                 static_cast<unsigned long long>(total), static_cast<unsigned long long>(staged));
     // A platform may never finish a command behind an event that failed already.
-    cl_int status = CL_COMPLETE;
-    if (api_.clGetEventInfo(before_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) ==
-            CL_SUCCESS &&
-        status < 0)
-      return failed(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    const cl_int status = event_status(api_, before_, CL_COMPLETE);
+    if (status < 0) return failed(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
     // The direct bytes reach the buffer with the unmap; the staged ones are
     // written behind it (a write-invalidate unmap may have overwritten them).
     cl_event last = nullptr;
@@ -478,15 +445,9 @@ bool executor::defer_write(const p::command_header& h, const object_entry& queue
                            uint64_t offset, uint64_t size, uint64_t transfer) {
   cl_int error = CL_SUCCESS;
   const own_queue* own = own_queue_of(queue.context, error);
-  if (own == nullptr) {
-    core_->transfers.abandon(transfer);
-    return fail(h, error);
-  }
+  if (own == nullptr) return fail_write(h, transfer, error);
   cl_event gate = api_.clCreateUserEvent(queue.context, &error);
-  if (gate == nullptr) {
-    core_->transfers.abandon(transfer);
-    return fail(h, error);
-  }
+  if (gate == nullptr) return fail_write(h, transfer, error);
   cl_event before = nullptr, event = nullptr;
   cl_int rc = api_.clEnqueueMarkerWithWaitList(queue.as_queue(), wait_count(), wait_events(), &before);
   if (rc == CL_SUCCESS) {
@@ -496,12 +457,11 @@ bool executor::defer_write(const p::command_header& h, const object_entry& queue
   if (rc != CL_SUCCESS) {
     api_.clSetUserEventStatus(gate, rc);
     api_.clReleaseEvent(gate);
-    core_->transfers.abandon(transfer);
-    return fail(h, rc);
+    return fail_write(h, transfer, rc);
   }
   hold_for_imports(before);
-  auto deferred = std::make_shared<deferred_write>(api_, core_, own->writes, own->out_of_order, own->callbacks,
-                                                   buffer.as_mem(), offset, before, gate);
+  const landing_queue landing{own->writes, own->out_of_order, own->callbacks};
+  auto deferred = std::make_shared<deferred_write>(api_, core_, landing, buffer.as_mem(), offset, before, gate);
   api_.clReleaseEvent(before);
   api_.clReleaseEvent(gate);
   deferred->map_destination(size);
@@ -511,7 +471,7 @@ bool executor::defer_write(const p::command_header& h, const object_entry& queue
   // Every byte may have come in the meantime.
   if (!core_->transfers.attach_landing(transfer, deferred, data, total)) deferred->landed(data, total, total);
   // The command's marker frees the staging once the write behind `gate` is done.
-  return finish(h, queue, CL_SUCCESS, event, callback_kind::write, false, nullptr, 0, transfer);
+  return finish({.header = h, .queue = queue, .event = event, .kind = callback_kind::write, .transfer = transfer});
 }
 
 bool executor::on(const p::abort_transfer& m) {
@@ -530,8 +490,7 @@ bool executor::on(const p::get_link_counters& m) {
   p::link_counters reply;
   reply.request = m.request;
   if (core_->links) reply.links = core_->links->snapshot();
-  core_->outbox.push_message(reply);
-  return true;
+  return answer(reply);
 }
 
 }  // namespace ferry::server

@@ -43,8 +43,11 @@ uint8_t* at(const svm_block* block, uint64_t offset) { return static_cast<uint8_
 // Lookups
 
 svm_block* executor::svm_range(p::object_id id, uint64_t offset, uint64_t size, cl_int& error) const {
-  const object_entry* entry = objects_.find(id, object_kind::svm, CL_INVALID_VALUE, error);
-  if (entry == nullptr) return nullptr;
+  object_table::found entry = objects_.find<object_kind::svm>(id);
+  if (!entry) {
+    error = entry.error();
+    return nullptr;
+  }
   svm_block* block = entry->as_svm();
   if (size == 0 || offset > block->size || size > block->size - offset) {
     error = CL_INVALID_VALUE;
@@ -69,10 +72,9 @@ svm_block* executor::svm_for(const object_entry& queue, p::object_id id, uint64_
 bool executor::on(const p::svm_alloc& m) {
   if (duplicate(m.id)) return false;
   p::status_reply reply{m.request, CL_SUCCESS, {}};
-  cl_int error;
-  const object_entry* context = objects_.find(m.context, object_kind::context, CL_INVALID_CONTEXT, error);
-  if (context == nullptr) {
-    reply.status = error;
+  object_table::found context = objects_.find<object_kind::context>(m.context);
+  if (!context) {
+    reply.status = context.error();
   } else if (m.flags & ~svm_access_flags) {
     // Fine-grained and atomic memory would be shared with a host that is
     // not on this machine: only coarse-grained buffers are offered.
@@ -114,8 +116,7 @@ bool executor::on(const p::svm_alloc& m) {
     FERRY_DEBUG("session", "session %s: SVM allocation %llu of %llu bytes failed: %s", core_->label.c_str(),
                 static_cast<unsigned long long>(m.id), static_cast<unsigned long long>(m.size),
                 cl_error_name(reply.status).c_str());
-  core_->outbox.push_message(reply);
-  return true;
+  return answer(reply);
 }
 
 cl_mem executor::create_buffer_over_svm(cl_context context, cl_mem_flags flags, uint64_t size, p::object_id svm,
@@ -187,12 +188,9 @@ void executor::fence_released_queue(const object_entry& queue) {
 
 void executor::reclaim_svm() {
   auto done = [&](cl_event event) {
-    cl_int status = CL_QUEUED;
     // An event that cannot be asked counts as running: better a block kept
     // until the session ends than one freed under a command.
-    return api_.clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) ==
-               CL_SUCCESS &&
-           status <= CL_COMPLETE;
+    return event_status(api_, event, CL_QUEUED) <= CL_COMPLETE;
   };
   std::erase_if(queue_fences_, [&](const queue_fence& fence) {
     if (!done(fence.marker)) return false;
@@ -225,26 +223,19 @@ bool executor::on(const p::enqueue_svm_read& m) {
   cl_int error;
   const svm_block* block = svm_for(*queue, m.allocation, m.offset, m.size, error);
   if (block == nullptr) return fail(m.header, error);
-  auto* staging = read_staging(m.size, error);
-  if (staging == nullptr) return fail(m.header, error);
-  cl_event event = nullptr;
-  cl_int rc = api_.clEnqueueSVMMemcpy(queue->as_queue(), CL_FALSE, staging, at(block, m.offset),
-                                      static_cast<size_t>(m.size), wait_count(), wait_events(), &event);
-  return finish(m.header, *queue, rc, event, callback_kind::read, false, staging, m.size);
+  return read_to_bulk(m.header, *queue, m.size, [&](uint8_t* staging, cl_event* event) {
+    return api_.clEnqueueSVMMemcpy(queue->as_queue(), CL_FALSE, staging, at(block, m.offset),
+                                   static_cast<size_t>(m.size), wait_count(), wait_events(), event);
+  });
 }
 
 bool executor::on(const p::enqueue_svm_write& m) {
+  const std::optional<uint64_t> transfer = bulk_transfer(m.header, m.size);
   const object_entry* queue;
-  if (step s = prepare(m.header, queue); s != step::go) {
-    if (s == step::failed && m.size) core_->transfers.abandon(m.header.command);
-    return s == step::failed;
-  }
+  if (step s = prepare_write(m.header, transfer, queue); s != step::go) return s == step::failed;
   cl_int error;
   const svm_block* block = svm_for(*queue, m.allocation, m.offset, m.size, error);
-  if (block == nullptr) {
-    if (m.size) core_->transfers.abandon(m.header.command);
-    return fail(m.header, error);
-  }
+  if (block == nullptr) return fail_write(m.header, transfer, error);
   cl_command_queue q = queue->as_queue();
   uint8_t* target = at(block, m.offset);
   return write_from_bulk(m.header, *queue, m.size, [&](const uint8_t* data, cl_event* event) {
@@ -296,32 +287,22 @@ bool executor::on(const p::enqueue_svm_fill& m) {
 // Kernels
 
 bool executor::on(const p::set_kernel_exec_info& m) {
-  p::status_reply reply{m.request, CL_SUCCESS, {}};
-  cl_int error;
-  const object_entry* kernel = objects_.find(m.kernel, object_kind::kernel, CL_INVALID_KERNEL, error);
-  if (kernel == nullptr) {
-    reply.status = error;
-  } else {
-    std::vector<void*> pointers;
-    pointers.reserve(m.pointers.size());
-    for (const p::svm_pointer& pointer : m.pointers) {
-      // Each pointer lies inside an allocation of the kernel's context.
-      const svm_block* block = svm_range(pointer.allocation, pointer.offset, 1, error);
-      if (block == nullptr || block->context != kernel->context) {
-        reply.status = CL_INVALID_VALUE;
-        break;
-      }
-      pointers.push_back(at(block, pointer.offset));
-    }
-    if (reply.status == CL_SUCCESS) {
-      void* none = nullptr;  // an empty list still passes a valid address
-      reply.status = api_.clSetKernelExecInfo(kernel->as_kernel(), CL_KERNEL_EXEC_INFO_SVM_PTRS,
-                                              pointers.size() * sizeof(void*),
-                                              pointers.empty() ? static_cast<void*>(&none) : pointers.data());
-    }
+  auto status = [&](cl_int error) { return answer(p::status_reply{m.request, error, {}}); };
+  object_table::found kernel = objects_.find<object_kind::kernel>(m.kernel);
+  if (!kernel) return status(kernel.error());
+  std::vector<void*> pointers;
+  pointers.reserve(m.pointers.size());
+  for (const p::svm_pointer& pointer : m.pointers) {
+    // Each pointer lies inside an allocation of the kernel's context.
+    cl_int error;
+    const svm_block* block = svm_range(pointer.allocation, pointer.offset, 1, error);
+    if (block == nullptr || block->context != kernel->context) return status(CL_INVALID_VALUE);
+    pointers.push_back(at(block, pointer.offset));
   }
-  core_->outbox.push_message(reply);
-  return true;
+  void* none = nullptr;  // an empty list still passes a valid address
+  return status(api_.clSetKernelExecInfo(kernel->as_kernel(), CL_KERNEL_EXEC_INFO_SVM_PTRS,
+                                         pointers.size() * sizeof(void*),
+                                         pointers.empty() ? static_cast<void*>(&none) : pointers.data()));
 }
 
 }  // namespace ferry::server

@@ -44,18 +44,11 @@ bool object_table::insert(object_id id, const object_entry& entry) {
   return inserted;
 }
 
-const object_entry* object_table::find(object_id id, object_kind kind, cl_int missing, cl_int& error) const {
+object_table::found object_table::find(object_id id, object_kind kind, cl_int missing) const {
   auto it = entries_.find(id);
-  if (it == entries_.end() || it->second.kind != kind) {
-    error = missing;
-    return nullptr;
-  }
-  if (it->second.error != CL_SUCCESS) {
-    error = it->second.error;
-    return nullptr;
-  }
-  error = CL_SUCCESS;
-  return &it->second;
+  if (it == entries_.end() || it->second.kind != kind) return found(missing);
+  if (it->second.error != CL_SUCCESS) return found(it->second.error);
+  return found(it->second);
 }
 
 object_entry* object_table::find_mutable(object_id id) {

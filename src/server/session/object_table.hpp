@@ -31,6 +31,24 @@ enum class object_kind : uint8_t { context, queue, mem, program, kernel, event, 
 
 const char* kind_name(object_kind kind);
 
+/// The spec's error for an id that names no live object of `kind`: what a
+/// command fails with when it names an unknown id, or an object of another
+/// kind. An SVM allocation is named by a pointer, which the spec calls
+/// invalid with CL_INVALID_VALUE.
+constexpr cl_int invalid_object_error(object_kind kind) {
+  switch (kind) {
+    case object_kind::context: return CL_INVALID_CONTEXT;
+    case object_kind::queue: return CL_INVALID_COMMAND_QUEUE;
+    case object_kind::mem: return CL_INVALID_MEM_OBJECT;
+    case object_kind::program: return CL_INVALID_PROGRAM;
+    case object_kind::kernel: return CL_INVALID_KERNEL;
+    case object_kind::event: return CL_INVALID_EVENT;
+    case object_kind::sampler: return CL_INVALID_SAMPLER;
+    case object_kind::svm: return CL_INVALID_VALUE;
+  }
+  return CL_INVALID_VALUE;
+}
+
 /// A native coarse-grained SVM allocation (clSVMAlloc) of a session. Native
 /// buffers may use its memory (CL_MEM_USE_HOST_PTR with a pointer into it);
 /// their destructor callbacks count them down, and the memory is freed only
@@ -137,10 +155,34 @@ class object_table {
   /// and leaves the handle to the caller.
   bool insert(object_id id, const object_entry& entry);
 
-  /// The entry of a live `kind` object. Otherwise nullptr, with `error` set to
-  /// `missing` (unknown id, or an object of another kind) or to the recorded
-  /// error of a failed creation.
-  const object_entry* find(object_id id, object_kind kind, cl_int missing, cl_int& error) const;
+  /// What a lookup found: the entry of a live object, or the error that a
+  /// command naming the id fails with.
+  class found {
+   public:
+    explicit found(const object_entry& entry) : entry_(&entry), error_(CL_SUCCESS) {}
+    /// Nothing usable: `error` says why (never CL_SUCCESS).
+    explicit found(cl_int error) : error_(error) {}
+
+    explicit operator bool() const { return entry_ != nullptr; }
+    const object_entry& operator*() const { return *entry_; }
+    const object_entry* operator->() const { return entry_; }
+    /// CL_SUCCESS when an entry was found.
+    cl_int error() const { return error_; }
+
+   private:
+    const object_entry* entry_ = nullptr;
+    cl_int error_;
+  };
+
+  /// The live `Kind` object `id` names (`objects.find<object_kind::mem>(id)`).
+  /// Otherwise no entry, and the error: `missing` for an unknown id or an
+  /// object of another kind (by default the spec's code for an invalid object
+  /// of that kind, invalid_object_error), or the recorded error of a creation
+  /// that failed.
+  template <object_kind Kind>
+  found find(object_id id, cl_int missing = invalid_object_error(Kind)) const {
+    return find(id, Kind, missing);
+  }
   object_entry* find_mutable(object_id id);
 
   /// Releases the native object and forgets the id; false for an unknown id.
@@ -165,6 +207,7 @@ class object_table {
   static int64_t daemon_total() { return total_.load(std::memory_order_relaxed); }
 
  private:
+  found find(object_id id, object_kind kind, cl_int missing) const;
   void release_native(const object_entry& entry);
 
   const native::api& api_;

@@ -33,14 +33,45 @@ object_entry fake(object_kind kind, const native::api& api) {
 TEST(object_table, ids_resolve_to_their_kind_only) {
   const native::api& api = native::dry_api();
   object_table table(api);
-  ASSERT_TRUE(table.insert(1, fake(object_kind::queue, api)));
-  cl_int error = 0;
-  EXPECT_NE(table.find(1, object_kind::queue, CL_INVALID_COMMAND_QUEUE, error), nullptr);
-  EXPECT_EQ(error, CL_SUCCESS);
-  EXPECT_EQ(table.find(1, object_kind::mem, CL_INVALID_MEM_OBJECT, error), nullptr);
-  EXPECT_EQ(error, CL_INVALID_MEM_OBJECT);
-  EXPECT_EQ(table.find(2, object_kind::queue, CL_INVALID_COMMAND_QUEUE, error), nullptr);
-  EXPECT_EQ(error, CL_INVALID_COMMAND_QUEUE);
+  object_entry queue = fake(object_kind::queue, api);
+  ASSERT_TRUE(table.insert(1, queue));
+  object_table::found found = table.find<object_kind::queue>(1);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found.error(), CL_SUCCESS);
+  EXPECT_EQ(found->handle, queue.handle);
+  EXPECT_EQ((*found).kind, object_kind::queue);
+  object_table::found other = table.find<object_kind::mem>(1);
+  EXPECT_FALSE(other);
+  EXPECT_EQ(other.error(), CL_INVALID_MEM_OBJECT);
+  object_table::found unknown = table.find<object_kind::queue>(2);
+  EXPECT_FALSE(unknown);
+  EXPECT_EQ(unknown.error(), CL_INVALID_COMMAND_QUEUE);
+}
+
+TEST(object_table, typed_lookups_fail_with_the_spec_error_of_their_kind) {
+  const native::api& api = native::dry_api();
+  object_table table(api);
+  // Id 1 is a context: every other kind's lookup of it fails as for an unknown id.
+  ASSERT_TRUE(table.insert(1, fake(object_kind::context, api)));
+  EXPECT_EQ(table.find<object_kind::context>(9).error(), CL_INVALID_CONTEXT);
+  EXPECT_EQ(table.find<object_kind::queue>(1).error(), CL_INVALID_COMMAND_QUEUE);
+  EXPECT_EQ(table.find<object_kind::mem>(1).error(), CL_INVALID_MEM_OBJECT);
+  EXPECT_EQ(table.find<object_kind::program>(1).error(), CL_INVALID_PROGRAM);
+  EXPECT_EQ(table.find<object_kind::kernel>(1).error(), CL_INVALID_KERNEL);
+  EXPECT_EQ(table.find<object_kind::event>(1).error(), CL_INVALID_EVENT);
+  EXPECT_EQ(table.find<object_kind::sampler>(1).error(), CL_INVALID_SAMPLER);
+  EXPECT_EQ(table.find<object_kind::svm>(1).error(), CL_INVALID_VALUE) << "an SVM pointer outside every allocation";
+  EXPECT_TRUE(table.find<object_kind::context>(1));
+}
+
+TEST(object_table, a_lookup_may_name_its_own_error_for_a_missing_object) {
+  const native::api& api = native::dry_api();
+  object_table table(api);
+  ASSERT_TRUE(table.insert(1, fake(object_kind::mem, api)));
+  // A wait list names events: a wrong id there is CL_INVALID_EVENT_WAIT_LIST.
+  EXPECT_EQ(table.find<object_kind::event>(1, CL_INVALID_EVENT_WAIT_LIST).error(), CL_INVALID_EVENT_WAIT_LIST);
+  EXPECT_EQ(table.find<object_kind::event>(2, CL_INVALID_EVENT_WAIT_LIST).error(), CL_INVALID_EVENT_WAIT_LIST);
+  EXPECT_TRUE(table.find<object_kind::mem>(1, CL_INVALID_IMAGE_DESCRIPTOR));
 }
 
 TEST(object_table, a_failed_creation_answers_with_its_error) {
@@ -49,12 +80,17 @@ TEST(object_table, a_failed_creation_answers_with_its_error) {
   failed.kind = object_kind::context;
   failed.error = CL_INVALID_DEVICE;
   ASSERT_TRUE(table.insert(5, failed));
-  cl_int error = 0;
-  EXPECT_EQ(table.find(5, object_kind::context, CL_INVALID_CONTEXT, error), nullptr);
-  EXPECT_EQ(error, CL_INVALID_DEVICE);
+  object_table::found found = table.find<object_kind::context>(5);
+  EXPECT_FALSE(found);
+  EXPECT_EQ(found.error(), CL_INVALID_DEVICE);
+  // The recorded error wins over the one the lookup names for a missing object...
+  EXPECT_EQ(table.find<object_kind::context>(5, CL_INVALID_VALUE).error(), CL_INVALID_DEVICE);
+  // ...but only for the kind that failed.
+  EXPECT_EQ(table.find<object_kind::queue>(5).error(), CL_INVALID_COMMAND_QUEUE);
   EXPECT_EQ(table.size(), 1u);
   EXPECT_TRUE(table.erase(5));
   EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(table.find<object_kind::context>(5).error(), CL_INVALID_CONTEXT);
 }
 
 TEST(object_table, duplicates_are_refused) {
