@@ -5,8 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <thread>
 #include <vector>
 
 #include "client/net/test_parts.hpp"
@@ -24,12 +22,9 @@ std::vector<uint8_t> counting(size_t size) {
   return bytes;
 }
 
-/// Waits (a few seconds at most) for the session to end.
+/// Whether the session ends within a few seconds.
 bool ends(const link_state& link) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!link.ended && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  return link.ended;
+  return testing::eventually([&] { return link.ended.load(); });
 }
 
 TEST(bulk_receiver, bulk_data_lands_in_its_destination_and_completes_the_read) {

@@ -23,7 +23,7 @@ control_channel::control_channel(link_state& link, event_tracker& tracker, bulk_
   out_.reserve(64 * 1024);
   spare_.reserve(64 * 1024);
   link_.on_end([this] {
-    out_cv_.notify_all();
+    wake_writer();
     requests_cv_.notify_all();
   });
 }
@@ -112,6 +112,15 @@ void control_channel::writer_loop() {
     }
     flush();
   }
+}
+
+void control_channel::wake_writer() {
+  // Through out_mutex_: the writer reads the flags that stop it under that
+  // lock, so it cannot miss the news between its check and its wait.
+  {
+    std::lock_guard lock(out_mutex_);
+  }
+  out_cv_.notify_all();
 }
 
 void control_channel::wake_callers() {

@@ -123,8 +123,8 @@ class control_channel {
   /// when the session ends or the connection stops).
   void start_writer();
   void join_writer();
-  /// Wakes the writer: what was posted offline goes now.
-  void wake_writer() { out_cv_.notify_all(); }
+  /// Wakes the writer: what was posted offline goes now, or it stops.
+  void wake_writer();
   /// Wakes the callers that wait for replies (the session ended).
   void wake_callers();
 

@@ -85,8 +85,10 @@ void resumer::stop() {
   stop_cv_.notify_all();
   online_cv_.notify_all();
   channel_.wake_writer();
-  channel_.join_writer();
+  // The control reader first: after a session ended it joins the writer
+  // itself (start_new_session), and two threads must never join one.
   if (control_reader_.joinable()) control_reader_.join();
+  channel_.join_writer();
   receiver_.join();
 }
 

@@ -90,14 +90,9 @@ class recording_sink final : public completion_sink {
     return e;
   }
   /// Waits (a few seconds at most) until `e` has `count` parts.
-  bool wait_for_parts(const fake_event& e, size_t count) const {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (snapshot(e).parts.size() < count) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return true;
-  }
+  bool wait_for_parts(const fake_event& e, size_t count) const;
+  /// Waits (a few seconds at most) until `e` was completed by force.
+  bool wait_for_completion(const fake_event& e) const;
 
   std::vector<std::string> explanations;
   std::vector<cl_int> failed_replies;
@@ -107,6 +102,25 @@ class recording_sink final : public completion_sink {
   static fake_event& of(event* e) { return *reinterpret_cast<fake_event*>(e); }
   mutable std::mutex mutex_;
 };
+
+/// Whether `ready()` comes true within a few seconds (it is asked often).
+template <class Ready>
+bool eventually(Ready&& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+inline bool recording_sink::wait_for_parts(const fake_event& e, size_t count) const {
+  return eventually([&] { return snapshot(e).parts.size() >= count; });
+}
+
+inline bool recording_sink::wait_for_completion(const fake_event& e) const {
+  return eventually([&] { return snapshot(e).completed_with != 1; });
+}
 
 /// The server's end of a session: the other ends of its control and bulk
 /// streams.
