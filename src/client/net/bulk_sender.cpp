@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "client/net/wake_all.hpp"
 #include "common/log.hpp"
 #include "protocol/bulk_head.hpp"
 #include "protocol/dispatch.hpp"
@@ -172,12 +173,7 @@ void bulk_sender::settle_borrowed(protocol::object_id queue, protocol::object_id
   borrowing_.store(log_.borrowing(), std::memory_order_release);
 }
 
-void bulk_sender::wake_waiters() {
-  {
-    std::lock_guard lock(log_mutex_);
-  }
-  acked_cv_.notify_all();
-}
+void bulk_sender::wake_waiters() { wake_all(log_mutex_, acked_cv_); }
 
 bool bulk_sender::replay_locked(uint64_t received, stream* to) const {
   return log_.replay(received, [&](const bulk_log::frame& f) {

@@ -24,10 +24,11 @@
 //                    failing what is outstanding, new sessions, availability
 // Lock order across parts: the resumer's std::scoped_lock over the send and
 // log mutexes of control_channel and bulk_sender (and control_channel's
-// out_mutex_), then link_state's fd_mutex_; no other lock is held while a
-// part calls into another, except control_channel's send_mutex_ around
-// link_state::end_session and broken (which take fd_mutex_, then each
-// part's wake-up lock alone).
+// out_mutex_), then link_state's fd_mutex_. A part calls into another with
+// no lock held, except that a send mutex may be held around
+// link_state::broken and end_session, which take fd_mutex_ and then each
+// part's wake-up lock alone (control_channel's out_mutex_, which nests in
+// its send_mutex_ anyway, and the resumer's stop_mutex_).
 #pragma once
 
 #include <cstdint>

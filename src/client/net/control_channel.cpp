@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "client/net/wake_all.hpp"
 #include "common/thread_name.hpp"
 
 namespace ferry::client {
@@ -115,19 +116,12 @@ void control_channel::writer_loop() {
 }
 
 void control_channel::wake_writer() {
-  // Through out_mutex_: the writer reads the flags that stop it under that
-  // lock, so it cannot miss the news between its check and its wait.
-  {
-    std::lock_guard lock(out_mutex_);
-  }
-  out_cv_.notify_all();
+  // The writer reads the flags that stop it under out_mutex_.
+  wake_all(out_mutex_, out_cv_);
 }
 
 void control_channel::wake_callers() {
-  {
-    std::lock_guard lock(requests_mutex_);
-  }
-  requests_cv_.notify_all();
+  wake_all(requests_mutex_, requests_cv_);
 }
 
 void control_channel::reset_locked() {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "client/net/wake_all.hpp"
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
 
@@ -79,10 +80,7 @@ void resumer::start_bulk_reader() { receiver_.start(link_.bulk(), link_.generati
 void resumer::stop() {
   link_.stopping = true;
   link_.shut_streams(link_state::generation_change::keep);
-  {
-    std::lock_guard lock(stop_mutex_);
-  }
-  stop_cv_.notify_all();
+  wake_all(stop_mutex_, stop_cv_);
   online_cv_.notify_all();
   channel_.wake_writer();
   // The control reader first: after a session ended it joins the writer
@@ -99,18 +97,10 @@ bool resumer::wait_online() {
   return link_.alive.load();
 }
 
-void resumer::wake_online_waiters() {
-  {
-    std::lock_guard lock(stop_mutex_);
-  }
-  online_cv_.notify_all();
-}
+void resumer::wake_online_waiters() { wake_all(stop_mutex_, online_cv_); }
 
 void resumer::wake_pauses() {
-  {
-    std::lock_guard lock(stop_mutex_);
-  }
-  stop_cv_.notify_all();
+  wake_all(stop_mutex_, stop_cv_);
   wake_online_waiters();
 }
 

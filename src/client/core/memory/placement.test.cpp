@@ -61,9 +61,22 @@ class placement_test : public ::testing::Test {
     return m;
   }
 
-  /// bring_contents without waits or a dependent event.
-  cl_int bring(memory* m, access how, uint32_t to, protocol::object_id& arrival) {
-    return bring_contents(m, how, at(to), the_queue(), {}, nullptr, arrival);
+  /// What bring_contents did: its status, the write the command waits
+  /// for (0: none, nothing moved), and the root's holders afterwards.
+  struct outcome {
+    cl_int status;
+    protocol::object_id arrival;
+    uint64_t holders;
+    bool operator==(const outcome&) const = default;
+  };
+  /// bring_contents without waits or a dependent event, for `m` whose root
+  /// is held by `held_by` (a set of bits).
+  outcome bring(memory* m, uint64_t held_by, access how, uint32_t to) {
+    memory* root = root_of(m);
+    root->holders = held_by;
+    protocol::object_id arrival = 99;
+    const cl_int status = bring_contents(m, how, at(to), the_queue(), {}, nullptr, arrival);
+    return {status, arrival, root->holders};
   }
 
  private:
@@ -100,49 +113,28 @@ TEST_F(placement_test, a_new_buffer_is_current_where_its_contents_went_or_everyw
   EXPECT_EQ(without->holders, at(0).bit() | at(1).bit() | at(2).bit());
 }
 
-TEST_F(placement_test, a_read_where_the_contents_are_adds_nothing_to_move) {
-  memory* m = buffer(8);
-  m->holders = at(0).bit() | at(2).bit();
-  protocol::object_id arrival = 99;
-  EXPECT_EQ(bring(m, access::read, 2, arrival), CL_SUCCESS);
-  EXPECT_EQ(arrival, 0u);
-  EXPECT_EQ(m->holders, at(0).bit() | at(2).bit());  // both stay current
+TEST_F(placement_test, a_read_where_the_contents_are_moves_nothing_and_keeps_every_holder) {
+  const uint64_t both = at(0).bit() | at(2).bit();
+  EXPECT_EQ(bring(buffer(8), both, access::read, 2), (outcome{CL_SUCCESS, 0, both}));
 }
 
 TEST_F(placement_test, a_write_leaves_its_server_the_only_holder) {
-  memory* m = buffer(8);
-  m->holders = at(0).bit() | at(2).bit();
-  protocol::object_id arrival = 99;
-  EXPECT_EQ(bring(m, access::write, 2, arrival), CL_SUCCESS);
-  EXPECT_EQ(arrival, 0u);
-  EXPECT_EQ(m->holders, at(2).bit());
+  EXPECT_EQ(bring(buffer(8), at(0).bit() | at(2).bit(), access::write, 2), (outcome{CL_SUCCESS, 0, at(2).bit()}));
 }
 
 TEST_F(placement_test, replacing_the_contents_moves_nothing_even_from_another_server) {
-  memory* m = buffer(8);
-  m->holders = at(0).bit();
-  protocol::object_id arrival = 99;
-  EXPECT_EQ(bring(sub_buffer(m, 0, 8), access::replace, 1, arrival), CL_SUCCESS);
-  EXPECT_EQ(arrival, 0u);
-  EXPECT_EQ(m->holders, at(1).bit());  // the root's placement changes
+  // Through a sub-buffer as wide as its parent: the root's placement changes.
+  memory* part = sub_buffer(buffer(8), 0, 8);
+  EXPECT_EQ(bring(part, at(0).bit(), access::replace, 1), (outcome{CL_SUCCESS, 0, at(1).bit()}));
 }
 
 TEST_F(placement_test, contents_no_server_holds_are_undefined_and_current_where_used) {
-  memory* m = buffer(8);
-  m->holders = 0;  // a failed migration lost them
-  protocol::object_id arrival = 99;
-  EXPECT_EQ(bring(m, access::read, 1, arrival), CL_SUCCESS);
-  EXPECT_EQ(arrival, 0u);
-  EXPECT_EQ(m->holders, at(1).bit());
+  // A failed migration lost them.
+  EXPECT_EQ(bring(buffer(8), 0, access::read, 1), (outcome{CL_SUCCESS, 0, at(1).bit()}));
 }
 
 TEST_F(placement_test, an_image_on_another_server_does_not_migrate) {
-  memory* m = image(8);
-  m->holders = at(0).bit();
-  protocol::object_id arrival = 99;
-  EXPECT_EQ(bring(m, access::read, 1, arrival), CL_INVALID_OPERATION);
-  EXPECT_EQ(arrival, 0u);
-  EXPECT_EQ(m->holders, at(0).bit());
+  EXPECT_EQ(bring(image(8), at(0).bit(), access::read, 1), (outcome{CL_INVALID_OPERATION, 0, at(0).bit()}));
 }
 
 }  // namespace
