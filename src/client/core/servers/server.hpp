@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "client/core/objects.hpp"
 #include "client/core/result.hpp"
 #include "client/net/connection.hpp"
 #include "common/socket.hpp"

@@ -1,0 +1,189 @@
+#include "client/net/bulk_sender.hpp"
+
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "client/net/wake_all.hpp"
+#include "common/log.hpp"
+#include "protocol/bulk_head.hpp"
+#include "protocol/dispatch.hpp"
+
+namespace ferry::client {
+
+namespace {
+
+/// Whether large writes to a daemon on a plain Unix socket go through a
+/// shared-memory window (FERRY_BULK_WINDOW=0 sends them on the socket, to
+/// compare).
+bool bulk_windows_enabled() {
+  static const bool value = [] {
+    const char* text = std::getenv("FERRY_BULK_WINDOW");
+    return !(text && std::string(text) == "0");
+  }();
+  return value;
+}
+
+}  // namespace
+
+bool write_bulk_frame(stream* to, protocol::object_id transfer, uint64_t offset, uint64_t total, const uint8_t* data,
+                      uint64_t size) {
+  uint8_t head[protocol::bulk_head_size];
+  protocol::store_bulk_head(head, protocol::bulk_data{transfer, offset, total}, size);
+  iovec pieces[2] = {{head, sizeof head}, {const_cast<uint8_t*>(data), size}};
+  return writev_all(to, pieces, size ? 2 : 1);
+}
+
+bulk_window* bulk_sender::window_for_chunk(uint64_t chunk) {
+  if (chunk <= bulk_log::copy_limit) return nullptr;  // small: one socket write costs less than a hand-off
+  if (window_decided_) return window_.get();
+  // One offer per bulk stream: a resumed session gets a new stream, and a
+  // new window with it (forget_window).
+  window_decided_ = true;
+  stream* s = link_.bulk();
+  if (!bulk_windows_enabled() || link_.version.load(std::memory_order_acquire) < 5 ||
+      link_.where().type != endpoint::kind::unix_socket || s->encrypted())
+    return nullptr;
+  std::string why;
+  std::unique_ptr<bulk_window> w = bulk_window::create(window_slots, protocol::max_bulk_chunk, why);
+  if (!w) {
+    FERRY_WARN("net", "%s: no shared-memory window (%s); large writes go on the socket", link_.name().c_str(),
+               why.c_str());
+    return nullptr;
+  }
+  if (!protocol::send_window_offer(s->fd(), protocol::window_offer{window_slots, protocol::max_bulk_chunk}, w->fd()))
+    return nullptr;  // the next write finds the stream broken
+  FERRY_DEBUG("net", "%s: large writes go through a shared-memory window of %u x %u bytes", link_.name().c_str(),
+              window_slots, protocol::max_bulk_chunk);
+  window_ = std::move(w);
+  return window_.get();
+}
+
+void bulk_sender::forget_window() {
+  window_.reset();
+  window_decided_ = false;
+}
+
+bool bulk_sender::send_chunk(uint64_t generation, protocol::object_id transfer, uint64_t offset, uint64_t total,
+                             const uint8_t* data, uint64_t size) {
+  bulk_window* window = window_for_chunk(size);
+  if (!window) return write_bulk_frame(link_.bulk(), transfer, offset, total, data, size);
+  uint32_t slot = 0;
+  // The daemon frees a slot as soon as it has copied it; a daemon that has
+  // gone never does, so keep asking whether the streams still live.
+  while (!window->wait_for_slot(100, slot))
+    if (link_.stopping || link_.ended || generation != link_.generation()) return false;
+  std::memcpy(window->slot(slot), data, size);
+  std::vector<uint8_t> frame;
+  protocol::append_frame(frame, protocol::window_chunk{transfer, offset, total, slot, size});
+  if (!write_all(link_.bulk(), frame.data(), frame.size())) return false;
+  window->slot_sent();
+  return true;
+}
+
+uint64_t bulk_sender::send_chunks(protocol::object_id transfer, const uint8_t* bytes, uint64_t size,
+                                  bulk_log::hold how, const std::shared_ptr<const void>& keeper,
+                                  protocol::object_id queue) {
+  uint64_t last = 0;
+  std::lock_guard lock(send_mutex_);
+  // Offline (or once a write fails) the chunks go into the log only; the
+  // resumption sends them.
+  bool writing = link_.alive.load(std::memory_order_acquire);
+  const uint64_t generation = link_.generation();
+  uint64_t offset = 0;
+  do {
+    uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
+    const uint8_t* from;
+    {
+      std::lock_guard log(log_mutex_);
+      const bulk_log::frame& f = log_.append(transfer, offset, size, bytes + offset, chunk, how, keeper, queue);
+      last = f.number;
+      from = f.data;  // stays put until written() says the write is over
+      borrowing_.store(log_.borrowing(), std::memory_order_release);
+    }
+    if (writing && !send_chunk(generation, transfer, offset, size, from, chunk)) {
+      if (!link_.stopping) link_.broken(generation, "cannot send bulk data to server");
+      writing = false;
+    }
+    {
+      std::lock_guard log(log_mutex_);
+      log_.written(last);
+    }
+    offset += chunk;
+  } while (offset < size);
+  return last;
+}
+
+bool bulk_sender::over(uint64_t epoch) const {
+  return link_.ended || link_.stopping || link_.epoch.load(std::memory_order_acquire) != epoch;
+}
+
+bool bulk_sender::send_data(protocol::object_id transfer, const void* data, uint64_t size, bytes_lifetime lifetime,
+                            protocol::object_id queue) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  const uint64_t epoch = link_.epoch.load(std::memory_order_acquire);
+  if (size <= bulk_log::copy_limit) {
+    send_chunks(transfer, bytes, size, bulk_log::hold::copy, nullptr, 0);
+    return !over(epoch);
+  }
+  if (lifetime == bytes_lifetime::until_completion) {
+    send_chunks(transfer, bytes, size, bulk_log::hold::borrow, nullptr, queue);
+    return !over(epoch);
+  }
+  // The log points into the caller's memory: keep it until the server has it.
+  const uint64_t last = send_chunks(transfer, bytes, size, bulk_log::hold::borrow, nullptr, 0);
+  std::unique_lock lock(log_mutex_);
+  acked_cv_.wait(lock, [&] { return over(epoch) || log_.acknowledged() >= last; });
+  return !over(epoch);
+}
+
+bool bulk_sender::send_data(protocol::object_id transfer, std::vector<uint8_t> bytes) {
+  const uint64_t epoch = link_.epoch.load(std::memory_order_acquire);
+  auto keeper = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  send_chunks(transfer, keeper->data(), keeper->size(), bulk_log::hold::keep, keeper, 0);
+  return !over(epoch);
+}
+
+bool bulk_sender::acknowledge(uint64_t received) {
+  {
+    // Bulk frames enter the log before they are written.
+    std::lock_guard lock(log_mutex_);
+    if (!log_.acknowledge(received)) return false;
+    borrowing_.store(log_.borrowing(), std::memory_order_release);
+  }
+  acked_cv_.notify_all();
+  return true;
+}
+
+void bulk_sender::settle_borrowed(protocol::object_id queue, protocol::object_id command, cl_int status) {
+  if (!borrowing_.load(std::memory_order_acquire)) return;
+  std::lock_guard log(log_mutex_);
+  if (queue == 0) queue = log_.borrowed_queue(command);
+  uint64_t copied = 0;
+  if (status < 0)
+    copied = log_.settle_all(command);
+  else if (queue != 0)
+    copied = log_.settle(queue, command);
+  if (copied)
+    FERRY_DEBUG("net", "%s: command %llu completed before the server had %llu bytes of its queue's writes; copied them",
+                link_.name().c_str(), static_cast<unsigned long long>(command),
+                static_cast<unsigned long long>(copied));
+  borrowing_.store(log_.borrowing(), std::memory_order_release);
+}
+
+void bulk_sender::wake_waiters() { wake_all(log_mutex_, acked_cv_); }
+
+bool bulk_sender::replay_locked(uint64_t received, stream* to) const {
+  return log_.replay(received, [&](const bulk_log::frame& f) {
+    return write_bulk_frame(to, f.transfer, f.offset, f.total, f.data, f.size);
+  });
+}
+
+void bulk_sender::reset_locked() {
+  log_ = bulk_log{};
+  borrowing_ = false;
+}
+
+}  // namespace ferry::client

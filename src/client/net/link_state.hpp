@@ -1,0 +1,140 @@
+// What the parts of a connection share (control_channel, bulk_sender,
+// bulk_receiver, event_tracker, resumer): the server, the current pair of
+// streams, what is known of the session, and how far each side has got.
+//
+// Locks: fd_mutex_ guards shutting down and replacing the streams. The
+// resumer replaces them while it also holds the control channel's and the
+// bulk sender's send mutexes, so a writer's stream stays put while it writes
+// (a writer reads control() or bulk() only under its own send mutex).
+// session_mutex_ guards the session's tokens. Everything else here is atomic.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "client/net/completion_sink.hpp"
+#include "common/socket.hpp"
+#include "common/stream.hpp"
+#include "protocol/outgoing.hpp"
+
+namespace ferry::client {
+
+/// What new work meets while a server is offline (FERRY_OUTAGE).
+enum class outage_policy {
+  /// Taken, and sent on resumption; fails only when the session cannot be
+  /// resumed (the default: unmodified programs ride out short outages).
+  wait,
+  /// Refused at once with CL_DEVICE_NOT_AVAILABLE (FERRY_OUTAGE=fail-fast),
+  /// for programs that move their work to another device as soon as the
+  /// availability callback tells them (the PoCL-R paper's Fig. 4).
+  fail_fast,
+};
+/// FERRY_OUTAGE, read once: "wait" (default) or "fail-fast"; anything else
+/// is logged and taken as the default.
+outage_policy outage_policy_from_environment();
+
+class link_state {
+ public:
+  link_state(const endpoint& where, const protocol::credentials& who, completion_sink& sink);
+  link_state(const link_state&) = delete;
+  link_state& operator=(const link_state&) = delete;
+
+  const std::string& name() const { return name_; }
+  const endpoint& where() const { return where_; }
+  const protocol::credentials& credentials() const { return credentials_; }
+  completion_sink& sink() const { return sink_; }
+
+  /// The current streams. The control reader reads control(); writers use
+  /// them under their send mutex (see the file comment).
+  stream* control() const { return control_.get(); }
+  stream* bulk() const { return bulk_.get(); }
+  /// Which pair of streams is current: a write that fails on an older one
+  /// was expected.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  /// Makes `control` and `bulk` current (closing the old ones); the caller
+  /// holds both send mutexes.
+  void replace_streams(stream_ptr control, stream_ptr bulk);
+  /// The streams of `generation` broke: shuts both down so that the control
+  /// reader notices and resumes. A stale generation is ignored.
+  void broken(uint64_t generation, const char* why);
+  /// Shuts both streams down, moving on to the next generation first when
+  /// `next` says so (writes that fail from then on are expected).
+  enum class generation_change { keep, next };
+  void shut_streams(generation_change change);
+  /// Shuts the bulk stream down: its reader returns.
+  void shut_bulk();
+
+  /// Ends the session for good (no resumption) and wakes whoever waits on
+  /// it: the control reader then fails everything outstanding.
+  void end_session(const std::string& why);
+  /// Adds what end_session wakes (each part's waiting threads). Only while
+  /// the connection is being built: end_session reads the list unlocked.
+  void on_end(std::function<void()> wake) { wakers_.push_back(std::move(wake)); }
+
+  /// Whether the server takes new work (connection::accepting).
+  bool accepting() const { return policy == outage_policy::fail_fast ? alive.load() : !ended.load(); }
+
+  protocol::session_token session() const {
+    std::lock_guard lock(session_mutex_);
+    return session_;
+  }
+  protocol::session_token peer_key() const {
+    std::lock_guard lock(session_mutex_);
+    return peer_key_;
+  }
+  /// The tokens to show in the next hello (zero: ask for a new session).
+  protocol::session_token secret() const {
+    std::lock_guard lock(session_mutex_);
+    return secret_;
+  }
+  /// What a welcome told: the session, its secret and its peer key.
+  void set_session(const protocol::session_token& session, const protocol::session_token& secret,
+                   const protocol::session_token& peer_key);
+  /// Forgets the session, so that the next handshake opens a new one.
+  void forget_session();
+
+  /// Whether the server is reachable now; whether the session is over for
+  /// good; whether the connection is being destroyed or said goodbye.
+  std::atomic<bool> alive{false};
+  std::atomic<bool> ended{false};
+  std::atomic<bool> stopping{false};
+  /// Which session with the server this is (connection::epoch).
+  std::atomic<uint64_t> epoch{1};
+  /// The protocol version the server chose at the handshake.
+  std::atomic<uint16_t> version{0};
+  const outage_policy policy = outage_policy_from_environment();
+  /// session_state.grace_ms: 0 means no resumption. Written by the control
+  /// reader only (and by open() before it starts).
+  uint32_t grace_ms = 0;
+
+  // What the client has received (and handled) of the session's frames, and
+  // the counts its last ack carried.
+  std::atomic<uint64_t> received_control{0};
+  std::atomic<uint64_t> received_bulk{0};
+  std::atomic<uint64_t> acked_control{0};
+  std::atomic<uint64_t> acked_bulk{0};
+
+ private:
+  const std::string name_;
+  const endpoint where_;
+  const protocol::credentials credentials_;
+  completion_sink& sink_;
+
+  std::mutex fd_mutex_;  // guards shutting down and replacing control_ and bulk_
+  stream_ptr control_;
+  stream_ptr bulk_;
+  std::atomic<uint64_t> generation_{1};  // of the current pair of streams
+
+  mutable std::mutex session_mutex_;  // guards session_, secret_, peer_key_
+  protocol::session_token session_{};
+  protocol::session_token secret_{};
+  protocol::session_token peer_key_{};
+
+  std::vector<std::function<void()>> wakers_;
+};
+
+}  // namespace ferry::client

@@ -1,0 +1,133 @@
+// The resumer: after the streams break, what the server has not received
+// goes again, once and in order; a server whose counts cannot be true is
+// refused; a session that cannot be resumed fails everything outstanding.
+#include "client/net/resumer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "client/net/test_parts.hpp"
+
+namespace ferry::client {
+namespace {
+
+using testing::connection_parts;
+using testing::connect_pair;
+using testing::fake_event;
+using testing::recording_sink;
+using testing::server_end;
+
+/// New streams for a resumption: ours to hand over, theirs for the test.
+struct fresh_streams {
+  stream_ptr control, bulk;
+  server_end server;
+  fresh_streams() {
+    connect_pair(control, server.control);
+    connect_pair(bulk, server.bulk);
+  }
+};
+
+TEST(resumer, after_the_streams_break_what_the_server_lacks_goes_again_once) {
+  connection_parts parts;
+  auto before = parts.attach();
+  for (uint64_t i = 1; i <= 3; ++i) parts.channel.post(protocol::ping{i});
+  parts.channel.flush();
+  for (uint64_t i = 1; i <= 3; ++i) EXPECT_EQ(before.receive<protocol::ping>().request, i);
+  const std::vector<uint8_t> first(10, 1), second(10, 2);
+  ASSERT_TRUE(parts.sender.send_data(50, first.data(), first.size(), bytes_lifetime::until_return, 0));
+  ASSERT_TRUE(parts.sender.send_data(51, second.data(), second.size(), bytes_lifetime::until_return, 0));
+  std::string why;
+  ASSERT_TRUE(parts.deliver(protocol::ack{1, 0}, why)) << why;
+
+  // The streams break; a frame posted meanwhile waits in the log.
+  parts.link.alive = false;
+  parts.channel.post(protocol::ping{4});
+  parts.channel.flush();
+
+  // The server ran two control frames and has the first bulk frame.
+  fresh_streams after;
+  std::string error;
+  ASSERT_EQ(parts.session.resume_streams(after.control, after.bulk, {2, 1, 1000, 0}, error),
+            resumer::resume_result::resumed)
+      << error;
+  EXPECT_TRUE(parts.link.alive);
+  EXPECT_EQ(after.server.receive<protocol::ack>(), (protocol::ack{0, 0}));  // first, as the server waits for it
+  EXPECT_EQ(after.server.receive<protocol::ping>().request, 3u);
+  EXPECT_EQ(after.server.receive<protocol::ping>().request, 4u);
+  std::vector<uint8_t> bytes;
+  EXPECT_EQ(after.server.receive_bulk(bytes), (protocol::bulk_data{51, 0, 10}));
+  EXPECT_EQ(bytes, second);
+
+  // Nothing goes twice: the next frame is the next one posted.
+  parts.channel.post(protocol::ping{5});
+  parts.channel.flush();
+  EXPECT_EQ(after.server.receive<protocol::ping>().request, 5u);
+  EXPECT_TRUE(after.server.bulk_is_quiet());
+}
+
+/// Why a resumption is refused after pings 1 to `sent` were flushed and the
+/// server acknowledged `acknowledged` of them, when it says it has `claimed`.
+std::string refusal(uint64_t sent, uint64_t acknowledged, uint64_t claimed) {
+  connection_parts parts;
+  auto before = parts.attach();
+  for (uint64_t i = 1; i <= sent; ++i) parts.channel.post(protocol::ping{i});
+  parts.channel.flush();
+  std::string error;
+  EXPECT_TRUE(parts.deliver(protocol::ack{acknowledged, 0}, error)) << error;
+  fresh_streams after;
+  if (parts.session.resume_streams(after.control, after.bulk, {claimed, 0, 1000, 0}, error) !=
+      resumer::resume_result::refused)
+    return "not refused";
+  return error;
+}
+
+TEST(resumer, a_server_that_claims_frames_never_sent_is_refused) {
+  EXPECT_EQ(refusal(1, 0, 2), "the server claims frames never sent");
+}
+
+TEST(resumer, a_server_that_lost_acknowledged_frames_is_refused) {
+  EXPECT_EQ(refusal(2, 2, 1), "the server lost frames it had acknowledged");
+}
+
+TEST(resumer, when_the_session_cannot_be_resumed_everything_outstanding_fails) {
+  connection_parts parts;
+  auto server = parts.attach();
+  fake_event command{60}, read{61};
+  std::vector<uint8_t> destination(8);
+  parts.tracker.track(recording_sink::handle(command));
+  parts.tracker.track(recording_sink::handle(read));
+  parts.receiver.expect_data(61, destination.data(), destination.size(), recording_sink::handle(read));
+  std::vector<cl_int> hook_heard;
+  parts.tracker.on_failure(62, [&](cl_int status) { hook_heard.push_back(status); });
+  result<protocol::pong> reply = protocol::pong{};
+  std::thread caller([&] {
+    protocol::ping p;
+    uint64_t frame;
+    reply = parts.channel.call<protocol::pong>(p, [] {}, frame);
+  });
+  server.receive<protocol::ping>();  // the caller waits for its reply now
+
+  parts.link.end_session("refused by server: unknown session");
+  parts.session.fail_outstanding();
+  caller.join();
+
+  EXPECT_EQ(command.completed_with, CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(read.completed_with, CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(command.releases, command.holds);
+  EXPECT_EQ(read.releases, read.holds);  // tracked and awaited: both references go
+  EXPECT_EQ(read.holds, 2);
+  EXPECT_EQ(hook_heard, std::vector<cl_int>{CL_DEVICE_NOT_AVAILABLE});
+  EXPECT_EQ(reply.error(), CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_FALSE(parts.link.alive);
+
+  // Nothing will ever arrive for work given afterwards: it fails at once.
+  fake_event late{63};
+  parts.tracker.track(recording_sink::handle(late));
+  EXPECT_EQ(late.completed_with, CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(late.releases, late.holds);
+}
+
+}  // namespace
+}  // namespace ferry::client
