@@ -1,6 +1,7 @@
 // Context entry points.
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/info_table.hpp"
 #include "client/core/servers/platform.hpp"
 #include "client/core/servers/server.hpp"
 #include "common/log.hpp"
@@ -80,6 +81,15 @@ result<cl_context> create_context(const cl_context_properties* properties, cl_ui
   return static_cast<cl_context>(c);
 }
 
+using context_row = info_row<cl_context>;
+const context_row context_info[] = {
+    context_row::of<cl_uint>(CL_CONTEXT_REFERENCE_COUNT, [](cl_context c) { return c->api_refs.load(); }),
+    context_row::of<cl_uint>(CL_CONTEXT_NUM_DEVICES, [](cl_context c) { return c->devices.size(); }),
+    context_row::of<std::vector<cl_device_id>>(CL_CONTEXT_DEVICES, [](cl_context c) { return c->devices; }),
+    context_row::of<std::vector<cl_context_properties>>(CL_CONTEXT_PROPERTIES,
+                                                        [](cl_context c) { return c->properties; }),
+};
+
 }  // namespace
 
 cl_context CL_API_CALL clCreateContext(const cl_context_properties* properties, cl_uint num_devices,
@@ -126,13 +136,7 @@ cl_int CL_API_CALL clGetContextInfo(cl_context c, cl_context_info param, size_t 
   return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(c);
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_CONTEXT_REFERENCE_COUNT: return out.value(cl_uint{c->api_refs.load()});
-      case CL_CONTEXT_NUM_DEVICES: return out.value(static_cast<cl_uint>(c->devices.size()));
-      case CL_CONTEXT_DEVICES: return out.array(c->devices);
-      case CL_CONTEXT_PROPERTIES: return out.array(c->properties);
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(context_info, c, param, out);
   });
 }
 

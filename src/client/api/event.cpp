@@ -1,11 +1,36 @@
 // Event entry points: waiting, queries, profiling, user events, callbacks.
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/info_table.hpp"
 #include "client/core/command.hpp"
 #include "client/core/event_state.hpp"
 #include "client/core/servers/server.hpp"
 
 namespace ferry::client::api {
+
+namespace {
+
+using event_row = info_row<cl_event>;
+const event_row event_info[] = {
+    event_row::of<cl_command_queue>(CL_EVENT_COMMAND_QUEUE, [](cl_event e) { return e->queue; }),
+    event_row::of<cl_context>(CL_EVENT_CONTEXT, [](cl_event e) { return e->context; }),
+    event_row::of<cl_command_type>(CL_EVENT_COMMAND_TYPE, [](cl_event e) { return e->command_type; }),
+    event_row::of<cl_int>(CL_EVENT_COMMAND_EXECUTION_STATUS, [](cl_event e) { return polled_status(e); }),
+    event_row::of<cl_uint>(CL_EVENT_REFERENCE_COUNT, [](cl_event e) { return e->api_refs.load(); }),
+};
+
+// The counters the native device recorded: queued, submit, start, end; the
+// end stands for CL_PROFILING_COMMAND_COMPLETE too.
+using profiling_row = info_row<cl_event>;
+const profiling_row profiling_info[] = {
+    profiling_row::of<cl_ulong>(CL_PROFILING_COMMAND_QUEUED, [](cl_event e) { return e->profiling[0]; }),
+    profiling_row::of<cl_ulong>(CL_PROFILING_COMMAND_SUBMIT, [](cl_event e) { return e->profiling[1]; }),
+    profiling_row::of<cl_ulong>(CL_PROFILING_COMMAND_START, [](cl_event e) { return e->profiling[2]; }),
+    profiling_row::of<cl_ulong>(CL_PROFILING_COMMAND_END, [](cl_event e) { return e->profiling[3]; }),
+    profiling_row::of<cl_ulong>(CL_PROFILING_COMMAND_COMPLETE, [](cl_event e) { return e->profiling[3]; }),
+};
+
+}  // namespace
 
 cl_int CL_API_CALL clWaitForEvents(cl_uint count, const cl_event* list) {
   return guarded(__func__, [&]() -> cl_int {
@@ -38,19 +63,7 @@ cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info param, size_t size, 
   return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(e);
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_EVENT_COMMAND_QUEUE: return out.value(e->queue);
-      case CL_EVENT_CONTEXT: return out.value(e->context);
-      case CL_EVENT_COMMAND_TYPE: return out.value(e->command_type);
-      case CL_EVENT_COMMAND_EXECUTION_STATUS: {
-        // Polling an event must make progress possible: send what is queued.
-        if (e->status.load() > CL_COMPLETE)
-          for (server* s : e->context->servers) s->link->flush();
-        return out.value(cl_int{e->status.load()});
-      }
-      case CL_EVENT_REFERENCE_COUNT: return out.value(cl_uint{e->api_refs.load()});
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(event_info, e, param, out);
   });
 }
 
@@ -64,14 +77,7 @@ cl_int CL_API_CALL clGetEventProfilingInfo(cl_event e, cl_profiling_info param, 
     if (!e->queue || !e->queue->profiling() || e->status.load() != CL_COMPLETE)
       return CL_PROFILING_INFO_NOT_AVAILABLE;
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_PROFILING_COMMAND_QUEUED: return out.value(e->profiling[0]);
-      case CL_PROFILING_COMMAND_SUBMIT: return out.value(e->profiling[1]);
-      case CL_PROFILING_COMMAND_START: return out.value(e->profiling[2]);
-      case CL_PROFILING_COMMAND_END: return out.value(e->profiling[3]);
-      case CL_PROFILING_COMMAND_COMPLETE: return out.value(e->profiling[3]);
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(profiling_info, e, param, out);
   });
 }
 

@@ -11,6 +11,7 @@
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/info_table.hpp"
 #include "client/api/memory_common.hpp"
 #include "client/core/command.hpp"
 #include "client/core/memory/placement.hpp"
@@ -333,6 +334,29 @@ cl_int write_image(cl_command_queue q, cl_mem m, cl_bool blocking_write, const s
   return cmd.complete();
 }
 
+bool layered(cl_mem m) { return m->type == CL_MEM_OBJECT_IMAGE1D_ARRAY || m->type == CL_MEM_OBJECT_IMAGE2D_ARRAY; }
+bool has_height(cl_mem m) {
+  return m->type == CL_MEM_OBJECT_IMAGE2D || m->type == CL_MEM_OBJECT_IMAGE2D_ARRAY || m->type == CL_MEM_OBJECT_IMAGE3D;
+}
+
+using image_row = info_row<cl_mem>;
+const image_row image_info[] = {
+    image_row::of<cl_image_format>(CL_IMAGE_FORMAT, [](cl_mem m) { return m->format; }),
+    image_row::of<size_t>(CL_IMAGE_ELEMENT_SIZE, [](cl_mem m) { return m->element_size; }),
+    image_row::of<size_t>(CL_IMAGE_ROW_PITCH, [](cl_mem m) { return m->image.image_row_pitch; }),
+    image_row::of<size_t>(CL_IMAGE_SLICE_PITCH, [](cl_mem m) { return m->image.image_slice_pitch; }),
+    image_row::of<size_t>(CL_IMAGE_WIDTH, [](cl_mem m) { return m->image.image_width; }),
+    image_row::of<size_t>(CL_IMAGE_HEIGHT, [](cl_mem m) { return has_height(m) ? m->image.image_height : 0; }),
+    image_row::of<size_t>(CL_IMAGE_DEPTH,
+                          [](cl_mem m) { return m->type == CL_MEM_OBJECT_IMAGE3D ? m->image.image_depth : 0; }),
+    image_row::of<size_t>(CL_IMAGE_ARRAY_SIZE, [](cl_mem m) { return layered(m) ? m->image.image_array_size : 0; }),
+    image_row::of<cl_mem>(CL_IMAGE_BUFFER, [](cl_mem m) {
+      return m->type == CL_MEM_OBJECT_IMAGE1D_BUFFER ? m->image.mem_object : cl_mem{};
+    }),
+    image_row::of<cl_uint>(CL_IMAGE_NUM_MIP_LEVELS, [](cl_mem m) { return m->image.num_mip_levels; }),
+    image_row::of<cl_uint>(CL_IMAGE_NUM_SAMPLES, [](cl_mem m) { return m->image.num_samples; }),
+};
+
 }  // namespace
 
 cl_int write_back_image_mapping(cl_command_queue q, cl_mem m, const _cl_mem::mapping& mapping, cl_uint count,
@@ -406,24 +430,7 @@ cl_int CL_API_CALL clGetImageInfo(cl_mem m, cl_image_info param, size_t size, vo
     // CL_INVALID_MEM_OBJECT if image is a not a valid image object.
     if (!m->is_image()) return CL_INVALID_MEM_OBJECT;
     info_out out(size, value, size_ret);
-    const cl_image_desc& d = m->image;
-    bool layered = m->type == CL_MEM_OBJECT_IMAGE1D_ARRAY || m->type == CL_MEM_OBJECT_IMAGE2D_ARRAY;
-    bool has_height = m->type == CL_MEM_OBJECT_IMAGE2D || m->type == CL_MEM_OBJECT_IMAGE2D_ARRAY ||
-                      m->type == CL_MEM_OBJECT_IMAGE3D;
-    switch (param) {
-      case CL_IMAGE_FORMAT: return out.value(m->format);
-      case CL_IMAGE_ELEMENT_SIZE: return out.value(m->element_size);
-      case CL_IMAGE_ROW_PITCH: return out.value(d.image_row_pitch);
-      case CL_IMAGE_SLICE_PITCH: return out.value(d.image_slice_pitch);
-      case CL_IMAGE_WIDTH: return out.value(d.image_width);
-      case CL_IMAGE_HEIGHT: return out.value(has_height ? d.image_height : size_t{0});
-      case CL_IMAGE_DEPTH: return out.value(m->type == CL_MEM_OBJECT_IMAGE3D ? d.image_depth : size_t{0});
-      case CL_IMAGE_ARRAY_SIZE: return out.value(layered ? d.image_array_size : size_t{0});
-      case CL_IMAGE_BUFFER: return out.value(m->type == CL_MEM_OBJECT_IMAGE1D_BUFFER ? d.mem_object : cl_mem{});
-      case CL_IMAGE_NUM_MIP_LEVELS: return out.value(d.num_mip_levels);
-      case CL_IMAGE_NUM_SAMPLES: return out.value(d.num_samples);
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(image_info, m, param, out);
   });
 }
 

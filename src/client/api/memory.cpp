@@ -5,6 +5,7 @@
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/info_table.hpp"
 #include "client/api/memory_common.hpp"
 #include "client/core/command.hpp"
 #include "client/core/memory/host_ptr_coherence.hpp"
@@ -247,6 +248,22 @@ cl_int copy_buffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset
   return cmd.submit(protocol::enqueue_copy_buffer{cmd.header, src->id, dst->id, src_offset, dst_offset, size});
 }
 
+using mem_row = info_row<cl_mem>;
+const mem_row mem_info[] = {
+    mem_row::of<cl_mem_object_type>(CL_MEM_TYPE, [](cl_mem m) { return m->type; }),
+    mem_row::of<cl_mem_flags>(CL_MEM_FLAGS, [](cl_mem m) { return m->flags; }),
+    mem_row::of<size_t>(CL_MEM_SIZE, [](cl_mem m) { return m->size; }),
+    mem_row::of<void*>(CL_MEM_HOST_PTR, [](cl_mem m) { return m->host_ptr; }),
+    mem_row::of<cl_uint>(CL_MEM_MAP_COUNT, [](cl_mem m) { return m->map_count.load(); }),
+    mem_row::of<cl_uint>(CL_MEM_REFERENCE_COUNT, [](cl_mem m) { return m->api_refs.load(); }),
+    mem_row::of<cl_context>(CL_MEM_CONTEXT, [](cl_mem m) { return m->context; }),
+    mem_row::of<cl_mem>(CL_MEM_ASSOCIATED_MEMOBJECT,
+                        [](cl_mem m) { return m->parent ? m->parent : m->image.mem_object; }),
+    mem_row::of<size_t>(CL_MEM_OFFSET, [](cl_mem m) { return m->origin; }),
+    mem_row::of<cl_bool>(CL_MEM_USES_SVM_POINTER, [](cl_mem m) { return m->svm ? CL_TRUE : CL_FALSE; }),
+    mem_row::of<std::vector<cl_mem_properties>>(CL_MEM_PROPERTIES, [](cl_mem m) { return m->properties; }),
+};
+
 }  // namespace
 
 cl_mem CL_API_CALL clCreateBuffer(cl_context c, cl_mem_flags flags, size_t size, void* host_ptr,
@@ -301,22 +318,7 @@ cl_int CL_API_CALL clGetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, 
   return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(m);
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_MEM_TYPE: return out.value(m->type);
-      case CL_MEM_FLAGS: return out.value(m->flags);
-      case CL_MEM_SIZE: return out.value(m->size);
-      case CL_MEM_HOST_PTR: return out.value(m->host_ptr);
-      case CL_MEM_MAP_COUNT: return out.value(cl_uint{m->map_count.load()});
-      case CL_MEM_REFERENCE_COUNT: return out.value(cl_uint{m->api_refs.load()});
-      case CL_MEM_CONTEXT: return out.value(m->context);
-      case CL_MEM_ASSOCIATED_MEMOBJECT: return out.value(m->parent ? m->parent : m->image.mem_object);
-      case CL_MEM_OFFSET: return out.value(m->origin);
-      case CL_MEM_USES_SVM_POINTER: return out.value(static_cast<cl_bool>(m->svm ? CL_TRUE : CL_FALSE));
-      case CL_MEM_PROPERTIES:
-        return out.put(m->properties.empty() ? nullptr : m->properties.data(),
-                       m->properties.size() * sizeof(cl_mem_properties));
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(mem_info, m, param, out);
   });
 }
 

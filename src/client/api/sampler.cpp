@@ -3,6 +3,7 @@
 // from the client afterwards.
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/info_table.hpp"
 #include "client/core/servers/server.hpp"
 
 namespace ferry::client::api {
@@ -86,6 +87,17 @@ result<cl_sampler> create_sampler(cl_context c, const cl_sampler_properties* pro
   return static_cast<cl_sampler>(created);
 }
 
+using sampler_row = info_row<cl_sampler>;
+const sampler_row sampler_info[] = {
+    sampler_row::of<cl_uint>(CL_SAMPLER_REFERENCE_COUNT, [](cl_sampler s) { return s->api_refs.load(); }),
+    sampler_row::of<cl_context>(CL_SAMPLER_CONTEXT, [](cl_sampler s) { return s->context; }),
+    sampler_row::of<cl_bool>(CL_SAMPLER_NORMALIZED_COORDS, [](cl_sampler s) { return s->normalized_coords; }),
+    sampler_row::of<cl_addressing_mode>(CL_SAMPLER_ADDRESSING_MODE, [](cl_sampler s) { return s->addressing_mode; }),
+    sampler_row::of<cl_filter_mode>(CL_SAMPLER_FILTER_MODE, [](cl_sampler s) { return s->filter_mode; }),
+    sampler_row::of<std::vector<cl_sampler_properties>>(CL_SAMPLER_PROPERTIES,
+                                                        [](cl_sampler s) { return s->properties; }),
+};
+
 }  // namespace
 
 cl_sampler CL_API_CALL clCreateSampler(cl_context c, cl_bool normalized_coords, cl_addressing_mode addressing_mode,
@@ -127,15 +139,7 @@ cl_int CL_API_CALL clGetSamplerInfo(cl_sampler s, cl_sampler_info param, size_t 
   return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(s);
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_SAMPLER_REFERENCE_COUNT: return out.value(cl_uint{s->api_refs.load()});
-      case CL_SAMPLER_CONTEXT: return out.value(s->context);
-      case CL_SAMPLER_NORMALIZED_COORDS: return out.value(s->normalized_coords);
-      case CL_SAMPLER_ADDRESSING_MODE: return out.value(s->addressing_mode);
-      case CL_SAMPLER_FILTER_MODE: return out.value(s->filter_mode);
-      case CL_SAMPLER_PROPERTIES: return out.array(s->properties);
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(sampler_info, s, param, out);
   });
 }
 

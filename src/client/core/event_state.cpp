@@ -148,6 +148,12 @@ void event_part_done(event* e, cl_int status, const std::array<cl_ulong, 4>* pro
   }
 }
 
+cl_int polled_status(event* e) {
+  if (e->status.load() > CL_COMPLETE)
+    for (server* s : e->context->servers) s->link->flush();
+  return e->status.load();
+}
+
 cl_int wait_for(const cl_event* events, cl_uint count) {
   // Completions usually arrive within microseconds: look for them a little
   // while before sleeping, which costs a wake-up of its own.

@@ -17,6 +17,11 @@ void event_part_done(event* e, cl_int status, const std::array<cl_ulong, 4>* pro
 /// the callbacks. Idempotent: the first final status wins.
 void complete_event(event* e, cl_int status);
 
+/// The event's status now (CL_EVENT_COMMAND_EXECUTION_STATUS). Polling an
+/// event must make progress possible: while it is not complete, what is
+/// queued for its context's servers is sent first.
+cl_int polled_status(event* e);
+
 /// Blocks until every event is complete or failed. Returns
 /// CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST when any failed.
 cl_int wait_for(const cl_event* events, cl_uint count);
