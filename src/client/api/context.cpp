@@ -2,6 +2,7 @@
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
 #include "client/api/info_table.hpp"
+#include "client/core/contexts.hpp"
 #include "client/core/servers/platform.hpp"
 #include "client/core/servers/server.hpp"
 #include "common/log.hpp"
@@ -57,28 +58,7 @@ result<cl_context> create_context(const cl_context_properties* properties, cl_ui
     // work (connection::accepting), unless the program asked to fail fast.
     if (!devices[i]->accepts_work()) return fail(CL_DEVICE_NOT_AVAILABLE);
   }
-  auto* c = new context();
-  c->id = next_object_id();
-  c->properties = std::move(props);
-  c->notify = notify;
-  c->notify_data = user_data;
-  for (cl_uint i = 0; i < count; ++i) {
-    bool duplicate = false;
-    for (auto* d : c->devices) duplicate |= d == devices[i];
-    if (!duplicate) c->devices.push_back(devices[i]);
-  }
-  // The context exists on each server of its devices, with that server's
-  // devices, under one id.
-  c->servers = servers_of(c->devices);
-  for (server* s : c->servers) {
-    c->epochs.push_back(s->link->epoch());
-    protocol::create_context message;
-    message.id = c->id;
-    for (auto* d : c->devices)
-      if (d->host == s) message.devices.push_back(d->index);
-    s->link->post(message);
-  }
-  return static_cast<cl_context>(c);
+  return create_context_on_servers(count, devices, std::move(props), notify, user_data);
 }
 
 using context_row = info_row<cl_context>;
@@ -116,19 +96,11 @@ cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties* prop
 }
 
 cl_int CL_API_CALL clRetainContext(cl_context c) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(c);
-    retain_api(c);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, c, "c", count_change::retain);
 }
 
 cl_int CL_API_CALL clReleaseContext(cl_context c) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(c);
-    release_api(c);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, c, "c", count_change::release);
 }
 
 cl_int CL_API_CALL clGetContextInfo(cl_context c, cl_context_info param, size_t size, void* value,

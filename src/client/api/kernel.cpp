@@ -468,21 +468,11 @@ cl_int CL_API_CALL clCreateKernelsInProgram(cl_program program, cl_uint num_kern
 }
 
 cl_int CL_API_CALL clRetainKernel(cl_kernel kernel) {
-  return guarded(__func__, [&]() -> cl_int {
-    // CL_INVALID_KERNEL if kernel is not a valid kernel object.
-    FERRY_CHECK_HANDLE(kernel);
-    retain_api(kernel);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, kernel, "kernel", count_change::retain);
 }
 
 cl_int CL_API_CALL clReleaseKernel(cl_kernel kernel) {
-  return guarded(__func__, [&]() -> cl_int {
-    // CL_INVALID_KERNEL if kernel is not a valid kernel object.
-    FERRY_CHECK_HANDLE(kernel);
-    release_api(kernel);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, kernel, "kernel", count_change::release);
 }
 
 cl_int CL_API_CALL clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void* arg_value) {

@@ -410,21 +410,11 @@ cl_program CL_API_CALL clCreateProgramWithIL(cl_context context, const void* il,
 }
 
 cl_int CL_API_CALL clRetainProgram(cl_program program) {
-  return guarded(__func__, [&]() -> cl_int {
-    // CL_INVALID_PROGRAM if program is not a valid program object.
-    FERRY_CHECK_HANDLE(program);
-    retain_api(program);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, program, "program", count_change::retain);
 }
 
 cl_int CL_API_CALL clReleaseProgram(cl_program program) {
-  return guarded(__func__, [&]() -> cl_int {
-    // CL_INVALID_PROGRAM if program is not a valid program object.
-    FERRY_CHECK_HANDLE(program);
-    release_api(program);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, program, "program", count_change::release);
 }
 
 cl_int CL_API_CALL clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id* device_list,

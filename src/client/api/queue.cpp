@@ -104,19 +104,11 @@ cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context c, cl_device_id d, 
 }
 
 cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue q) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(q);
-    retain_api(q);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, q, "q", count_change::retain);
 }
 
 cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue q) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(q);
-    release_api(q);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, q, "q", count_change::release);
 }
 
 cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_info param, size_t size,

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "client/core/diagnostics.hpp"
+#include "client/core/memory/host_ptr_coherence.hpp"
 #include "client/core/servers/server.hpp"
 #include "client/net/connection.hpp"
 #include "common/cl_errors.hpp"
@@ -103,6 +104,24 @@ void explain_failed_event(const event* e) {
 }
 
 }  // namespace
+
+cl_int wait_for_events(const cl_event* events, cl_uint count) {
+  const auto& servers = events[0]->context->servers;
+  for (server* s : servers) s->link->flush();
+  if (servers.empty()) return wait_for(events, count);
+  cl_int code;
+  {
+    connection::waiting scope(events[0]->home ? *events[0]->home->link : *servers.front()->link);
+    code = wait_for(events, count);
+  }
+  settle_coherent_buffers(events[0]->context);
+  return code;
+}
+
+void watch_event(event* e, cl_int trigger, void(CL_CALLBACK* function)(cl_event, cl_int, void*), void* user_data) {
+  add_event_callback(e, trigger, function, user_data);
+  for (server* s : e->context->servers) s->link->flush();
+}
 
 void run_on_callback_thread(std::function<void()> work) { callbacks().post(std::move(work)); }
 

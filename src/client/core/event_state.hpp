@@ -26,6 +26,16 @@ cl_int polled_status(event* e);
 /// CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST when any failed.
 cl_int wait_for(const cl_event* events, cl_uint count);
 
+/// clWaitForEvents past its checks (the events share a context): what they
+/// depend on is sent first, on every server of the context, since they may
+/// wait for each other; then a point where the program may look at the
+/// host memory of coherent CL_MEM_USE_HOST_PTR buffers.
+cl_int wait_for_events(const cl_event* events, cl_uint count);
+
+/// clSetEventCallback past its checks: registers the callback and sends
+/// what is queued, since a callback is a promise of progress.
+void watch_event(event* e, cl_int trigger, void(CL_CALLBACK* function)(cl_event, cl_int, void*), void* user_data);
+
 /// Registers a callback; runs it (on the callback thread) at once when the
 /// event is already past `trigger`.
 void add_event_callback(event* e, cl_int trigger, void(CL_CALLBACK* function)(cl_event, cl_int, void*),
