@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "client/core/context_objects.hpp"
 #include "client/core/event_state.hpp"
 #include "client/core/markers.hpp"
 #include "client/core/servers/server.hpp"
@@ -11,10 +12,7 @@ namespace ferry::client {
 
 cl_command_queue create_queue_on_server(cl_context c, cl_device_id d, cl_command_queue_properties bits,
                                         std::vector<cl_queue_properties> array) {
-  auto* q = new queue();
-  q->id = next_object_id();
-  q->context = c;
-  retain_internal(c);
+  auto* q = make_in_context<queue>(c, next_object_id());
   q->device = d;
   q->properties = bits;
   q->properties_array = std::move(array);

@@ -1,5 +1,6 @@
 #include "client/core/samplers.hpp"
 
+#include "client/core/context_objects.hpp"
 #include "client/core/servers/server.hpp"
 
 namespace ferry::client {
@@ -17,10 +18,7 @@ result<cl_sampler> create_sampler_on_servers(cl_context c, sampler_settings sett
     post_each(c->servers, protocol::release_object{request.id});
     return fail(reply ? reply->status : reply.error());
   }
-  auto* created = new sampler();
-  created->id = request.id;
-  created->context = c;
-  retain_internal(c);
+  auto* created = make_in_context<sampler>(c, request.id);
   created->normalized_coords = settings.normalized_coords;
   created->addressing_mode = settings.addressing_mode;
   created->filter_mode = settings.filter_mode;

@@ -1,5 +1,6 @@
 #include "client/core/memory/buffer_creation.hpp"
 
+#include "client/core/context_objects.hpp"
 #include "client/core/memory/host_ptr_coherence.hpp"
 #include "client/core/memory/placement.hpp"
 #include "client/core/servers/server.hpp"
@@ -20,10 +21,7 @@ cl_mem create_buffer_on_servers(cl_context c, cl_mem_flags flags, size_t size, v
   const bool with_data = flags & client_side_flags;
   server* first = c->servers.front();
   connection* link = first->link.get();
-  auto* m = new memory();
-  m->id = next_object_id();
-  m->context = c;
-  retain_internal(c);
+  auto* m = make_in_context<memory>(c, next_object_id());
   m->flags = flags;
   m->size = size;
   if (properties == property_list::empty) m->properties = {0};  // only the terminating 0 is accepted
@@ -57,10 +55,7 @@ cl_mem create_buffer_on_servers(cl_context c, cl_mem_flags flags, size_t size, v
 }
 
 cl_mem create_sub_buffer_on_servers(cl_mem parent, cl_mem_flags flags, const cl_buffer_region& region) {
-  auto* m = new memory();
-  m->id = next_object_id();
-  m->context = parent->context;
-  retain_internal(m->context);
+  auto* m = make_in_context<memory>(parent->context, next_object_id());
   m->parent = parent;
   retain_internal(parent);
   m->flags = flags;

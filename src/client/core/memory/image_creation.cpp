@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "client/core/context_objects.hpp"
 #include "client/core/memory/image_layout.hpp"
 #include "client/core/memory/placement.hpp"
 #include "client/core/remote_query.hpp"
@@ -64,10 +65,7 @@ result<cl_mem> create_image_on_servers(cl_context c, image_request image) {
   }
 
   cl_mem_flags flags = image.flags;
-  auto* m = new memory();
-  m->id = request.id;
-  m->context = c;
-  retain_internal(c);
+  auto* m = make_in_context<memory>(c, request.id);
   if (!(flags & access_flags)) flags |= CL_MEM_READ_WRITE;
   m->flags = flags;
   if (image.properties == property_list::empty) m->properties = {0};

@@ -1,14 +1,12 @@
 #include "client/core/programs/program_creation.hpp"
 
+#include "client/core/context_objects.hpp"
 #include "client/core/servers/server.hpp"
 
 namespace ferry::client {
 
 program* make_program(cl_context c, protocol::object_id id, std::vector<cl_device_id> devices) {
-  auto* p = new program();
-  p->id = id;
-  p->context = c;
-  retain_internal(c);
+  auto* p = make_in_context<program>(c, id);
   p->devices = std::move(devices);
   p->servers = servers_of(p->devices);
   return p;
