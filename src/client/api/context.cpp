@@ -1,6 +1,8 @@
 // Context entry points.
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/info_table.hpp"
+#include "client/core/contexts.hpp"
 #include "client/core/servers/platform.hpp"
 #include "client/core/servers/server.hpp"
 #include "common/log.hpp"
@@ -56,29 +58,17 @@ result<cl_context> create_context(const cl_context_properties* properties, cl_ui
     // work (connection::accepting), unless the program asked to fail fast.
     if (!devices[i]->accepts_work()) return fail(CL_DEVICE_NOT_AVAILABLE);
   }
-  auto* c = new context();
-  c->id = next_object_id();
-  c->properties = std::move(props);
-  c->notify = notify;
-  c->notify_data = user_data;
-  for (cl_uint i = 0; i < count; ++i) {
-    bool duplicate = false;
-    for (auto* d : c->devices) duplicate |= d == devices[i];
-    if (!duplicate) c->devices.push_back(devices[i]);
-  }
-  // The context exists on each server of its devices, with that server's
-  // devices, under one id.
-  c->servers = servers_of(c->devices);
-  for (server* s : c->servers) {
-    c->epochs.push_back(s->link->epoch());
-    protocol::create_context message;
-    message.id = c->id;
-    for (auto* d : c->devices)
-      if (d->host == s) message.devices.push_back(d->index);
-    s->link->post(message);
-  }
-  return static_cast<cl_context>(c);
+  return create_context_on_servers(count, devices, std::move(props), notify, user_data);
 }
+
+using context_row = info_row<cl_context>;
+const context_row context_info[] = {
+    context_row::of<cl_uint>(CL_CONTEXT_REFERENCE_COUNT, [](cl_context c) { return c->api_refs.load(); }),
+    context_row::of<cl_uint>(CL_CONTEXT_NUM_DEVICES, [](cl_context c) { return c->devices.size(); }),
+    context_row::of<std::vector<cl_device_id>>(CL_CONTEXT_DEVICES, [](cl_context c) { return c->devices; }),
+    context_row::of<std::vector<cl_context_properties>>(CL_CONTEXT_PROPERTIES,
+                                                        [](cl_context c) { return c->properties; }),
+};
 
 }  // namespace
 
@@ -106,19 +96,11 @@ cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties* prop
 }
 
 cl_int CL_API_CALL clRetainContext(cl_context c) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(c);
-    retain_api(c);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, c, "c", count_change::retain);
 }
 
 cl_int CL_API_CALL clReleaseContext(cl_context c) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(c);
-    release_api(c);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, c, "c", count_change::release);
 }
 
 cl_int CL_API_CALL clGetContextInfo(cl_context c, cl_context_info param, size_t size, void* value,
@@ -126,13 +108,7 @@ cl_int CL_API_CALL clGetContextInfo(cl_context c, cl_context_info param, size_t 
   return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(c);
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_CONTEXT_REFERENCE_COUNT: return out.value(cl_uint{c->api_refs.load()});
-      case CL_CONTEXT_NUM_DEVICES: return out.value(static_cast<cl_uint>(c->devices.size()));
-      case CL_CONTEXT_DEVICES: return out.array(c->devices);
-      case CL_CONTEXT_PROPERTIES: return out.array(c->properties);
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(context_info, c, param, out);
   });
 }
 

@@ -3,6 +3,7 @@
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/info_table.hpp"
 #include "client/core/servers/platform.hpp"
 
 namespace ferry::client::api {
@@ -16,6 +17,18 @@ bool matches(const device& d, cl_device_type wanted) {
   if (wanted == CL_DEVICE_TYPE_ALL) return true;
   return (d.type & wanted) != 0;
 }
+
+using device_row = info_row<cl_device_id>;
+const device_row device_info[] = {
+    device_row::of<cl_platform_id>(CL_DEVICE_PLATFORM, [](cl_device_id) { return &the_platform(); }),
+    device_row::of<cl_device_id>(CL_DEVICE_PARENT_DEVICE, [](cl_device_id) { return nullptr; }),
+    device_row::of<cl_uint>(CL_DEVICE_REFERENCE_COUNT, [](cl_device_id) { return 1; }),
+    // While the server is unreachable its devices are not available.
+    device_row::of<cl_bool>(CL_DEVICE_AVAILABLE, [](cl_device_id d) { return d->available() ? CL_TRUE : CL_FALSE; }),
+    device_row::of<std::string>(CL_DEVICE_FERRY_SERVER_ADDRESS, [](cl_device_id d) { return d->host->address_text; }),
+    device_row::of<cl_uint>(CL_DEVICE_FERRY_SERVER_DEVICE_INDEX, [](cl_device_id d) { return d->index; }),
+    device_row::of<std::string>(CL_DEVICE_FERRY_PEER_ADDRESS, [](cl_device_id d) { return d->host->peer_address; }),
+};
 
 }  // namespace
 
@@ -52,22 +65,13 @@ cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info param, size_t 
     // CL_INVALID_DEVICE if device is not valid.
     FERRY_CHECK_HANDLE(d);
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_DEVICE_PLATFORM: return out.value(static_cast<cl_platform_id>(&the_platform()));
-      case CL_DEVICE_PARENT_DEVICE: return out.value(static_cast<cl_device_id>(nullptr));
-      case CL_DEVICE_REFERENCE_COUNT: return out.value(cl_uint{1});
-      // While the server is unreachable its devices are not available.
-      case CL_DEVICE_AVAILABLE: return out.value(static_cast<cl_bool>(d->available() ? CL_TRUE : CL_FALSE));
-      case CL_DEVICE_FERRY_SERVER_ADDRESS: return out.string(d->host->address_text);
-      case CL_DEVICE_FERRY_SERVER_DEVICE_INDEX: return out.value(cl_uint{d->index});
-      case CL_DEVICE_FERRY_PEER_ADDRESS: return out.string(d->host->peer_address);
-      default: break;
-    }
-    auto it = d->info.find(param);
-    // CL_INVALID_VALUE if param_name is not one of the supported values (the
-    // native device did not answer it either).
-    if (it == d->info.end()) return CL_INVALID_VALUE;
-    return out.bytes(it->second);
+    return answer_info(device_info, d, param, out, [&]() -> cl_int {
+      auto it = d->info.find(param);
+      // CL_INVALID_VALUE if param_name is not one of the supported values
+      // (the native device did not answer it either).
+      if (it == d->info.end()) return CL_INVALID_VALUE;
+      return out.bytes(it->second);
+    });
   });
 }
 

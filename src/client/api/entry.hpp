@@ -135,6 +135,21 @@ cl_int invalid_handle(Handle h, const char* argument) noexcept {
       return ::ferry::client::fail(::ferry::client::api::invalid_handle(h, #h)); \
   } while (0)
 
+enum class count_change { retain, release };
+
+/// clRetain* and clRelease* (entry point `entry`): the API count of handle
+/// argument `argument` goes up or down; its type's error code (CL_INVALID_
+/// CONTEXT, CL_INVALID_KERNEL, ...) if it is not a valid object of its type.
+template <class Handle>
+cl_int change_api_count(const char* entry, Handle h, const char* argument, count_change change) noexcept {
+  return guarded(entry, [&]() -> cl_int {
+    if (!is_valid(h)) return invalid_handle(h, argument);
+    if (change == count_change::retain) retain_api(h);
+    else release_api(h);
+    return CL_SUCCESS;
+  });
+}
+
 /// The out-parameters of a clGet*Info call. Every answer goes through `put`,
 /// which implements the spec's size rules once.
 class info_out {

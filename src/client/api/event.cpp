@@ -1,11 +1,36 @@
 // Event entry points: waiting, queries, profiling, user events, callbacks.
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
-#include "client/core/command.hpp"
+#include "client/api/info_table.hpp"
 #include "client/core/event_state.hpp"
 #include "client/core/servers/server.hpp"
+#include "client/core/user_events.hpp"
 
 namespace ferry::client::api {
+
+namespace {
+
+using event_row = info_row<cl_event>;
+const event_row event_info[] = {
+    event_row::of<cl_command_queue>(CL_EVENT_COMMAND_QUEUE, [](cl_event e) { return e->queue; }),
+    event_row::of<cl_context>(CL_EVENT_CONTEXT, [](cl_event e) { return e->context; }),
+    event_row::of<cl_command_type>(CL_EVENT_COMMAND_TYPE, [](cl_event e) { return e->command_type; }),
+    event_row::of<cl_int>(CL_EVENT_COMMAND_EXECUTION_STATUS, [](cl_event e) { return polled_status(e); }),
+    event_row::of<cl_uint>(CL_EVENT_REFERENCE_COUNT, [](cl_event e) { return e->api_refs.load(); }),
+};
+
+// The counters the native device recorded: queued, submit, start, end; the
+// end stands for CL_PROFILING_COMMAND_COMPLETE too.
+using profiling_row = info_row<cl_event>;
+const profiling_row profiling_info[] = {
+    profiling_row::of<cl_ulong>(CL_PROFILING_COMMAND_QUEUED, [](cl_event e) { return e->profiling[0]; }),
+    profiling_row::of<cl_ulong>(CL_PROFILING_COMMAND_SUBMIT, [](cl_event e) { return e->profiling[1]; }),
+    profiling_row::of<cl_ulong>(CL_PROFILING_COMMAND_START, [](cl_event e) { return e->profiling[2]; }),
+    profiling_row::of<cl_ulong>(CL_PROFILING_COMMAND_END, [](cl_event e) { return e->profiling[3]; }),
+    profiling_row::of<cl_ulong>(CL_PROFILING_COMMAND_COMPLETE, [](cl_event e) { return e->profiling[3]; }),
+};
+
+}  // namespace
 
 cl_int CL_API_CALL clWaitForEvents(cl_uint count, const cl_event* list) {
   return guarded(__func__, [&]() -> cl_int {
@@ -17,20 +42,7 @@ cl_int CL_API_CALL clWaitForEvents(cl_uint count, const cl_event* list) {
       // CL_INVALID_CONTEXT if events specified in event_list do not belong to the same context.
       if (list[i]->context != list[0]->context) return CL_INVALID_CONTEXT;
     }
-    // Whatever the events depend on must be on its way before we sleep, on
-    // every server of the context (they may wait for each other).
-    const auto& servers = list[0]->context->servers;
-    for (server* s : servers) s->link->flush();
-    if (servers.empty()) return wait_for(list, count);
-    cl_int code;
-    {
-      connection::waiting scope(list[0]->home ? *list[0]->home->link : *servers.front()->link);
-      code = wait_for(list, count);
-    }
-    // A point where the program may look at the host memory of coherent
-    // CL_MEM_USE_HOST_PTR buffers.
-    settle_coherent_buffers(list[0]->context);
-    return code;
+    return wait_for_events(list, count);
   });
 }
 
@@ -38,19 +50,7 @@ cl_int CL_API_CALL clGetEventInfo(cl_event e, cl_event_info param, size_t size, 
   return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(e);
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_EVENT_COMMAND_QUEUE: return out.value(e->queue);
-      case CL_EVENT_CONTEXT: return out.value(e->context);
-      case CL_EVENT_COMMAND_TYPE: return out.value(e->command_type);
-      case CL_EVENT_COMMAND_EXECUTION_STATUS: {
-        // Polling an event must make progress possible: send what is queued.
-        if (e->status.load() > CL_COMPLETE)
-          for (server* s : e->context->servers) s->link->flush();
-        return out.value(cl_int{e->status.load()});
-      }
-      case CL_EVENT_REFERENCE_COUNT: return out.value(cl_uint{e->api_refs.load()});
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(event_info, e, param, out);
   });
 }
 
@@ -64,31 +64,16 @@ cl_int CL_API_CALL clGetEventProfilingInfo(cl_event e, cl_profiling_info param, 
     if (!e->queue || !e->queue->profiling() || e->status.load() != CL_COMPLETE)
       return CL_PROFILING_INFO_NOT_AVAILABLE;
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_PROFILING_COMMAND_QUEUED: return out.value(e->profiling[0]);
-      case CL_PROFILING_COMMAND_SUBMIT: return out.value(e->profiling[1]);
-      case CL_PROFILING_COMMAND_START: return out.value(e->profiling[2]);
-      case CL_PROFILING_COMMAND_END: return out.value(e->profiling[3]);
-      case CL_PROFILING_COMMAND_COMPLETE: return out.value(e->profiling[3]);
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(profiling_info, e, param, out);
   });
 }
 
 cl_int CL_API_CALL clRetainEvent(cl_event e) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(e);
-    retain_api(e);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, e, "e", count_change::retain);
 }
 
 cl_int CL_API_CALL clReleaseEvent(cl_event e) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(e);
-    release_api(e);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, e, "e", count_change::release);
 }
 
 cl_event CL_API_CALL clCreateUserEvent(cl_context c, cl_int* errcode_ret) {
@@ -96,11 +81,7 @@ cl_event CL_API_CALL clCreateUserEvent(cl_context c, cl_int* errcode_ret) {
     FERRY_CHECK_HANDLE_R(c);
     if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
     // A user event exists on every server of its context.
-    event* e = make_event(c, nullptr, CL_COMMAND_USER, next_object_id());
-    e->status = CL_SUBMITTED;
-    e->on_server = true;
-    post_each(c->servers, protocol::create_user_event{e->id, c->id});
-    return static_cast<cl_event>(e);
+    return create_user_event_on_servers(c);
   });
 }
 
@@ -112,11 +93,7 @@ cl_int CL_API_CALL clSetUserEventStatus(cl_event e, cl_int status) {
     if (status > CL_COMPLETE) return CL_INVALID_VALUE;
     // CL_INVALID_OPERATION if the execution_status for event has already been changed.
     if (e->status.load() <= CL_COMPLETE) return CL_INVALID_OPERATION;
-    for (server* s : e->context->servers) {
-      s->link->post(protocol::set_user_event_status{e->id, status});
-      s->link->flush();
-    }
-    complete_event(e, status);
+    set_user_event_status(e, status);
     return CL_SUCCESS;
   });
 }
@@ -129,9 +106,7 @@ cl_int CL_API_CALL clSetEventCallback(cl_event e, cl_int type, void(CL_CALLBACK*
     // command_exec_callback_type is not CL_SUBMITTED, CL_RUNNING, or CL_COMPLETE.
     if (notify == nullptr || (type != CL_SUBMITTED && type != CL_RUNNING && type != CL_COMPLETE))
       return CL_INVALID_VALUE;
-    add_event_callback(e, type, notify, user_data);
-    // A callback is a promise of progress: make sure the command is sent.
-    for (server* s : e->context->servers) s->link->flush();
+    watch_event(e, type, notify, user_data);
     return CL_SUCCESS;
   });
 }

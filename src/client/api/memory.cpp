@@ -1,15 +1,17 @@
 // Buffer entry points: creation, sub-buffers, transfers, copies, fills, maps.
 #include <algorithm>
-#include <memory>
-#include <new>
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/info_table.hpp"
 #include "client/api/memory_common.hpp"
-#include "client/core/command.hpp"
-#include "client/core/memory/host_ptr_coherence.hpp"
-#include "client/core/servers/server.hpp"
+#include "client/core/memory/buffer_creation.hpp"
 #include "client/core/memory/svm_registry.hpp"
+#include "client/core/servers/server.hpp"
+#include "client/core/transfers/buffer_transfers.hpp"
+#include "client/core/transfers/copies.hpp"
+#include "client/core/transfers/fills.hpp"
+#include "client/core/transfers/maps.hpp"
 
 namespace ferry::client::api {
 
@@ -41,45 +43,9 @@ result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, 
   if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
   // The buffer exists on every server of the context; initial contents go
   // to the first, which then holds the only current copy.
-  server* first = c->servers.front();
-  connection* link = first->link.get();
-
   if (!(flags & access_flags)) flags |= CL_MEM_READ_WRITE;
-  auto* m = new memory();
-  m->id = next_object_id();
-  m->context = c;
-  retain_internal(c);
-  m->flags = flags;
-  m->size = size;
-  if (properties) m->properties.assign(properties, properties + 1);  // only the terminating 0 is accepted
-  if (flags & CL_MEM_USE_HOST_PTR) m->host_ptr = host_ptr;
-  if (svm) {
-    // The server's buffer stands on the native allocation; the host block is
-    // its host memory here, as for any USE_HOST_PTR buffer.
-    m->svm = svm;
-    link->post(protocol::create_buffer{m->id, c->id, flags & ~(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR), size,
-                                       0, svm->id, svm->offset_of(host_ptr)});
-    place_new(m, first);
-    return static_cast<cl_mem>(m);
-  }
-  // The server's buffer has no host pointer of ours: the initial contents
-  // travel on the bulk stream and the client keeps USE_HOST_PTR semantics.
-  const protocol::create_buffer created{m->id, c->id, flags & ~(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR), size,
-                                        with_data ? m->id : 0, 0, 0};
-  link->post(created);
-  for (size_t i = 1; i < c->servers.size(); ++i) {
-    protocol::create_buffer empty = created;
-    empty.initial_transfer = 0;
-    c->servers[i]->link->post(empty);
-  }
-  place_new(m, with_data ? first : nullptr);
-  // Its shadow is taken from the bytes sent now.
-  start_coherence(m);
-  if (with_data) {
-    link->flush();
-    link->send_data(m->id, host_ptr, size);
-  }
-  return static_cast<cl_mem>(m);
+  return create_buffer_on_servers(c, flags, size, host_ptr, std::move(svm),
+                                  properties ? property_list::empty : property_list::absent);
 }
 
 result<cl_mem> create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type, const void* info) {
@@ -120,20 +86,7 @@ result<cl_mem> create_sub_buffer(cl_mem parent, cl_mem_flags flags, cl_buffer_cr
   if (!(flags & access_flags)) flags |= p & access_flags;
   if (!(flags & host_access_flags)) flags |= p & host_access_flags;
   flags |= p & host_ptr_flags;
-  auto* m = new memory();
-  m->id = next_object_id();
-  m->context = parent->context;
-  retain_internal(m->context);
-  m->parent = parent;
-  retain_internal(parent);
-  m->flags = flags;
-  m->size = region.size;
-  m->origin = region.origin;
-  if (parent->host_ptr) m->host_ptr = static_cast<char*>(parent->host_ptr) + region.origin;
-  m->svm = parent->svm;
-  post_each(m->context->servers,
-            protocol::create_sub_buffer{m->id, parent->id, flags & ~host_ptr_flags, region.origin, region.size});
-  return static_cast<cl_mem>(m);
+  return create_sub_buffer_on_servers(parent, flags, region);
 }
 
 cl_int read_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_read, size_t offset, size_t size, void* ptr,
@@ -146,13 +99,8 @@ cl_int read_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_read, size_t o
   // CL_INVALID_OPERATION if clEnqueueReadBuffer is called on buffer which has
   // been created with CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS.
   if (!host_may(m, host_access::read)) return CL_INVALID_OPERATION;
-  // An explicit transfer: the program follows the specification for this buffer.
-  end_coherence(m);
-  command cmd(q, type, count, list, event_out, blocking_read ? blocking::yes : blocking::no,
-              data_parts::status_and_data);
-  if (cl_int code = cmd.uses(m, access::read); code != CL_SUCCESS) return cmd.abandon(code);
-  cmd.link().expect_data(cmd.header.command, ptr, size, cmd.tracked());
-  return cmd.submit(protocol::enqueue_read_buffer{cmd.header, m->id, offset, size});
+  return enqueue_read_buffer(q, m, blocking_read ? blocking::yes : blocking::no, offset, size, ptr, count, list,
+                             event_out, type);
 }
 
 cl_int write_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_write, size_t offset, size_t size,
@@ -165,30 +113,9 @@ cl_int write_buffer(cl_command_queue q, cl_mem m, cl_bool blocking_write, size_t
   // CL_INVALID_OPERATION if clEnqueueWriteBuffer is called on buffer which has
   // been created with CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_NO_ACCESS.
   if (!host_may(m, host_access::write)) return CL_INVALID_OPERATION;
-  // The data is on its way once send_data returns, which is all a blocking
-  // write promises ("ptr can be reused"); only a wait list whose failure the
-  // call must report makes it wait for completion. A non-blocking write's
-  // memory stays the application's to leave alone until the command
-  // completes, so its bytes are only pointed to and nothing waits.
-  blocking mode = blocking_write && count > 0 ? blocking::yes : blocking::no;
-  // An explicit transfer: the program follows the specification for this buffer.
-  end_coherence(m);
-  command cmd(q, type, count, list, event_out, mode);
-  if (cl_int code = cmd.uses(m, access_for_write(m, offset, size)); code != CL_SUCCESS) return cmd.abandon(code);
-  cmd.send(protocol::enqueue_write_buffer{cmd.header, m->id, offset, size});
-  cmd.link().send_data(cmd.header.command, ptr, size,
-                       blocking_write ? connection::bytes_lifetime::until_return
-                                      : connection::bytes_lifetime::until_completion,
-                       q->id);
-  return cmd.complete();
+  return enqueue_write_buffer(q, m, blocking_write ? blocking::yes : blocking::no, offset, size, ptr, count, list,
+                              event_out, type);
 }
-
-struct rect_geometry {
-  size_t origin[3];
-  size_t region[3];
-  size_t row_pitch;
-  size_t slice_pitch;
-};
 
 // Applies the spec's pitch defaults and checks; false means CL_INVALID_VALUE.
 bool resolve_pitches(const size_t* region, size_t& row_pitch, size_t& slice_pitch) {
@@ -203,18 +130,24 @@ size_t rect_extent(const size_t* origin, const size_t* region, size_t row_pitch,
   return (origin[2] + region[2] - 1) * slice_pitch + (origin[1] + region[1] - 1) * row_pitch + origin[0] + region[0];
 }
 
-// Checks the arguments of the rect read/write calls (shared clauses).
-cl_int check_rect(const memory* m, const size_t* buffer_origin, const size_t* host_origin, const size_t* region,
-                  size_t& buffer_row_pitch, size_t& buffer_slice_pitch, size_t& host_row_pitch,
-                  size_t& host_slice_pitch, const void* ptr) {
+// Checks the arguments of the rect read/write calls (shared clauses) and
+// resolves the pitches of `rect`.
+cl_int check_rect_transfer(cl_command_queue q, cl_mem m, buffer_rect& rect, const void* ptr, cl_uint count,
+                           const cl_event* list, host_access how) {
+  if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
   // CL_INVALID_VALUE if buffer_origin, host_origin, or region is NULL, if
   // any region array element is 0, if the pitches are invalid, if the region
   // is out of bounds or if ptr is NULL.
-  if (!buffer_origin || !host_origin || !region || !ptr) return CL_INVALID_VALUE;
+  const size_t* region = rect.region;
+  if (!rect.buffer.origin || !rect.host.origin || !region || !ptr) return CL_INVALID_VALUE;
   if (region[0] == 0 || region[1] == 0 || region[2] == 0) return CL_INVALID_VALUE;
-  if (!resolve_pitches(region, buffer_row_pitch, buffer_slice_pitch)) return CL_INVALID_VALUE;
-  if (!resolve_pitches(region, host_row_pitch, host_slice_pitch)) return CL_INVALID_VALUE;
-  if (rect_extent(buffer_origin, region, buffer_row_pitch, buffer_slice_pitch) > m->size) return CL_INVALID_VALUE;
+  if (!resolve_pitches(region, rect.buffer.row_pitch, rect.buffer.slice_pitch)) return CL_INVALID_VALUE;
+  if (!resolve_pitches(region, rect.host.row_pitch, rect.host.slice_pitch)) return CL_INVALID_VALUE;
+  if (rect_extent(rect.buffer.origin, region, rect.buffer.row_pitch, rect.buffer.slice_pitch) > m->size)
+    return CL_INVALID_VALUE;
+  if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+  // CL_INVALID_OPERATION if the host may not read (write) the buffer.
+  if (!host_may(m, how)) return CL_INVALID_OPERATION;
   return CL_SUCCESS;
 }
 
@@ -240,12 +173,24 @@ cl_int copy_buffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset
     size_t a = src->origin + src_offset, b = dst->origin + dst_offset;
     if (a < b + size && b < a + size) return CL_MEM_COPY_OVERLAP;
   }
-  command cmd(q, CL_COMMAND_COPY_BUFFER, count, list, event_out, blocking::no);
-  if (cl_int code = cmd.uses(src, access::read); code != CL_SUCCESS) return cmd.abandon(code);
-  if (cl_int code = cmd.uses(dst, access_for_write(dst, dst_offset, size)); code != CL_SUCCESS)
-    return cmd.abandon(code);
-  return cmd.submit(protocol::enqueue_copy_buffer{cmd.header, src->id, dst->id, src_offset, dst_offset, size});
+  return enqueue_copy_buffer(q, src, dst, src_offset, dst_offset, size, count, list, event_out);
 }
+
+using mem_row = info_row<cl_mem>;
+const mem_row mem_info[] = {
+    mem_row::of<cl_mem_object_type>(CL_MEM_TYPE, [](cl_mem m) { return m->type; }),
+    mem_row::of<cl_mem_flags>(CL_MEM_FLAGS, [](cl_mem m) { return m->flags; }),
+    mem_row::of<size_t>(CL_MEM_SIZE, [](cl_mem m) { return m->size; }),
+    mem_row::of<void*>(CL_MEM_HOST_PTR, [](cl_mem m) { return m->host_ptr; }),
+    mem_row::of<cl_uint>(CL_MEM_MAP_COUNT, [](cl_mem m) { return m->map_count.load(); }),
+    mem_row::of<cl_uint>(CL_MEM_REFERENCE_COUNT, [](cl_mem m) { return m->api_refs.load(); }),
+    mem_row::of<cl_context>(CL_MEM_CONTEXT, [](cl_mem m) { return m->context; }),
+    mem_row::of<cl_mem>(CL_MEM_ASSOCIATED_MEMOBJECT,
+                        [](cl_mem m) { return m->parent ? m->parent : m->image.mem_object; }),
+    mem_row::of<size_t>(CL_MEM_OFFSET, [](cl_mem m) { return m->origin; }),
+    mem_row::of<cl_bool>(CL_MEM_USES_SVM_POINTER, [](cl_mem m) { return m->svm ? CL_TRUE : CL_FALSE; }),
+    mem_row::of<std::vector<cl_mem_properties>>(CL_MEM_PROPERTIES, [](cl_mem m) { return m->properties; }),
+};
 
 }  // namespace
 
@@ -270,19 +215,11 @@ cl_mem CL_API_CALL clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffe
 }
 
 cl_int CL_API_CALL clRetainMemObject(cl_mem m) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(m);
-    retain_api(m);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, m, "m", count_change::retain);
 }
 
 cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(m);
-    release_api(m);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, m, "m", count_change::release);
 }
 
 cl_int CL_API_CALL clSetMemObjectDestructorCallback(cl_mem m, void(CL_CALLBACK* notify)(cl_mem, void*),
@@ -301,22 +238,7 @@ cl_int CL_API_CALL clGetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, 
   return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(m);
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_MEM_TYPE: return out.value(m->type);
-      case CL_MEM_FLAGS: return out.value(m->flags);
-      case CL_MEM_SIZE: return out.value(m->size);
-      case CL_MEM_HOST_PTR: return out.value(m->host_ptr);
-      case CL_MEM_MAP_COUNT: return out.value(cl_uint{m->map_count.load()});
-      case CL_MEM_REFERENCE_COUNT: return out.value(cl_uint{m->api_refs.load()});
-      case CL_MEM_CONTEXT: return out.value(m->context);
-      case CL_MEM_ASSOCIATED_MEMOBJECT: return out.value(m->parent ? m->parent : m->image.mem_object);
-      case CL_MEM_OFFSET: return out.value(m->origin);
-      case CL_MEM_USES_SVM_POINTER: return out.value(static_cast<cl_bool>(m->svm ? CL_TRUE : CL_FALSE));
-      case CL_MEM_PROPERTIES:
-        return out.put(m->properties.empty() ? nullptr : m->properties.data(),
-                       m->properties.size() * sizeof(cl_mem_properties));
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(mem_info, m, param, out);
   });
 }
 
@@ -342,31 +264,13 @@ cl_int CL_API_CALL clEnqueueReadBufferRect(cl_command_queue q, cl_mem m, cl_bool
                                            size_t host_row_pitch, size_t host_slice_pitch, void* ptr, cl_uint count,
                                            const cl_event* list, cl_event* event_out) {
   return guarded(__func__, [&]() -> cl_int {
-    if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
-    if (cl_int code = check_rect(m, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch,
-                                 host_row_pitch, host_slice_pitch, ptr);
-        code != CL_SUCCESS)
+    buffer_rect rect{{buffer_origin, buffer_row_pitch, buffer_slice_pitch},
+                     {host_origin, host_row_pitch, host_slice_pitch},
+                     region};
+    if (cl_int code = check_rect_transfer(q, m, rect, ptr, count, list, host_access::read); code != CL_SUCCESS)
       return code;
-    if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
-    if (!host_may(m, host_access::read)) return CL_INVALID_OPERATION;
-    size_t packed_size = region[0] * region[1] * region[2];
-    auto packed = std::make_shared<std::vector<uint8_t>>(packed_size);
-    // An explicit transfer: the program follows the specification for this buffer.
-    end_coherence(m);
-    command cmd(q, CL_COMMAND_READ_BUFFER_RECT, count, list, event_out, blocking_read ? blocking::yes : blocking::no,
-                data_parts::status_and_data);
-    if (cl_int code = cmd.uses(m, access::read); code != CL_SUCCESS) return cmd.abandon(code);
-    // The data arrives packed; it is spread into the caller's layout just
-    // before the event completes.
-    std::array<size_t, 3> origin{host_origin[0], host_origin[1], host_origin[2]};
-    std::array<size_t, 3> extent{region[0], region[1], region[2]};
-    cmd.tracked()->before_complete = [packed, ptr, origin, extent, host_row_pitch, host_slice_pitch] {
-      copy_rect(packed->data(), static_cast<uint8_t*>(ptr), origin.data(), extent.data(), host_row_pitch,
-                host_slice_pitch, pack_direction::unpack);
-    };
-    cmd.link().expect_data(cmd.header.command, packed->data(), packed_size, cmd.tracked());
-    return cmd.submit(protocol::enqueue_read_buffer_rect{cmd.header, m->id, to_size3(buffer_origin),
-                                                         to_size3(region), buffer_row_pitch, buffer_slice_pitch});
+    return enqueue_read_buffer_rect(q, m, blocking_read ? blocking::yes : blocking::no, rect, ptr, count, list,
+                                    event_out);
   });
 }
 
@@ -377,25 +281,13 @@ cl_int CL_API_CALL clEnqueueWriteBufferRect(cl_command_queue q, cl_mem m, cl_boo
                                             size_t host_slice_pitch, const void* ptr, cl_uint count,
                                             const cl_event* list, cl_event* event_out) {
   return guarded(__func__, [&]() -> cl_int {
-    if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
-    if (cl_int code = check_rect(m, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch,
-                                 host_row_pitch, host_slice_pitch, ptr);
-        code != CL_SUCCESS)
+    buffer_rect rect{{buffer_origin, buffer_row_pitch, buffer_slice_pitch},
+                     {host_origin, host_row_pitch, host_slice_pitch},
+                     region};
+    if (cl_int code = check_rect_transfer(q, m, rect, ptr, count, list, host_access::write); code != CL_SUCCESS)
       return code;
-    if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
-    if (!host_may(m, host_access::write)) return CL_INVALID_OPERATION;
-    std::vector<uint8_t> packed(region[0] * region[1] * region[2]);
-    copy_rect(packed.data(), static_cast<uint8_t*>(const_cast<void*>(ptr)), host_origin, region, host_row_pitch,
-              host_slice_pitch, pack_direction::pack);
-    blocking mode = blocking_write && count > 0 ? blocking::yes : blocking::no;
-    // An explicit transfer: the program follows the specification for this buffer.
-    end_coherence(m);
-    command cmd(q, CL_COMMAND_WRITE_BUFFER_RECT, count, list, event_out, mode);
-    if (cl_int code = cmd.uses(m, access::write); code != CL_SUCCESS) return cmd.abandon(code);
-    cmd.send(protocol::enqueue_write_buffer_rect{cmd.header, m->id, to_size3(buffer_origin), to_size3(region),
-                                                 buffer_row_pitch, buffer_slice_pitch});
-    cmd.link().send_data(cmd.header.command, std::move(packed));
-    return cmd.complete();
+    return enqueue_write_buffer_rect(q, m, blocking_write ? blocking::yes : blocking::no, rect, ptr, count, list,
+                                     event_out);
   });
 }
 
@@ -452,12 +344,11 @@ cl_int CL_API_CALL clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_me
         if (overlap) return CL_MEM_COPY_OVERLAP;
       }
     }
-    command cmd(q, CL_COMMAND_COPY_BUFFER_RECT, count, list, event_out, blocking::no);
-    if (cl_int code = cmd.uses(src, access::read); code != CL_SUCCESS) return cmd.abandon(code);
-    if (cl_int code = cmd.uses(dst, access::write); code != CL_SUCCESS) return cmd.abandon(code);
-    return cmd.submit(protocol::enqueue_copy_buffer_rect{cmd.header, src->id, dst->id, to_size3(src_origin),
-                                                         to_size3(dst_origin), to_size3(region), src_row_pitch,
-                                                         src_slice_pitch, dst_row_pitch, dst_slice_pitch});
+    return enqueue_copy_buffer_rect(q, src, dst,
+                                    {{src_origin, src_row_pitch, src_slice_pitch},
+                                     {dst_origin, dst_row_pitch, dst_slice_pitch},
+                                     region},
+                                    count, list, event_out);
   });
 }
 
@@ -475,11 +366,7 @@ cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue q, cl_mem m, const void*
       return CL_INVALID_VALUE;
     if (offset % pattern_size != 0 || size % pattern_size != 0) return CL_INVALID_VALUE;
     if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
-    command cmd(q, CL_COMMAND_FILL_BUFFER, count, list, event_out, blocking::no);
-    if (cl_int code = cmd.uses(m, access_for_write(m, offset, size)); code != CL_SUCCESS) return cmd.abandon(code);
-    auto* bytes = static_cast<const uint8_t*>(pattern);
-    return cmd.submit(
-        protocol::enqueue_fill_buffer{cmd.header, m->id, protocol::bytes(bytes, bytes + pattern_size), offset, size});
+    return enqueue_fill_buffer(q, m, pattern, pattern_size, offset, size, count, list, event_out);
   });
 }
 
@@ -491,10 +378,7 @@ void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
     // CL_INVALID_VALUE if region being mapped given by (offset, size) is out
     // of bounds or if size is 0 or if values specified in map_flags are not valid.
     if (!in_bounds(m, offset, size) || size == 0) return fail(CL_INVALID_VALUE);
-    constexpr cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
-    if ((map_flags & ~known) ||
-        ((map_flags & CL_MAP_WRITE_INVALIDATE_REGION) && (map_flags & (CL_MAP_READ | CL_MAP_WRITE))))
-      return fail(CL_INVALID_VALUE);
+    if (!valid_map_flags(map_flags)) return fail(CL_INVALID_VALUE);
     if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return fail(code);
     // CL_INVALID_OPERATION if buffer has been created with
     // CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS and CL_MAP_READ is set,
@@ -503,38 +387,8 @@ void* CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block
     if ((map_flags & CL_MAP_READ) && !host_may(m, host_access::read)) return fail(CL_INVALID_OPERATION);
     if ((map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) && !host_may(m, host_access::write))
       return fail(CL_INVALID_OPERATION);
-
-    // A map: the program follows the specification for this buffer.
-    end_coherence(m);
-    bool owned = m->host_ptr == nullptr;
-    void* pointer = owned ? ::operator new(size, std::align_val_t{64}) : static_cast<char*>(m->host_ptr) + offset;
-    blocking mode = blocking_map ? blocking::yes : blocking::no;
-    cl_int code;
-    if (map_flags & CL_MAP_WRITE_INVALIDATE_REGION) {
-      // Nothing to fetch: the region's old contents are discarded.
-      command cmd(q, CL_COMMAND_MAP_BUFFER, count, list, event_out, mode);
-      code = cmd.submit(protocol::enqueue_marker{cmd.header});
-    } else {
-      command cmd(q, CL_COMMAND_MAP_BUFFER, count, list, event_out, mode, data_parts::status_and_data);
-      if (cl_int failed = cmd.uses(m, access::read); failed != CL_SUCCESS) {
-        if (owned) ::operator delete(pointer, std::align_val_t{64});
-        return fail(cmd.abandon(failed));
-      }
-      cmd.tracked()->holds = m->svm;  // the data lands in its host block
-      cmd.link().expect_data(cmd.header.command, pointer, size, cmd.tracked());
-      code = cmd.submit(protocol::enqueue_read_buffer{cmd.header, m->id, offset, size});
-    }
-    if (code != CL_SUCCESS && code != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) {
-      if (owned) ::operator delete(pointer, std::align_val_t{64});
-      return fail(code);
-    }
-    {
-      std::lock_guard lock(m->mappings_mutex);
-      m->mappings.push_back({pointer, offset, size, map_flags, owned});
-    }
-    m->map_count.fetch_add(1);
-    if (code != CL_SUCCESS) return fail(code);
-    return pointer;
+    return map_buffer(q, m, blocking_map ? blocking::yes : blocking::no, map_flags, offset, size, count, list,
+                      event_out);
   });
 }
 
@@ -545,38 +399,9 @@ cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void* m
     FERRY_CHECK_HANDLE(m);
     if (q->context != m->context) return CL_INVALID_CONTEXT;
     if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
-    _cl_mem::mapping found{};
-    {
-      std::lock_guard lock(m->mappings_mutex);
-      auto it = std::find_if(m->mappings.begin(), m->mappings.end(),
-                             [&](const _cl_mem::mapping& x) { return x.pointer == mapped; });
-      // CL_INVALID_VALUE if mapped_ptr is not a valid pointer returned by
-      // clEnqueueMapBuffer for memobj.
-      if (it == m->mappings.end()) return CL_INVALID_VALUE;
-      found = *it;
-      m->mappings.erase(it);
-    }
-    m->map_count.fetch_sub(1);
-    cl_int code;
-    if (m->is_image() && (found.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION))) {
-      code = write_back_image_mapping(q, m, found, count, list, event_out);
-    } else if (found.flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) {
-      // The mapped region goes back to the server.
-      command cmd(q, CL_COMMAND_UNMAP_MEM_OBJECT, count, list, event_out, blocking::no);
-      code = cmd.uses(m, access_for_write(m, found.offset, found.size));
-      if (code != CL_SUCCESS) {
-        if (found.owned) ::operator delete(found.pointer, std::align_val_t{64});
-        return cmd.abandon(code);
-      }
-      cmd.send(protocol::enqueue_write_buffer{cmd.header, m->id, found.offset, found.size});
-      cmd.link().send_data(cmd.header.command, found.pointer, found.size);
-      code = cmd.complete();
-    } else {
-      command cmd(q, CL_COMMAND_UNMAP_MEM_OBJECT, count, list, event_out, blocking::no);
-      code = cmd.submit(protocol::enqueue_marker{cmd.header});
-    }
-    if (found.owned) ::operator delete(found.pointer, std::align_val_t{64});
-    return code;
+    // CL_INVALID_VALUE if mapped_ptr is not a valid pointer returned by
+    // clEnqueueMapBuffer or clEnqueueMapImage for memobj.
+    return unmap(q, m, mapped, count, list, event_out);
   });
 }
 
@@ -597,19 +422,7 @@ cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue q, cl_uint num_me
       if (mem_objects[i]->context != q->context) return CL_INVALID_CONTEXT;
     }
     if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
-    // The contents move to the queue's server (if they are elsewhere) before
-    // the command completes; the command itself orders like a marker.
-    // CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED moves nothing: the queue's
-    // server becomes the holder. CL_MIGRATE_MEM_OBJECT_HOST is a placement
-    // hint; the contents stay where they are current, since a read from the
-    // host fetches them from there anyway.
-    command cmd(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, count, list, event_out, blocking::no);
-    if (!(flags & CL_MIGRATE_MEM_OBJECT_HOST)) {
-      access how = flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED ? access::replace : access::read;
-      for (cl_uint i = 0; i < num_mem_objects; ++i)
-        if (cl_int code = cmd.uses(mem_objects[i], how); code != CL_SUCCESS) return cmd.abandon(code);
-    }
-    return cmd.submit(protocol::enqueue_marker{cmd.header});
+    return migrate(q, num_mem_objects, mem_objects, flags, count, list, event_out);
   });
 }
 

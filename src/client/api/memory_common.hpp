@@ -1,10 +1,7 @@
-// Helpers shared by the buffer and image entry points: memory flags, host
-// access rules, checks common to every memory command, and packing of host
-// rectangles.
+// Checks shared by the buffer, image and SVM entry points: memory flags,
+// host access rules, map flags, and the clauses common to every memory
+// command.
 #pragma once
-
-#include <cstdint>
-#include <cstring>
 
 #include "client/api/entry.hpp"
 #include "client/core/objects.hpp"
@@ -54,25 +51,11 @@ inline bool host_may(const memory* m, host_access how) {
   return !(m->flags & CL_MEM_HOST_READ_ONLY);
 }
 
-// Copies a rectangle between a pitched host layout and a packed one.
-enum class pack_direction { pack, unpack };
-inline void copy_rect(uint8_t* packed, uint8_t* host, const size_t* host_origin, const size_t* region, size_t row_pitch,
-               size_t slice_pitch, pack_direction direction) {
-  size_t row = region[0];
-  for (size_t z = 0; z < region[2]; ++z)
-    for (size_t y = 0; y < region[1]; ++y) {
-      uint8_t* h = host + (host_origin[2] + z) * slice_pitch + (host_origin[1] + y) * row_pitch + host_origin[0];
-      uint8_t* p = packed + (z * region[1] + y) * row;
-      if (direction == pack_direction::pack) std::memcpy(p, h, row);
-      else std::memcpy(h, p, row);
-    }
+// CL_INVALID_VALUE if values specified in map_flags are not valid.
+inline bool valid_map_flags(cl_map_flags flags) {
+  constexpr cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+  if (flags & ~known) return false;
+  return !((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & (CL_MAP_READ | CL_MAP_WRITE)));
 }
-
-/// Unmap of an image mapping with write access: sends the mapped region
-/// back (image.cpp).
-cl_int write_back_image_mapping(cl_command_queue q, cl_mem m, const _cl_mem::mapping& mapping, cl_uint count,
-                                const cl_event* list, cl_event* event_out);
-
-inline protocol::size3 to_size3(const size_t* v) { return {v[0], v[1], v[2]}; }
 
 }  // namespace ferry::client::api

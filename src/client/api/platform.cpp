@@ -7,6 +7,7 @@
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/info_table.hpp"
 #include "client/core/servers/platform.hpp"
 
 namespace ferry::client::api {
@@ -27,6 +28,32 @@ cl_int get_platform_ids(cl_uint num_entries, cl_platform_id* platforms, cl_uint*
   return CL_SUCCESS;
 }
 
+std::vector<cl_name_version> extensions_with_version() {
+  std::vector<cl_name_version> list(3);
+  std::strcpy(list[0].name, "cl_khr_icd");
+  list[0].version = CL_MAKE_VERSION(1, 0, 0);
+  std::strcpy(list[1].name, CL_FERRY_REMOTE_EXTENSION_NAME);
+  list[1].version = CL_MAKE_VERSION(1, 0, 0);
+  std::strcpy(list[2].name, CL_POCL_CONTENT_SIZE_EXTENSION_NAME);
+  list[2].version = CL_MAKE_VERSION(1, 0, 0);
+  return list;
+}
+
+using platform_row = info_row<cl_platform_id>;
+const platform_row platform_info[] = {
+    platform_row::of<std::string>(CL_PLATFORM_PROFILE, [](cl_platform_id) { return "FULL_PROFILE"; }),
+    platform_row::of<std::string>(CL_PLATFORM_VERSION,
+                                  [](cl_platform_id) { return "OpenCL 3.0 Ferry " FERRY_VERSION_STRING; }),
+    platform_row::of<std::string>(CL_PLATFORM_NAME, [](cl_platform_id) { return CL_FERRY_PLATFORM_NAME; }),
+    platform_row::of<std::string>(CL_PLATFORM_VENDOR, [](cl_platform_id) { return "The Ferry project"; }),
+    platform_row::of<std::string>(CL_PLATFORM_EXTENSIONS, [](cl_platform_id) { return platform_extensions; }),
+    platform_row::of<std::string>(CL_PLATFORM_ICD_SUFFIX_KHR, [](cl_platform_id) { return "FERRY"; }),
+    platform_row::of<cl_ulong>(CL_PLATFORM_HOST_TIMER_RESOLUTION, [](cl_platform_id) { return 0; }),
+    platform_row::of<cl_version>(CL_PLATFORM_NUMERIC_VERSION, [](cl_platform_id) { return CL_MAKE_VERSION(3, 0, 0); }),
+    platform_row::of<std::vector<cl_name_version>>(CL_PLATFORM_EXTENSIONS_WITH_VERSION,
+                                                   [](cl_platform_id) { return extensions_with_version(); }),
+};
+
 }  // namespace
 
 cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id* platforms,
@@ -44,28 +71,7 @@ cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id platform_id, cl_platform_inf
     // CL_INVALID_PLATFORM if platform is not a valid platform.
     if (platform_id != nullptr) FERRY_CHECK_HANDLE(platform_id);
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_PLATFORM_PROFILE: return out.string("FULL_PROFILE");
-      case CL_PLATFORM_VERSION: return out.string("OpenCL 3.0 Ferry " FERRY_VERSION_STRING);
-      case CL_PLATFORM_NAME: return out.string(CL_FERRY_PLATFORM_NAME);
-      case CL_PLATFORM_VENDOR: return out.string("The Ferry project");
-      case CL_PLATFORM_EXTENSIONS: return out.string(platform_extensions);
-      case CL_PLATFORM_ICD_SUFFIX_KHR: return out.string("FERRY");
-      case CL_PLATFORM_HOST_TIMER_RESOLUTION: return out.value(cl_ulong{0});
-      case CL_PLATFORM_NUMERIC_VERSION: return out.value(cl_version{CL_MAKE_VERSION(3, 0, 0)});
-      case CL_PLATFORM_EXTENSIONS_WITH_VERSION: {
-        std::vector<cl_name_version> list(3);
-        std::strcpy(list[0].name, "cl_khr_icd");
-        list[0].version = CL_MAKE_VERSION(1, 0, 0);
-        std::strcpy(list[1].name, CL_FERRY_REMOTE_EXTENSION_NAME);
-        list[1].version = CL_MAKE_VERSION(1, 0, 0);
-        std::strcpy(list[2].name, CL_POCL_CONTENT_SIZE_EXTENSION_NAME);
-        list[2].version = CL_MAKE_VERSION(1, 0, 0);
-        return out.array(list);
-      }
-      // CL_INVALID_VALUE if param_name is not one of the supported values.
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(platform_info, platform_id, param, out);
   });
 }
 

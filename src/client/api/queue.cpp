@@ -1,11 +1,9 @@
 // Command queue entry points, markers, barriers, flush and finish.
-#include <algorithm>
-
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
-#include "client/core/command.hpp"
-#include "client/core/event_state.hpp"
-#include "client/core/servers/server.hpp"
+#include "client/api/info_table.hpp"
+#include "client/core/markers.hpp"
+#include "client/core/queues.hpp"
 
 namespace ferry::client::api {
 
@@ -52,36 +50,31 @@ result<cl_command_queue> create_queue(cl_context c, cl_device_id d, const cl_que
   if ((bits & CL_QUEUE_ON_DEVICE) || (bits & ~d->queue_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
     return fail(CL_INVALID_QUEUE_PROPERTIES);
   if (!d->accepts_work() || !reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
-  auto* q = new queue();
-  q->id = next_object_id();
-  q->context = c;
-  retain_internal(c);
-  q->device = d;
-  q->properties = bits;
-  q->properties_array = std::move(array);
-  d->host->link->post(protocol::create_queue{q->id, c->id, d->index, bits});
-  return static_cast<cl_command_queue>(q);
+  return create_queue_on_server(c, d, bits, std::move(array));
 }
 
-// Sends a marker or barrier; clFinish uses an internal blocking marker.
-template <class Message>
-cl_int enqueue_sync_point(cl_command_queue q, cl_command_type type, cl_uint count, const cl_event* list,
-                          cl_event* event_out, blocking mode) {
+// A marker or barrier enqueued by the application.
+cl_int enqueue_sync_point(cl_command_queue q, sync_kind kind, cl_uint count, const cl_event* list,
+                          cl_event* event_out) {
   FERRY_CHECK_HANDLE(q);
   if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
-  command cmd(q, type, count, list, event_out, mode);
-  if (event* e = cmd.tracked()) {
-    std::lock_guard lock(q->reads_mutex);
-    for (event* read : q->pending_reads)
-      if (read->status.load() > CL_COMPLETE) {
-        retain_internal(read);
-        e->implied.push_back(read);
-      }
-  }
-  Message message;
-  message.header = cmd.header;
-  return cmd.submit(message);
+  cl_command_type type = kind == sync_kind::marker ? CL_COMMAND_MARKER : CL_COMMAND_BARRIER;
+  return enqueue_sync(q, kind, type, count, list, event_out, blocking::no, pending_reads::implied);
 }
+
+using queue_row = info_row<cl_command_queue>;
+const queue_row queue_info[] = {
+    queue_row::of<cl_context>(CL_QUEUE_CONTEXT, [](cl_command_queue q) { return q->context; }),
+    queue_row::of<cl_device_id>(CL_QUEUE_DEVICE, [](cl_command_queue q) { return q->device; }),
+    queue_row::of<cl_uint>(CL_QUEUE_REFERENCE_COUNT, [](cl_command_queue q) { return q->api_refs.load(); }),
+    queue_row::of<cl_command_queue_properties>(CL_QUEUE_PROPERTIES, [](cl_command_queue q) { return q->properties; }),
+    queue_row::of<std::vector<cl_queue_properties>>(CL_QUEUE_PROPERTIES_ARRAY,
+                                                    [](cl_command_queue q) { return q->properties_array; }),
+    // Host queues have no size.
+    queue_row::of<cl_uint>(CL_QUEUE_SIZE,
+                           [](cl_command_queue) -> result<cl_uint> { return fail(CL_INVALID_COMMAND_QUEUE); }),
+    queue_row::of<cl_command_queue>(CL_QUEUE_DEVICE_DEFAULT, [](cl_command_queue) { return nullptr; }),
+};
 
 }  // namespace
 
@@ -111,19 +104,11 @@ cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context c, cl_device_id d, 
 }
 
 cl_int CL_API_CALL clRetainCommandQueue(cl_command_queue q) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(q);
-    retain_api(q);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, q, "q", count_change::retain);
 }
 
 cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue q) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(q);
-    release_api(q);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, q, "q", count_change::release);
 }
 
 cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_info param, size_t size,
@@ -131,16 +116,7 @@ cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_in
   return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_QUEUE_CONTEXT: return out.value(q->context);
-      case CL_QUEUE_DEVICE: return out.value(q->device);
-      case CL_QUEUE_REFERENCE_COUNT: return out.value(cl_uint{q->api_refs.load()});
-      case CL_QUEUE_PROPERTIES: return out.value(q->properties);
-      case CL_QUEUE_PROPERTIES_ARRAY: return out.array(q->properties_array);
-      case CL_QUEUE_SIZE: return CL_INVALID_COMMAND_QUEUE;  // host queues have no size
-      case CL_QUEUE_DEVICE_DEFAULT: return out.value(static_cast<cl_command_queue>(nullptr));
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(queue_info, q, param, out);
   });
 }
 
@@ -155,65 +131,28 @@ cl_int CL_API_CALL clSetCommandQueueProperty(cl_command_queue q, cl_command_queu
 cl_int CL_API_CALL clFlush(cl_command_queue q) {
   return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
-    connection* link = q->device->host->link.get();
-    // Offline, the flush waits in the replay log with the commands it covers.
-    if (link->ended() || !in_current_sessions(q->context)) return CL_DEVICE_NOT_AVAILABLE;
-    link->post(protocol::flush_queue{q->id});
-    link->flush();
-    return CL_SUCCESS;
+    return flush_queue(q);
   });
 }
 
 cl_int CL_API_CALL clFinish(cl_command_queue q) {
   return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(q);
-    // Nothing enqueued since the last point known complete, and no read
-    // data in transit: nothing to wait for (the common case of a program
-    // that calls clFinish after a blocking read).
-    if (q->submitted.load(std::memory_order_acquire) == q->complete_through.load(std::memory_order_acquire)) {
-      std::lock_guard lock(q->reads_mutex);
-      bool reads_done = std::all_of(q->pending_reads.begin(), q->pending_reads.end(),
-                                    [](event* e) { return e->status.load() <= CL_COMPLETE; });
-      if (reads_done) return CL_SUCCESS;
-    }
-    // Commands already accepted wait for the server to come back, and so
-    // does the marker that waits for them.
-    if (!q->device->host->link->wait_online()) return CL_DEVICE_NOT_AVAILABLE;
-    // Coherent CL_MEM_USE_HOST_PTR buffers written on this queue come back
-    // with the finish.
-    pull_before_finish(q);
-    // A marker whose completion means every earlier command of the queue is done.
-    cl_int code = enqueue_sync_point<protocol::enqueue_marker>(q, CL_COMMAND_MARKER, 0, nullptr, nullptr,
-                                                               blocking::yes);
-    if (code != CL_SUCCESS && code != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) return code;
-    // Reads report completion after their data, which may trail the marker.
-    std::vector<cl_event> reads;
-    {
-      std::lock_guard lock(q->reads_mutex);
-      reads.swap(q->pending_reads);
-    }
-    if (!reads.empty()) {
-      connection::waiting scope(*q->device->host->link);
-      wait_for(reads.data(), static_cast<cl_uint>(reads.size()));
-      for (cl_event e : reads) release_internal(e);
-    }
-    settle_coherent_buffers(q->context);
-    return CL_SUCCESS;
+    return finish_queue(q);
   });
 }
 
 cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint count, const cl_event* list,
                                                cl_event* event_out) {
   return guarded(__func__, [&] {
-    return enqueue_sync_point<protocol::enqueue_marker>(q, CL_COMMAND_MARKER, count, list, event_out, blocking::no);
+    return enqueue_sync_point(q, sync_kind::marker, count, list, event_out);
   });
 }
 
 cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint count, const cl_event* list,
                                                 cl_event* event_out) {
   return guarded(__func__, [&] {
-    return enqueue_sync_point<protocol::enqueue_barrier>(q, CL_COMMAND_BARRIER, count, list, event_out,
-                                                         blocking::no);
+    return enqueue_sync_point(q, sync_kind::barrier, count, list, event_out);
   });
 }
 
@@ -221,13 +160,13 @@ cl_int CL_API_CALL clEnqueueMarker(cl_command_queue q, cl_event* event_out) {
   return guarded(__func__, [&]() -> cl_int {
     // CL_INVALID_VALUE if event is NULL.
     if (is_valid(q) && event_out == nullptr) return CL_INVALID_VALUE;
-    return enqueue_sync_point<protocol::enqueue_marker>(q, CL_COMMAND_MARKER, 0, nullptr, event_out, blocking::no);
+    return enqueue_sync_point(q, sync_kind::marker, 0, nullptr, event_out);
   });
 }
 
 cl_int CL_API_CALL clEnqueueBarrier(cl_command_queue q) {
   return guarded(__func__, [&] {
-    return enqueue_sync_point<protocol::enqueue_barrier>(q, CL_COMMAND_BARRIER, 0, nullptr, nullptr, blocking::no);
+    return enqueue_sync_point(q, sync_kind::barrier, 0, nullptr, nullptr);
   });
 }
 
@@ -238,7 +177,7 @@ cl_int CL_API_CALL clEnqueueWaitForEvents(cl_command_queue q, cl_uint count, con
     if (count == 0 || list == nullptr) return CL_INVALID_VALUE;
     for (cl_uint i = 0; i < count; ++i)
       if (!is_valid(list[i])) return CL_INVALID_EVENT;
-    return enqueue_sync_point<protocol::enqueue_barrier>(q, CL_COMMAND_BARRIER, count, list, nullptr, blocking::no);
+    return enqueue_sync_point(q, sync_kind::barrier, count, list, nullptr);
   });
 }
 

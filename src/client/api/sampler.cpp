@@ -3,6 +3,8 @@
 // from the client afterwards.
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/info_table.hpp"
+#include "client/core/samplers.hpp"
 #include "client/core/servers/server.hpp"
 
 namespace ferry::client::api {
@@ -24,13 +26,7 @@ result<cl_sampler> create_sampler(cl_context c, const cl_sampler_properties* pro
   FERRY_CHECK_HANDLE_R(c);
   // Parsed into a plain value first: a sampler object exists only once the
   // server made one.
-  struct {
-    cl_bool normalized_coords = CL_TRUE;
-    cl_addressing_mode addressing_mode = CL_ADDRESS_CLAMP;
-    cl_filter_mode filter_mode = CL_FILTER_NEAREST;
-    std::vector<cl_sampler_properties> properties;
-  } parsed, *s = &parsed;
-  protocol::create_sampler request;
+  sampler_settings parsed, *s = &parsed;
   if (properties) {
     // CL_INVALID_VALUE if the property name in sampler_properties is not a
     // supported property name, if the value specified for a supported
@@ -62,29 +58,20 @@ result<cl_sampler> create_sampler(cl_context c, const cl_sampler_properties* pro
     }
     s->properties.push_back(0);
   }
-  // The server always gets every property, so defaults are the client's.
-  request.properties = std::vector<uint64_t>{CL_SAMPLER_NORMALIZED_COORDS, s->normalized_coords,
-                                             CL_SAMPLER_ADDRESSING_MODE,   s->addressing_mode,
-                                             CL_SAMPLER_FILTER_MODE,       s->filter_mode,
-                                             0};
   if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
-  request.id = next_object_id();
-  request.context = c->id;
-  auto reply = call_each<protocol::status_reply>(c->servers, request);
-  if (!reply || reply->status != CL_SUCCESS) {
-    post_each(c->servers, protocol::release_object{request.id});
-    return fail(reply ? reply->status : reply.error());
-  }
-  auto* created = new sampler();
-  created->id = request.id;
-  created->context = c;
-  retain_internal(c);
-  created->normalized_coords = parsed.normalized_coords;
-  created->addressing_mode = parsed.addressing_mode;
-  created->filter_mode = parsed.filter_mode;
-  created->properties = std::move(parsed.properties);
-  return static_cast<cl_sampler>(created);
+  return create_sampler_on_servers(c, std::move(parsed));
 }
+
+using sampler_row = info_row<cl_sampler>;
+const sampler_row sampler_info[] = {
+    sampler_row::of<cl_uint>(CL_SAMPLER_REFERENCE_COUNT, [](cl_sampler s) { return s->api_refs.load(); }),
+    sampler_row::of<cl_context>(CL_SAMPLER_CONTEXT, [](cl_sampler s) { return s->context; }),
+    sampler_row::of<cl_bool>(CL_SAMPLER_NORMALIZED_COORDS, [](cl_sampler s) { return s->normalized_coords; }),
+    sampler_row::of<cl_addressing_mode>(CL_SAMPLER_ADDRESSING_MODE, [](cl_sampler s) { return s->addressing_mode; }),
+    sampler_row::of<cl_filter_mode>(CL_SAMPLER_FILTER_MODE, [](cl_sampler s) { return s->filter_mode; }),
+    sampler_row::of<std::vector<cl_sampler_properties>>(CL_SAMPLER_PROPERTIES,
+                                                        [](cl_sampler s) { return s->properties; }),
+};
 
 }  // namespace
 
@@ -108,34 +95,18 @@ cl_sampler CL_API_CALL clCreateSamplerWithProperties(cl_context c, const cl_samp
 }
 
 cl_int CL_API_CALL clRetainSampler(cl_sampler s) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(s);
-    retain_api(s);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, s, "s", count_change::retain);
 }
 
 cl_int CL_API_CALL clReleaseSampler(cl_sampler s) {
-  return guarded(__func__, [&]() -> cl_int {
-    FERRY_CHECK_HANDLE(s);
-    release_api(s);
-    return CL_SUCCESS;
-  });
+  return change_api_count(__func__, s, "s", count_change::release);
 }
 
 cl_int CL_API_CALL clGetSamplerInfo(cl_sampler s, cl_sampler_info param, size_t size, void* value, size_t* size_ret) {
   return guarded(__func__, [&]() -> cl_int {
     FERRY_CHECK_HANDLE(s);
     info_out out(size, value, size_ret);
-    switch (param) {
-      case CL_SAMPLER_REFERENCE_COUNT: return out.value(cl_uint{s->api_refs.load()});
-      case CL_SAMPLER_CONTEXT: return out.value(s->context);
-      case CL_SAMPLER_NORMALIZED_COORDS: return out.value(s->normalized_coords);
-      case CL_SAMPLER_ADDRESSING_MODE: return out.value(s->addressing_mode);
-      case CL_SAMPLER_FILTER_MODE: return out.value(s->filter_mode);
-      case CL_SAMPLER_PROPERTIES: return out.array(s->properties);
-      default: return CL_INVALID_VALUE;
-    }
+    return answer_info(sampler_info, s, param, out);
   });
 }
 

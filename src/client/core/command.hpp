@@ -18,6 +18,17 @@ cl_int check_wait_list(const queue* q, cl_uint count, const cl_event* list);
 enum class blocking { no, yes };
 enum class data_parts { status_only = 1, status_and_data = 2 };
 
+/// How a write that the application asked to block (`asked`) waits: its
+/// data is on its way once sent, which is all a blocking write promises
+/// ("ptr can be reused"); only a wait list whose failure the call must
+/// report makes it wait for completion.
+inline blocking write_blocking(blocking asked, cl_uint wait_count) {
+  return asked == blocking::yes && wait_count > 0 ? blocking::yes : blocking::no;
+}
+
+/// An origin or region (size_t[3]) as the wire carries it.
+inline protocol::size3 to_size3(const size_t* v) { return {v[0], v[1], v[2]}; }
+
 /// One command being enqueued. `start` fills the header; the caller encodes
 /// its message with `header`, then calls `submit`.
 class command {

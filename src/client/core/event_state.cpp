@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "client/core/diagnostics.hpp"
+#include "client/core/memory/host_ptr_coherence.hpp"
 #include "client/core/servers/server.hpp"
 #include "client/net/connection.hpp"
 #include "common/cl_errors.hpp"
@@ -104,6 +105,24 @@ void explain_failed_event(const event* e) {
 
 }  // namespace
 
+cl_int wait_for_events(const cl_event* events, cl_uint count) {
+  const auto& servers = events[0]->context->servers;
+  for (server* s : servers) s->link->flush();
+  if (servers.empty()) return wait_for(events, count);
+  cl_int code;
+  {
+    connection::waiting scope(events[0]->home ? *events[0]->home->link : *servers.front()->link);
+    code = wait_for(events, count);
+  }
+  settle_coherent_buffers(events[0]->context);
+  return code;
+}
+
+void watch_event(event* e, cl_int trigger, void(CL_CALLBACK* function)(cl_event, cl_int, void*), void* user_data) {
+  add_event_callback(e, trigger, function, user_data);
+  for (server* s : e->context->servers) s->link->flush();
+}
+
 void run_on_callback_thread(std::function<void()> work) { callbacks().post(std::move(work)); }
 
 void wait_for_callbacks() { callbacks().wait_idle(); }
@@ -146,6 +165,12 @@ void event_part_done(event* e, cl_int status, const std::array<cl_ulong, 4>* pro
     }
     complete_event(e, CL_COMPLETE);
   }
+}
+
+cl_int polled_status(event* e) {
+  if (e->status.load() > CL_COMPLETE)
+    for (server* s : e->context->servers) s->link->flush();
+  return e->status.load();
 }
 
 cl_int wait_for(const cl_event* events, cl_uint count) {

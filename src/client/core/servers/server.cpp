@@ -21,6 +21,13 @@ std::vector<server*> servers_of(const std::vector<cl_device_id>& devices) {
   return out;
 }
 
+std::vector<uint32_t> device_indices_on(const server& s, const std::vector<cl_device_id>& devices) {
+  std::vector<uint32_t> out;
+  for (cl_device_id d : devices)
+    if (d->host == &s) out.push_back(d->index);
+  return out;
+}
+
 bool accepting(const server& s) {
   if (s.link && s.link->accepting()) return true;
   // Every caller answers CL_DEVICE_NOT_AVAILABLE for a server that takes no work.

@@ -83,6 +83,9 @@ void post_each(const std::vector<server*>& servers, const Message& message) {
 /// The servers that hold some of `devices`, in the order of first appearance.
 std::vector<server*> servers_of(const std::vector<cl_device_id>& devices);
 
+/// The indices on `s` of those of `devices` that it hosts.
+std::vector<uint32_t> device_indices_on(const server& s, const std::vector<cl_device_id>& devices);
+
 /// Whether `s` takes new work (connection::accepting: connected, or
 /// resuming within its grace period). When not, records why for
 /// CL_DEVICE_NOT_AVAILABLE (diagnostics.hpp), as do the checks below.
