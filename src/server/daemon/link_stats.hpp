@@ -20,6 +20,14 @@
 namespace ferry::server {
 
 /// One link's traffic; a null counter counts nothing (tests, the fuzzer).
+///
+/// Both directions count a frame before it takes effect: what is read before
+/// it is handled, what is written before the write. Once the last byte of a
+/// frame is out, the other side may act on it (complete a command, land a
+/// migration) and the client may ask for these counters before the writing
+/// thread runs again; counted afterwards, they would lag behind what the
+/// client already saw happen. A write that fails breaks its link, and a
+/// resumed link counts what it sends again.
 struct link_counter {
   std::atomic<uint64_t> bytes_in{0};
   std::atomic<uint64_t> bytes_out{0};

@@ -70,8 +70,8 @@ bool peer_backlog::resend(stream* fd, link_counter* counter) const {
   uint64_t status_frames = 0;
   auto flush = [&] {
     if (statuses.empty()) return true;
+    count_out(counter, status_frames, statuses.size());  // before the write (link_counter says why)
     if (!write_all(fd, statuses.data(), statuses.size())) return false;
-    count_out(counter, status_frames, statuses.size());
     statuses.clear();
     status_frames = 0;
     return true;

@@ -280,11 +280,11 @@ bool peer_link::send_statuses(std::deque<peer_status>& statuses, std::string& wh
   // Numbered and kept now: if the write fails, the destination's count says which to send again.
   statuses.clear();
   // Only this thread writes; fd_ changes only on this thread too.
+  count_out(counter_, count, out.size());  // before the write (link_counter says why)
   if (!write_all(fd_.get(), out.data(), out.size())) {
     why = "write failed";
     return false;
   }
-  count_out(counter_, count, out.size());
   return true;
 }
 

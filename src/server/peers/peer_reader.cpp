@@ -26,8 +26,8 @@ bool peer_reader::maybe_ack() {
   if (received - acked_ < ack_every && ::ioctl(fd_->fd(), FIONREAD, &waiting) == 0 && waiting > 0) return true;
   std::vector<uint8_t> frame;
   p::append_frame(frame, p::ack{received, 0});
+  count_out(counter_, 1, frame.size());  // before the write (link_counter says why)
   if (!write_all(fd_, frame.data(), frame.size())) return false;
-  count_out(counter_, 1, frame.size());
   acked_ = received;
   return true;
 }

@@ -120,8 +120,8 @@ bool write_bulk_chunk(stream* fd, uint64_t transfer, const uint8_t* data, uint64
   uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
   protocol::store_bulk_head(head, protocol::bulk_data{transfer, offset, size}, chunk);
   iovec pieces[2] = {{head, sizeof head}, {const_cast<uint8_t*>(data) + offset, static_cast<size_t>(chunk)}};
+  count_out(counter, 1, sizeof head + chunk);  // before the write (link_counter says why)
   if (!writev_all(fd, pieces, chunk ? 2 : 1)) return false;
-  count_out(counter, 1, sizeof head + chunk);
   offset += chunk;
   return true;
 }

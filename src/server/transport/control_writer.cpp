@@ -241,11 +241,11 @@ void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted, boo
     int count = 0;
     if (!ack_frame.empty()) pieces[count++] = {ack_frame.data(), ack_frame.size()};
     if (!out.empty()) pieces[count++] = {out.data(), out.size()};
+    // Counted before the write (link_counter says why).
+    if (counter_) counter_->count_out(frames + (ack_frame.empty() ? 0 : 1), ack_frame.size() + out.size());
     if (!write_locked(pieces, count, may_wait)) {
       fd_ = nullptr;
       broken_("control stream write failed");
-    } else if (counter_) {
-      counter_->count_out(frames + (ack_frame.empty() ? 0 : 1), ack_frame.size() + out.size());
     }
   }
   log_.append(out, frames);
@@ -292,8 +292,8 @@ control_writer::attach_result control_writer::attach(stream* fd, uint64_t receiv
   if (!log_.acknowledge(received)) return attach_result::bad_ack;
   std::vector<uint8_t> again;
   if (!log_.replay(received, again)) return attach_result::bad_ack;
-  if (!again.empty() && !write_all(fd, again.data(), again.size())) return attach_result::broken;
   if (counter_ && !again.empty()) counter_->count_out(count_frames(again.data(), again.size()), again.size());
+  if (!again.empty() && !write_all(fd, again.data(), again.size())) return attach_result::broken;
   fd_ = fd;
   acked_ = {};
   return attach_result::attached;
