@@ -116,6 +116,7 @@ bool session::attach_bulk(stream_ptr& fd, const std::string& peer, const protoco
   bulk_writer_ = std::thread([this, bulk_fd] {
     name_thread("blk-w", core_->label);
     uint64_t from = 0;
+    uint64_t generation = 0;
     {
       // A resumed session's bulk stream may attach before the control reader
       // has heard how many bulk frames the client has.
@@ -123,8 +124,11 @@ bool session::attach_bulk(stream_ptr& fd, const std::string& peer, const protoco
       resumed_.wait(lock, [&] { return closing_ || bulk_.get() != bulk_fd || client_bulk_received_.has_value(); });
       if (closing_ || bulk_.get() != bulk_fd) return;
       from = *client_bulk_received_;
+      // Under the lock drop_bulk retires under: the stream is still ours, so
+      // this is our generation, and dropping the stream will end this writer.
+      generation = core_->bulk.writer_generation();
     }
-    bulk_writer writer(bulk_fd, core_->bulk, core_->outbox, core_->api,
+    bulk_writer writer(bulk_fd, core_->bulk, generation, core_->outbox, core_->api,
                        [this](const std::string& why) { connection_broken(why); },
                        counter(protocol::link_kind::client_bulk, bulk_peer_), from);
     writer.run();

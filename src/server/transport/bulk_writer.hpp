@@ -139,9 +139,13 @@ bool write_bulk_chunk(stream* fd, uint64_t transfer, const uint8_t* data, uint64
 
 class bulk_writer {
  public:
+  /// `generation`: the outbox's writer generation when `fd` became the
+  /// session's bulk stream, read under the same lock as the retirement of
+  /// that stream's writer. Read later (here, say), it could already be the
+  /// next stream's, and a retirement in between would never stop this writer.
   /// `resume_from`: bulk frames the client has received already (a resumed
   /// session); the writer first sends again those that follow.
-  bulk_writer(stream* fd, bulk_outbox& jobs, control_outbox& control, const native::api& api,
+  bulk_writer(stream* fd, bulk_outbox& jobs, uint64_t generation, control_outbox& control, const native::api& api,
               std::function<void(const std::string&)> broken, link_counter* counter = nullptr,
               uint64_t resume_from = 0)
       : fd_(fd),
@@ -151,7 +155,7 @@ class bulk_writer {
         broken_(std::move(broken)),
         counter_(counter),
         resume_from_(resume_from),
-        generation_(jobs.writer_generation()) {}
+        generation_(generation) {}
 
   /// The bulk writer thread's body; returns when the outbox closes or the
   /// socket fails (jobs still queued wait for the next connection).
