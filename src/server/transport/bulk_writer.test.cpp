@@ -21,12 +21,7 @@ namespace {
 
 class bulk_writer_test : public ::testing::Test {
  protected:
-  void SetUp() override {
-    test_stream_pair pair;
-    ASSERT_TRUE(make_test_stream_pair(pair));
-    client_ = std::move(pair.client);
-    server_ = std::move(pair.server);
-  }
+  void SetUp() override { ASSERT_TRUE(make_test_stream_pair(streams_)); }
   void TearDown() override {
     jobs_.close();  // a writer still waiting returns
     control_.close();
@@ -36,14 +31,13 @@ class bulk_writer_test : public ::testing::Test {
   /// once run() returned.
   std::future<void> run_writer(uint64_t generation) {
     return std::async(std::launch::async, [this, generation] {
-      bulk_writer writer(server_.get(), jobs_, generation, control_, native::dry_api(),
+      bulk_writer writer(streams_.server.get(), jobs_, generation, control_, native::dry_api(),
                          [this](const std::string& why) { broken_ = why; });
       writer.run();
     });
   }
 
-  unique_fd client_;
-  stream_ptr server_;
+  test_stream_pair streams_;
   bulk_outbox jobs_{native::dry_api()};
   control_outbox control_{native::dry_api()};
   std::string broken_;
