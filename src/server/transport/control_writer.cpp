@@ -176,7 +176,7 @@ void control_writer::run() {
       if (outbox_.closed_) break;
     }
     std::lock_guard drain_lock(outbox_.drain_mutex_);
-    drain(true);
+    drain(socket_wait::allowed);
   }
   std::lock_guard drain(outbox_.drain_mutex_);
   outbox_.drainer_ = nullptr;
@@ -192,15 +192,15 @@ bool control_writer::send_without_waiting() {
     std::lock_guard lock(link_mutex_);
     if (fd_ == nullptr || fd_->encrypted()) return false;
   }
-  drain(false);
+  drain(socket_wait::never);
   return true;
 }
 
-void control_writer::drain(bool may_wait) {
-  bool ack_wanted;
+void control_writer::drain(socket_wait wait) {
+  ack_request ack;
   {
     std::lock_guard lock(outbox_.mutex_);
-    ack_wanted = std::exchange(outbox_.ack_requested_, false);
+    ack = std::exchange(outbox_.ack_requested_, false) ? ack_request::asked : ack_request::not_asked;
     outbox_.send_requested_ = false;
     std::swap(work_, outbox_.pending_);
     // Printf text read so far goes first: it was printed before anything here completed.
@@ -220,10 +220,10 @@ void control_writer::drain(bool may_wait) {
   work_.records.clear();
   work_.frames.clear();
   std::lock_guard lock(link_mutex_);
-  send_locked(out_, ack_wanted, may_wait);
+  send_locked(out_, ack, wait);
 }
 
-void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted, bool may_wait) {
+void control_writer::send_locked(std::vector<uint8_t>& out, ack_request ack, socket_wait wait) {
   const uint64_t frames = count_frames(out.data(), out.size());
   std::vector<uint8_t> ack_frame;
   if (received_.control && fd_ != nullptr) {
@@ -231,7 +231,7 @@ void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted, boo
                       received_.bulk ? received_.bulk->load(std::memory_order_acquire) : 0};
     // Ahead of the batch, so that the client hears of its bulk bytes before
     // the completions of the writes they fed.
-    if (now != acked_ && (ack_wanted || !out.empty())) {
+    if (now != acked_ && (ack == ack_request::asked || !out.empty())) {
       protocol::append_frame(ack_frame, now);
       acked_ = now;
     }
@@ -243,7 +243,7 @@ void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted, boo
     if (!out.empty()) pieces[count++] = {out.data(), out.size()};
     // Counted before the write (link_counter says why).
     if (counter_) counter_->count_out(frames + (ack_frame.empty() ? 0 : 1), ack_frame.size() + out.size());
-    if (!write_locked(pieces, count, may_wait)) {
+    if (!write_locked(pieces, count, wait)) {
       fd_ = nullptr;
       broken_("control stream write failed");
     }
@@ -251,8 +251,8 @@ void control_writer::send_locked(std::vector<uint8_t>& out, bool ack_wanted, boo
   log_.append(out, frames);
 }
 
-bool control_writer::write_locked(iovec* pieces, int count, bool may_wait) {
-  if (may_wait) {
+bool control_writer::write_locked(iovec* pieces, int count, socket_wait wait) {
+  if (wait == socket_wait::allowed) {
     if (!unsent_.empty()) {
       if (!write_all(fd_, unsent_.data(), unsent_.size())) return false;
       unsent_.clear();

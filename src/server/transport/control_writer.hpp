@@ -211,17 +211,23 @@ class control_writer {
   bool acknowledge(uint64_t received);
 
  private:
+  /// Whether a send may wait for the socket: the writer thread's may; the
+  /// completion poller's (send_or_wake) never does.
+  enum class socket_wait { allowed, never };
+  /// Whether the client asked for an ack even if no frame goes with it.
+  enum class ack_request { asked, not_asked };
+
   void flush_completions(std::vector<uint8_t>& out);
   void process(const command_record& r, std::vector<uint8_t>& out);
   /// Takes everything queued, processes it and sends it (drain_mutex_ held).
-  void drain(bool may_wait);
+  void drain(socket_wait wait);
   /// Sends an ack (when the counts moved) and `out`, then keeps `out` for a
-  /// replay. Called with link_mutex_ held. Without `may_wait` what the
+  /// replay. Called with link_mutex_ held. With socket_wait::never what the
   /// socket does not take at once goes to unsent_, for the writer thread.
-  void send_locked(std::vector<uint8_t>& out, bool ack_wanted, bool may_wait);
+  void send_locked(std::vector<uint8_t>& out, ack_request ack, socket_wait wait);
   /// Writes `pieces` (after unsent_), waiting or not; false when the
   /// connection broke.
-  bool write_locked(iovec* pieces, int count, bool may_wait);
+  bool write_locked(iovec* pieces, int count, socket_wait wait);
 
   std::mutex link_mutex_;  // guards fd_, log_, acked_
   stream* fd_;                 // -1: detached
