@@ -105,6 +105,8 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(99, set_content_size, direction::to_server, 64)                                \
   X(100, build_program, direction::to_server, max_build_payload)                   \
   X(101, compile_program, direction::to_server, max_build_payload)                 \
+  X(102, get_workers, direction::to_server, 64)                                     \
+  X(103, workers, direction::to_client, max_control_payload)                        \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)                           \
   X(81, window_offer, direction::to_server, 64)                                    \
   X(82, window_chunk, direction::to_server, 64)
@@ -995,6 +997,39 @@ struct link_counters {
   std::vector<link_counter> links;
   FERRY_FIELDS(request, links)
   bool operator==(const link_counters&) const = default;
+};
+
+/// What a session worker is doing (ferryd runs each session in a worker
+/// process of its own, docs/workers.md).
+enum class worker_state : uint8_t {
+  starting = 0,  ///< spawned; loading the native platforms
+  spare = 1,     ///< ready, waiting for a session
+  serving = 2,   ///< serving a session whose client is connected
+  detached = 3,  ///< serving a session whose client's connection is lost (grace period)
+  ending = 4,    ///< its session ended; the process is exiting
+};
+
+/// One worker process of the daemon, for `ferry counters`.
+struct worker_entry {
+  uint32_t pid = 0;
+  worker_state state = worker_state::starting;
+  std::string session;  // the session's label (empty: none yet)
+  std::string client;   // the client's address (empty: none)
+  uint64_t memory_bytes = 0;  // resident set size
+  uint64_t age_ms = 0;        // since the process started
+  FERRY_FIELDS(pid, state, session, client, memory_bytes, age_ms)
+  bool operator==(const worker_entry&) const = default;
+};
+struct get_workers {
+  uint64_t request = 0;
+  FERRY_FIELDS(request)
+  bool operator==(const get_workers&) const = default;
+};
+struct workers {
+  uint64_t request = 0;
+  std::vector<worker_entry> entries;
+  FERRY_FIELDS(request, entries)
+  bool operator==(const workers&) const = default;
 };
 
 struct completions {

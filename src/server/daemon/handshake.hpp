@@ -31,6 +31,9 @@ enum class refusal : int32_t {
   too_many_sessions = 9,     ///< control: the daemon serves --max-sessions sessions already
   not_authenticated = 10,    ///< a wrong token, or none for a daemon that requires one
   tls_required = 11,         ///< a plain connection to a daemon that takes TLS only
+  worker_lost = 12,          ///< control, bulk, peer: the session's worker process ended abnormally
+  worker_over_quota = 13,    ///< the same, because it exceeded a limit (memory, open files)
+  no_worker = 14,            ///< control opening a session: no worker process became ready in time
 };
 
 /// What the acceptor demands of every connection before it is handed over.
