@@ -63,7 +63,7 @@ bool exchange_hello(stream& s, const hello& h, const credentials& who, int timeo
     error = std::string("malformed challenge: ") + why;
     return false;
   }
-  if (who.token.empty()) {
+  if (!who.has_token()) {
     error = "the server requires a token: set FERRY_TOKEN_FILE (or 'token-file PATH' in the config file)";
     // Told, so that the daemon logs why instead of a bare close.
     out.clear();
@@ -77,7 +77,7 @@ bool exchange_hello(stream& s, const hello& h, const credentials& who, int timeo
     error = "no randomness for a nonce";
     return false;
   }
-  mine.proof_mac = auth_mac(who.token, auth_role::client, c.server_nonce, mine.client_nonce, binding);
+  mine.proof_mac = who.prove(auth_role::client, c.server_nonce, mine.client_nonce, binding);
   out.clear();
   append_frame(out, mine);
   if (!s.write_all(out.data(), out.size())) {
@@ -92,7 +92,7 @@ bool exchange_hello(stream& s, const hello& h, const credentials& who, int timeo
   proof theirs;
   if (!decode_payload(payload.data(), payload.size(), theirs, why) || theirs.client_nonce != mine.client_nonce ||
       !macs_equal(theirs.proof_mac,
-                  auth_mac(who.token, auth_role::server, c.server_nonce, mine.client_nonce, binding))) {
+                  who.prove(auth_role::server, c.server_nonce, mine.client_nonce, binding))) {
     error = "the server could not prove that it holds the token: not the daemon it claims to be";
     return false;
   }

@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+
 #include "common/socket.hpp"
 #include "common/stream.hpp"
 #include "common/tls.hpp"
+#include "protocol/auth.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
 
@@ -20,6 +23,17 @@ namespace ferry::protocol {
 struct credentials {
   std::string token;
   std::shared_ptr<tls::context> tls;
+  /// Makes the proofs instead of `token` where the token must stay out of
+  /// this process: a session worker asks its daemon's main process.
+  std::function<mac(auth_role, const nonce& server_nonce, const nonce& client_nonce, const channel_binding&)> prover{};
+
+  bool has_token() const { return !token.empty() || prover != nullptr; }
+  /// The proof `role` gives for these nonces.
+  mac prove(auth_role role, const nonce& server_nonce, const nonce& client_nonce,
+            const channel_binding& binding) const {
+    return prover ? prover(role, server_nonce, client_nonce, binding)
+                  : auth_mac(token, role, server_nonce, client_nonce, binding);
+  }
 };
 
 /// Sends window_offer on a bulk stream's Unix socket: the header alone, then

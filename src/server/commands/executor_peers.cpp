@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/log.hpp"
+#include "server/session/session.hpp"
 #include "server/transport/staging.hpp"
 
 namespace ferry::server {
@@ -489,7 +490,16 @@ bool executor::on(const p::abort_transfer& m) {
 bool executor::on(const p::get_link_counters& m) {
   p::link_counters reply;
   reply.request = m.request;
-  if (core_->links) reply.links = core_->links->snapshot();
+  if (core_->daemon) reply.links = core_->daemon->link_counters();
+  else if (core_->links) reply.links = core_->links->snapshot();
+  return answer(reply);
+}
+
+bool executor::on(const p::get_workers& m) {
+  p::workers reply;
+  reply.request = m.request;
+  // A daemon without worker processes (the unit tests' in-process server) has none to list.
+  if (core_->daemon) reply.entries = core_->daemon->workers();
   return answer(reply);
 }
 

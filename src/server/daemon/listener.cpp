@@ -121,7 +121,8 @@ void listener::run() {
             FERRY_WARN("server", "accept failed: %s", std::strerror(errno));
           break;
         }
-        if (max_connections_ != 0 && waiting.size() + handed_over_.open() >= max_connections_) {
+        if (max_connections_ != 0 &&
+            waiting.size() + handed_over_.open() + (elsewhere_ ? elsewhere_() : 0) >= max_connections_) {
           // Over --max-connections: closed at once, so that the daemon goes
           // on serving the connections it has. Logged now and then only: a
           // flood must not flood the log too.

@@ -42,6 +42,9 @@ class listener {
   /// At most `max` open connections, pending handshakes included (0: no
   /// limit); more are closed as they are accepted. Call before start().
   void limit_connections(size_t max) { max_connections_ = max; }
+  /// Connections that count against the limit but are held by other
+  /// processes (session workers). Call before start().
+  void count_elsewhere(std::function<size_t()> count) { elsewhere_ = std::move(count); }
   /// Every connection must finish its handshake (TLS, hello and, with a
   /// token, the challenge) within `handshake_timeout`.
   void start(std::chrono::milliseconds handshake_timeout, admission rules, hello_handler on_hello,
@@ -71,6 +74,7 @@ class listener {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   size_t max_connections_ = 0;
+  std::function<size_t()> elsewhere_;
   connection_census handed_over_;  // connections past their hello (acceptor thread only)
   uint64_t turned_away_ = 0;       // connections closed over the limit (acceptor thread only)
 };

@@ -21,6 +21,7 @@
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
 #include "server/native/context_releaser.hpp"
+#include "server/worker/session_worker.hpp"
 
 namespace {
 
@@ -72,6 +73,46 @@ bool load_security(const ferry::server::options& opts, ferry::server::admission&
   return true;
 }
 
+/// What the session workers are told and how many are kept (docs/workers.md).
+bool worker_settings(const ferry::server::options& opts, ferry::server::server_config& config, std::string& error) {
+  using namespace ferry;
+  server::worker_pool_config pool;
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    error = std::string("cannot find ferryd's own binary (/proc/self/exe): ") + std::strerror(errno);
+    return false;
+  }
+  pool.program.assign(self, static_cast<size_t>(n));
+  server::ipc::configure& w = pool.settings;
+  w.platform = opts.platform;
+  w.device_type = opts.device_type;
+  w.devices = opts.devices;
+  w.completions = static_cast<uint8_t>(opts.completions);
+  w.log_level = static_cast<uint8_t>(current_log_level());
+  w.grace_ms = static_cast<uint64_t>(opts.session_grace_s * 1000);
+  w.memory_limit = opts.limits.memory;
+  w.objects_limit = opts.limits.objects;
+  w.queued_limit = opts.limits.queued;
+  w.in_flight_limit = opts.limits.in_flight;
+  w.open_files = opts.worker_open_files;
+  w.peer_address = opts.peer_address;
+  w.peer_ca = opts.tls_ca;
+  w.peer_tls = !opts.tls_cert.empty() || !opts.tls_ca.empty();
+  w.peer_token = !config.rules.token.empty();
+  w.worker_user = opts.worker_user;
+  // DEFAULT USER
+  for (const std::string& secret : {opts.token_file, opts.tls_key})
+    if (!secret.empty()) w.forbidden.push_back(secret);
+  pool.spares = static_cast<size_t>(opts.spare_workers);
+  pool.start_timeout = std::chrono::milliseconds(static_cast<int64_t>(opts.worker_start_timeout_s * 1000));
+  pool.memory_limit = opts.worker_memory;
+  pool.remember_lost = std::chrono::milliseconds(static_cast<int64_t>(opts.session_grace_s * 1000) + 60000);
+  pool.token = config.rules.token;
+  config.workers = std::move(pool);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,6 +123,13 @@ int main(int argc, char** argv) {
   using ferry::server::server_config;
   using ferry::server::session_services;
   namespace native = ferry::server::native;
+  // A session worker, started by a daemon's main process (server/worker/session_worker.hpp).
+  if (argc == 3 && std::string(argv[1]) == "--session-worker") {
+    char* end = nullptr;
+    long fd = std::strtol(argv[2], &end, 10);
+    if (end == argv[2] || *end != '\0' || fd < 0 || fd > 1 << 20) return 2;
+    return ferry::server::run_session_worker(static_cast<int>(fd));
+  }
   set_log_component("ferryd");
 
   // Before any thread exists (the OpenCL runtime starts its own): every
@@ -120,28 +168,17 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  native::device_catalog catalog;
-  // Listing numbers every matching device, as --device counts them.
-  const std::vector<uint32_t> chosen = opts.list_devices ? std::vector<uint32_t>{} : opts.devices;
-  if (!native::device_catalog::discover({opts.platform, opts.device_type, chosen}, catalog, message)) {
-    std::fprintf(stderr, "ferryd: %s\n", message.c_str());
-    return 1;
-  }
   if (opts.list_devices) {
+    // Not a daemon: nothing to isolate, so the platforms load here.
+    native::device_catalog catalog;
+    if (!native::device_catalog::discover({opts.platform, opts.device_type, {}}, catalog, message)) {
+      std::fprintf(stderr, "ferryd: %s\n", message.c_str());
+      return 1;
+    }
     for (uint32_t i = 0; i < catalog.size(); ++i)
       std::printf("%s\n", native::describe_device(i, *catalog.find(i)).c_str());
     return 0;
   }
-  catalog.choose_completions(opts.completions);
-
-  // Kernel printf output goes to fd 1; from here on that is a pipe we forward.
-  unique_fd ready_out, printf_pipe;
-  if (!printf_capture::redirect_stdout(ready_out, printf_pipe, message)) {
-    std::fprintf(stderr, "ferryd: %s\n", message.c_str());
-    return 1;
-  }
-  printf_capture capture(std::move(printf_pipe), STDERR_FILENO);
-  capture.start();
 
   config.listen = opts.listen;
   config.port = opts.port;
@@ -151,16 +188,23 @@ int main(int argc, char** argv) {
   config.peer_address = opts.peer_address;
   config.max_sessions = static_cast<size_t>(opts.max_sessions);
   config.max_connections = static_cast<size_t>(opts.max_connections);
-  session_services services{catalog, native::real_api(), &capture, nullptr, {}};
+  if (!worker_settings(opts, config, message)) {
+    std::fprintf(stderr, "ferryd: %s\n", message.c_str());
+    return 1;
+  }
+  // The main process never loads a native driver: the workers do, each for
+  // its own session, so a device list here would come from no one.
+  static const native::device_catalog no_devices;
+  session_services services{no_devices, native::dry_api(), nullptr, nullptr, {}};
   services.limits = opts.limits;
   services.peer_credentials = peer_credentials;
   server::server ferryd(config, services);
   if (!ferryd.start(message)) {
     std::fprintf(stderr, "ferryd: %s\n", message.c_str());
-    capture.stop();
     return 1;
   }
-  if (!write_fully(ready_out.get(), "READY " + std::to_string(ferryd.port()) + "\n"))
+  for (const std::string& line : ferryd.worker_devices()) FERRY_INFO("server", "device %s", line.c_str());
+  if (!write_fully(STDOUT_FILENO, "READY " + std::to_string(ferryd.port()) + "\n"))
     FERRY_WARN("server", "cannot write the READY line to stdout");
 
   // Answered until the process ends, during a stop too: a stop that hangs is
@@ -178,13 +222,6 @@ int main(int argc, char** argv) {
   }
   FERRY_INFO("server", "stopping on %s", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
   ferryd.stop();
-  capture.stop();
-  if (size_t pending = ferry::server::context_releaser::pending(); pending > 0) {
-    // The driver holds them (server/native/context_releaser.hpp); its exit handlers would wait too.
-    FERRY_INFO("server", "stopped (%zu native contexts still being released: ending without exit handlers)",
-               pending);
-    std::_Exit(0);
-  }
   FERRY_INFO("server", "stopped");
   return 0;
 }

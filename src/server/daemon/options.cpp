@@ -163,6 +163,17 @@ std::string usage_text() {
          "                           CL_OUT_OF_RESOURCES; one transfer alone may be larger)\n"
          "  BYTES take a suffix K, M, G or T (powers of 1024).\n"
          "\n"
+         "Session workers: each session runs in a process of its own, which holds neither the token\n"
+         "nor the TLS key; a crash ends that session alone (docs/workers.md).\n"
+         "  --spare-workers N        workers started ahead of need, ready for new sessions (default 2)\n"
+         "  --worker-user USER       the user workers run as when the daemon runs as root (default\n"
+         "                           nobody); otherwise they run as the daemon's user\n"
+         "  --worker-memory BYTES    end a worker whose resident memory exceeds BYTES; its client gets\n"
+         "                           CL_OUT_OF_RESOURCES (default 0: no limit)\n"
+         "  --worker-open-files N    open files of a worker (RLIMIT_NOFILE; default: as inherited)\n"
+         "  --worker-start-timeout SEC  a worker not ready within SEC seconds is ended, and a session\n"
+         "                           that waited for it refused (default 30)\n"
+         "\n"
          "  --help                   show this text\n"
          "\n"
          "Prints \"READY <port>\" on stdout once it listens. Logs go to stderr. SIGTERM or SIGINT\n"
@@ -204,7 +215,9 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
                                              "--tls-key", "--tls-ca", "--insecure-listen", "--max-sessions",
                                              "--max-connections", "--session-memory",
                                              "--session-objects", "--session-queued",
-                                             "--session-in-flight"};
+                                             "--session-in-flight", "--spare-workers", "--worker-user",
+                                             "--worker-memory", "--worker-open-files",
+                                             "--worker-start-timeout"};
     bool known = false;
     for (const char* name : valued) known = known || flag == name;
     if (!known) {
@@ -258,6 +271,17 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       if (!parse_count(v, out.limits.queued)) return bad("a number of commands (0: no limit)");
     } else if (flag == "--session-in-flight") {
       if (!parse_bytes(v, out.limits.in_flight)) return bad("bytes, optionally with K, M, G or T (0: no limit)");
+    } else if (flag == "--spare-workers") {
+      if (!parse_count(v, out.spare_workers) || out.spare_workers > 64) return bad("a number of workers, 0 to 64");
+    } else if (flag == "--worker-user") {
+      if (v.empty()) return bad("a user name");
+      out.worker_user = v;
+    } else if (flag == "--worker-memory") {
+      if (!parse_bytes(v, out.worker_memory)) return bad("bytes, optionally with K, M, G or T (0: no limit)");
+    } else if (flag == "--worker-open-files") {
+      if (!parse_count(v, out.worker_open_files)) return bad("a number of files (0: as inherited)");
+    } else if (flag == "--worker-start-timeout") {
+      if (!parse_seconds(v, out.worker_start_timeout_s)) return bad("seconds, more than 0 and at most 3600");
     } else if (flag == "--peer-address") {
       endpoint where;
       std::string why;

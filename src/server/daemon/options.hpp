@@ -35,6 +35,12 @@ struct options {
   uint64_t max_sessions = 256;     // 0: no limit
   uint64_t max_connections = 1024; // 0: no limit
   session_limits limits;           // --session-*: 0 is no limit
+  // Session workers (docs/workers.md).
+  uint64_t spare_workers = 2;      // --spare-workers: started ahead of need
+  std::string worker_user;         // --worker-user: empty: "nobody" when root, else the daemon's own
+  uint64_t worker_memory = 0;      // --worker-memory: resident bytes (0: no limit)
+  uint64_t worker_open_files = 0;  // --worker-open-files: RLIMIT_NOFILE (0: as inherited)
+  double worker_start_timeout_s = 30.0;  // --worker-start-timeout
 };
 
 /// Whether `address` is a loopback address (127.0.0.0/8, ::1, localhost).

@@ -27,8 +27,20 @@ bool server::start(std::string& error) {
     }
     services_.peer_address = announced.to_string();
   }
+  if (config_.workers) {
+    // Before anything is accepted: a worker that cannot serve (no device
+    // matches) stops the daemon before it says READY.
+    worker_pool_config pool = *config_.workers;
+    pool.settings.peer_address = services_.peer_address;
+    workers_ = std::make_unique<worker_pool>(std::move(pool));
+    if (!workers_->start(worker_devices_, error)) {
+      listener_.stop();
+      return false;
+    }
+  }
   auto timeout = std::chrono::milliseconds(static_cast<int64_t>(config_.handshake_timeout_s * 1000));
   listener_.limit_connections(config_.max_connections);
+  if (workers_) listener_.count_elsewhere([this] { return workers_->open_connections(); });
   listener_.start(
       timeout, config_.rules,
       [this](stream_ptr s, const std::string& peer, const p::hello& hello) { on_hello(std::move(s), peer, hello); },
@@ -41,6 +53,7 @@ bool server::start(std::string& error) {
 void server::on_hello(stream_ptr fd, const std::string& peer, const p::hello& hello) {
   hello_verdict verdict = check_hello(hello);
   if (!verdict.accepted) return refuse(*fd, peer, verdict.refusal);
+  if (workers_) return route_to_worker(std::move(fd), peer, hello, verdict.version);
   if (hello.stream == p::stream_kind::control && !is_zero(hello.session)) {
     // A client resumes its session after a lost connection. The same answer
     // for an unknown (expired, or another daemon's) session and a wrong secret.
@@ -105,6 +118,24 @@ void server::on_hello(stream_ptr fd, const std::string& peer, const p::hello& he
   if (!it->second->attach_bulk(fd, peer, welcome, why)) refuse(*fd, peer, why);
 }
 
+void server::route_to_worker(stream_ptr fd, const std::string& peer, const p::hello& hello, uint16_t version) {
+  switch (hello.stream) {
+    case p::stream_kind::control:
+      if (!is_zero(hello.session)) return workers_->attach(ipc::role::resume, std::move(fd), peer, hello, version);
+      break;
+    case p::stream_kind::bulk: return workers_->attach(ipc::role::bulk, std::move(fd), peer, hello, version);
+    case p::stream_kind::peer: return workers_->attach(ipc::role::peer_in, std::move(fd), peer, hello, version);
+  }
+  p::welcome welcome{version, {}, {}, {}};
+  if (!random_token(welcome.session) || !random_token(welcome.secret) || !random_token(welcome.peer_key))
+    return refuse(*fd, peer, {static_cast<int32_t>(refusal::shutting_down), "no randomness for a session id"});
+  if (const size_t sessions = workers_->session_count(); config_.max_sessions != 0 && sessions >= config_.max_sessions)
+    return refuse(*fd, peer,
+                  {static_cast<int32_t>(refusal::too_many_sessions),
+                   "the daemon serves " + std::to_string(sessions) + " sessions, its limit (--max-sessions)"});
+  workers_->open_session(std::move(fd), peer, welcome);
+}
+
 void server::on_session_finished(session& s) {
   {
     std::lock_guard lock(mutex_);
@@ -132,6 +163,7 @@ void server::reap() {
 
 void server::stop() {
   listener_.stop();
+  if (workers_) workers_->stop("the daemon is stopping");
   std::vector<std::shared_ptr<session>> sessions;
   {
     std::lock_guard lock(mutex_);
@@ -147,6 +179,7 @@ void server::stop() {
 }
 
 size_t server::session_count() const {
+  if (workers_) return workers_->session_count();
   std::lock_guard lock(mutex_);
   return all_.size();
 }

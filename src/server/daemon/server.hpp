@@ -5,12 +5,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "server/daemon/handshake.hpp"
 #include "server/daemon/link_stats.hpp"
 #include "server/daemon/listener.hpp"
+#include "server/daemon/worker_pool.hpp"
 #include "server/session/session.hpp"
 
 namespace ferry::server {
@@ -33,6 +35,9 @@ struct server_config {
   size_t max_connections = 1024;
   /// Token and TLS demanded of every connection.
   admission rules;
+  /// Each session in a worker process of its own (ferryd); none: sessions
+  /// run in this process (the unit tests' servers).
+  std::optional<worker_pool_config> workers;
 };
 
 class server {
@@ -42,8 +47,11 @@ class server {
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
-  /// Listens and starts accepting. False with a reason when it cannot listen.
+  /// Starts the session workers (when configured) and listens. False with a
+  /// reason when a worker cannot serve (no device matches) or it cannot listen.
   bool start(std::string& error);
+  /// The devices the first worker found, a line each (after start; workers only).
+  const std::vector<std::string>& worker_devices() const { return worker_devices_; }
   /// The TCP port it listens on (the chosen one for port 0).
   uint16_t port() const { return listener_.port(); }
   /// Stops accepting, ends every session, joins every thread. Idempotent.
@@ -58,11 +66,15 @@ class server {
 
  private:
   void on_hello(stream_ptr s, const std::string& peer, const protocol::hello& hello);
+  /// The daemon with session workers: each hello goes to the pool.
+  void route_to_worker(stream_ptr fd, const std::string& peer, const protocol::hello& hello, uint16_t version);
   void on_session_finished(session& s);
   void reap();
   void refuse(stream& s, const std::string& peer, const protocol::refused& why) { send_refusal(s, peer, why); }
 
   const server_config config_;
+  std::unique_ptr<worker_pool> workers_;  // null: in-process sessions
+  std::vector<std::string> worker_devices_;
   link_stats links_;
   session_services services_;  // peer_address is completed by start()
   listener listener_;

@@ -39,7 +39,9 @@ session::session(const protocol::session_token& id, const protocol::session_toke
                                            services.peer_credentials)),
       control_(std::move(control)),
       peer_(std::move(peer)),
-      finished_(std::move(finished)) {}
+      finished_(std::move(finished)) {
+  core_->daemon = services.daemon;
+}
 
 session::~session() {
   close("session destroyed");
@@ -215,6 +217,7 @@ bool session::wait_for_resume(std::string& why) {
              core_->label.c_str(), why.c_str(), grace.count() / 1000.0);
   writer_->detach();
   drop_bulk();
+  if (services_.on_client_state) services_.on_client_state(protocol::worker_state::detached, {});
   auto deadline = std::chrono::steady_clock::now() + grace;
   for (;;) {
     {
@@ -260,6 +263,7 @@ bool session::wait_for_resume(std::string& why) {
       client_bulk_received_ = ack.bulk;
       resumed_.notify_all();
       FERRY_INFO("session", "session %s resumed by %s", core_->label.c_str(), peer_.c_str());
+      if (services_.on_client_state) services_.on_client_state(protocol::worker_state::serving, peer_);
       return true;
     }
     FERRY_INFO("session", "session %s: %s (%s)", core_->label.c_str(), broke.c_str(), peer_.c_str());

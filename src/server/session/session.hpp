@@ -43,6 +43,17 @@ namespace ferry::server {
 class control_writer;
 class printf_capture;
 
+/// Answers that need the whole daemon, not one session: a session worker
+/// asks its main process (server/worker/session_worker.hpp).
+class daemon_queries {
+ public:
+  virtual ~daemon_queries() = default;
+  /// The daemon's link counters, summed over every session.
+  virtual std::vector<protocol::link_counter> link_counters() = 0;
+  /// The daemon's worker processes.
+  virtual std::vector<protocol::worker_entry> workers() = 0;
+};
+
 /// What every session uses and the server owns.
 struct session_services {
   const native::device_catalog& catalog;
@@ -56,6 +67,12 @@ struct session_services {
   session_limits limits{};
   /// What peer links show other daemons: the token, TLS (null: none).
   std::shared_ptr<const protocol::credentials> peer_credentials{};
+  /// Told when the client's connection is lost (detached) and when the
+  /// client resumes (serving), with the client's address (null: nobody).
+  std::function<void(protocol::worker_state, const std::string& client)> on_client_state{};
+  /// What only the daemon's main process knows, when sessions run in worker
+  /// processes (null: this process is the whole daemon).
+  daemon_queries* daemon = nullptr;
 };
 
 class session {

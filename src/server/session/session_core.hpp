@@ -23,6 +23,7 @@
 namespace ferry::server {
 
 class printf_capture;
+class daemon_queries;
 
 // Sessions are named in logs as the client names them (protocol/messages.hpp).
 using protocol::session_label;
@@ -44,6 +45,9 @@ struct session_core {
   printf_capture* const printf;  // null: no printf forwarding (tests)
   link_stats* const links;
   const std::string peer_address;
+  /// The main process, when the session runs in a worker (null otherwise):
+  /// daemon-wide counters and the workers come from there.
+  daemon_queries* daemon = nullptr;
 
   /// Frames received from the client over every connection so far: the
   /// control stream's (each run once, counted as it runs; acks excluded)
