@@ -1,4 +1,5 @@
 // ferryd: serves this host's OpenCL devices to Ferry clients.
+#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,6 +22,8 @@
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
 #include "server/native/context_releaser.hpp"
+#include "server/worker/confinement.hpp"
+#include "server/worker/kernel_cache.hpp"
 #include "server/worker/session_worker.hpp"
 
 namespace {
@@ -101,7 +104,23 @@ bool worker_settings(const ferry::server::options& opts, ferry::server::server_c
   w.peer_tls = !opts.tls_cert.empty() || !opts.tls_ca.empty();
   w.peer_token = !config.rules.token.empty();
   w.worker_user = opts.worker_user;
-  // DEFAULT USER
+  if (w.worker_user.empty() && ::geteuid() == 0) {
+    // Root's workers would be root: they run as nobody unless told otherwise.
+    if (auto nobody = server::worker::default_worker_user()) w.worker_user = *nobody;
+    else FERRY_WARN("server", "no user 'nobody': session workers run as root (give --worker-user)");
+  }
+  w.kernel_cache = static_cast<uint8_t>(opts.kernel_cache);
+  if (opts.kernel_cache == server::worker::kernel_cache_mode::shared && !w.worker_user.empty()) {
+    // The daemon's user's cache is not the workers' to write.
+    struct passwd* who = ::getpwnam(w.worker_user.c_str());
+    if (who == nullptr) {
+      error = "no user '" + w.worker_user + "' (--worker-user)";
+      return false;
+    }
+    auto dir = server::worker::shared_cache_for(who->pw_uid, who->pw_gid, error);
+    if (!dir) return false;
+    w.kernel_cache_dir = *dir;
+  }
   for (const std::string& secret : {opts.token_file, opts.tls_key})
     if (!secret.empty()) w.forbidden.push_back(secret);
   pool.spares = static_cast<size_t>(opts.spare_workers);
@@ -159,6 +178,10 @@ int main(int argc, char** argv) {
 
   // A libferry that the ICD loader loads into this process must stay inert.
   ::setenv("FERRY_IN_DAEMON", "1", 1);
+
+  // This process holds the token and the TLS key: no process of the same
+  // user (a session worker included) may read its memory.
+  ferry::server::worker::make_undumpable();
 
   // The token and certificates first: a mistake there is found before devices are probed.
   std::shared_ptr<const protocol::credentials> peer_credentials;

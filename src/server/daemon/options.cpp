@@ -173,6 +173,9 @@ std::string usage_text() {
          "  --worker-open-files N    open files of a worker (RLIMIT_NOFILE; default: as inherited)\n"
          "  --worker-start-timeout SEC  a worker not ready within SEC seconds is ended, and a session\n"
          "                           that waited for it refused (default 30)\n"
+         "  --kernel-cache MODE      shared (default): compiled kernels are kept for every session, as\n"
+         "                           one process would; private: each session compiles its own, so no\n"
+         "                           session can plant a kernel binary that another one loads\n"
          "\n"
          "  --help                   show this text\n"
          "\n"
@@ -217,7 +220,7 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
                                              "--session-objects", "--session-queued",
                                              "--session-in-flight", "--spare-workers", "--worker-user",
                                              "--worker-memory", "--worker-open-files",
-                                             "--worker-start-timeout"};
+                                             "--worker-start-timeout", "--kernel-cache"};
     bool known = false;
     for (const char* name : valued) known = known || flag == name;
     if (!known) {
@@ -282,6 +285,8 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       if (!parse_count(v, out.worker_open_files)) return bad("a number of files (0: as inherited)");
     } else if (flag == "--worker-start-timeout") {
       if (!parse_seconds(v, out.worker_start_timeout_s)) return bad("seconds, more than 0 and at most 3600");
+    } else if (flag == "--kernel-cache") {
+      if (!worker::parse_kernel_cache(v, out.kernel_cache)) return bad("shared or private");
     } else if (flag == "--peer-address") {
       endpoint where;
       std::string why;

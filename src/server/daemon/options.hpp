@@ -10,6 +10,7 @@
 #include "common/log.hpp"
 #include "server/native/catalog.hpp"
 #include "server/session/session_quota.hpp"
+#include "server/worker/kernel_cache.hpp"
 
 namespace ferry::server {
 
@@ -41,6 +42,7 @@ struct options {
   uint64_t worker_memory = 0;      // --worker-memory: resident bytes (0: no limit)
   uint64_t worker_open_files = 0;  // --worker-open-files: RLIMIT_NOFILE (0: as inherited)
   double worker_start_timeout_s = 30.0;  // --worker-start-timeout
+  worker::kernel_cache_mode kernel_cache = worker::kernel_cache_mode::shared;  // --kernel-cache
 };
 
 /// Whether `address` is a loopback address (127.0.0.0/8, ::1, localhost).

@@ -66,9 +66,11 @@ struct configure {
   std::string worker_user;              // drop to this user (empty: stay)
   std::vector<std::string> forbidden;   // files the worker must not open (token, key)
   uint8_t announce = 0;                 // log what the native platforms are like (the first worker only)
+  uint8_t kernel_cache = 0;             // worker::kernel_cache_mode
+  std::string kernel_cache_dir;         // shared mode: the directory (empty: the driver's default)
   FERRY_FIELDS(platform, device_type, devices, completions, log_level, grace_ms, memory_limit, objects_limit,
                queued_limit, in_flight_limit, open_files, peer_address, peer_ca, peer_tls, peer_token, worker_user,
-               forbidden, announce)
+               forbidden, announce, kernel_cache, kernel_cache_dir)
 };
 
 struct ready {

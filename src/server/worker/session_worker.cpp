@@ -1,6 +1,7 @@
 #include "server/worker/session_worker.hpp"
 
 #include <poll.h>
+#include <pwd.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -29,6 +30,8 @@
 #include "server/native/context_releaser.hpp"
 #include "server/session/session.hpp"
 #include "server/worker/adopted_stream.hpp"
+#include "server/worker/confinement.hpp"
+#include "server/worker/kernel_cache.hpp"
 #include "server/worker/ipc.hpp"
 
 namespace ferry::server {
@@ -78,6 +81,7 @@ class session_worker final : public daemon_queries {
 
   unique_fd ipc_;
   ipc::configure config_;
+  std::string scratch_;  // its TMPDIR (and private kernel cache), removed when it ends
   native::device_catalog catalog_;
   link_stats links_;
   std::unique_ptr<printf_capture> printf_;
@@ -142,7 +146,33 @@ bool session_worker::configure(std::string& error) {
     return false;
   }
   set_log_level(static_cast<log_level>(config_.log_level));
-  // CONFINEMENT
+  uid_t uid = static_cast<uid_t>(-1);
+  gid_t gid = static_cast<gid_t>(-1);
+  if (!config_.worker_user.empty()) {
+    struct passwd* who = ::getpwnam(config_.worker_user.c_str());  // one thread yet: not reentrant is fine
+    if (who == nullptr) {
+      error = "no user '" + config_.worker_user + "' for the workers (--worker-user)";
+      return false;
+    }
+    uid = who->pw_uid;
+    gid = who->pw_gid;
+  }
+  // Its directories before the confinement: one made afterwards in an
+  // ancestor of a forbidden file could not be read (confinement.hpp).
+  const auto mode = config_.kernel_cache == static_cast<uint8_t>(worker::kernel_cache_mode::isolated)
+                        ? worker::kernel_cache_mode::isolated
+                        : worker::kernel_cache_mode::shared;
+  scratch_ = worker::make_scratch_directory(mode, uid, gid, error);
+  if (scratch_.empty()) return false;
+  if (mode == worker::kernel_cache_mode::shared && !config_.kernel_cache_dir.empty())
+    ::setenv("POCL_CACHE_DIR", config_.kernel_cache_dir.c_str(), 1);
+  worker::confinement_options confine;
+  confine.worker_user = config_.worker_user;
+  confine.forbidden_files = config_.forbidden;
+  confine.limits.open_files = config_.open_files;
+  std::vector<std::string> warnings;
+  if (!worker::confine_worker(confine, warnings, error)) return false;
+  for (const std::string& w : warnings) FERRY_DEBUG("worker", "%s", w.c_str());
   return true;
 }
 
@@ -311,6 +341,7 @@ int session_worker::finish(const std::string& reason) {
     session_.reset();
   }
   if (printf_) printf_->stop();
+  worker::remove_scratch_directory(scratch_);
   ipc::send(ipc_.get(), ipc::packet(ipc::kind::ended, ipc::ended{reason, links_.snapshot()}));
   // Native exit handlers may wait for contexts the driver still releases
   // (server/native/context_releaser.hpp), and nothing else is left to do.
@@ -325,6 +356,7 @@ int session_worker::run() {
     r.error = error;
     ipc::send(ipc_.get(), ipc::packet(ipc::kind::ready, r));
     FERRY_ERROR("worker", "%s", error.c_str());
+    worker::remove_scratch_directory(scratch_);
     return 1;
   }
   ipc::ready r;
