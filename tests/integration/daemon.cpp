@@ -47,6 +47,8 @@ daemon::~daemon() { stop(); }
 
 std::uint16_t daemon::port() const { return process_ ? process_->port() : 0; }
 
+pid_t daemon::pid() const { return process_ ? process_->pid() : -1; }
+
 std::string daemon::address() const { return process_ ? process_->address() : std::string(); }
 
 void daemon::stop() {

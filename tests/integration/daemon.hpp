@@ -47,6 +47,8 @@ class daemon {
   daemon& operator=(const daemon&) = delete;
 
   bool started() const { return process_ != nullptr; }
+  /// The daemon's main process.
+  pid_t pid() const;
   std::uint16_t port() const;
   /// "127.0.0.1:<port>", the value for FERRY_SERVERS.
   std::string address() const;

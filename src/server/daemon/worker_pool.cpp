@@ -89,6 +89,8 @@ struct worker_pool::worker {
   int32_t lost_code = static_cast<int32_t>(refusal::worker_lost);
   std::string killed_because;   // the main process ended it, and why
   bool reaped = false;
+  bool socket_closed = false;  // the worker's end is closed: not polled any more
+  clock::time_point socket_closed_at;
 };
 
 struct worker_pool::links_question {
@@ -484,12 +486,16 @@ void worker_pool::on_exit(worker& w) {
   }
 }
 
-void worker_pool::check_memory() {
+void worker_pool::check_workers() {
   const auto now = clock::now();
   for (const auto& w : workers_) {
     if (w->reaped) continue;
     if (w->state == p::worker_state::starting && now - w->started > config_.start_timeout) {
       kill_worker(*w, "not ready within the start timeout (--worker-start-timeout)");
+      continue;
+    }
+    if (w->socket_closed && !w->ended && now - w->socket_closed_at > std::chrono::seconds(2)) {
+      kill_worker(*w, "it closed its socket to the main process");
       continue;
     }
     if (config_.memory_limit == 0) continue;
@@ -565,7 +571,7 @@ void worker_pool::monitor() {
       fds.push_back({wake_.get(), POLLIN, 0});
       owners.push_back(nullptr);
       for (const auto& w : workers_) {
-        fds.push_back({w->socket.get(), POLLIN, 0});
+        fds.push_back({w->socket_closed ? -1 : w->socket.get(), POLLIN, 0});
         owners.push_back(w.get());
         fds.push_back({w->process.get(), POLLIN, 0});
         owners.push_back(w.get());
@@ -606,15 +612,17 @@ void worker_pool::monitor() {
           continue;
         }
         if (r == ipc::receive_result::failed) kill_worker(w, why);
-        if (r == ipc::receive_result::closed && !w.ended) {
-          // Its process ending is what counts; a closed socket alone is a broken worker.
-          pollfd still{w.process.get(), POLLIN, 0};
-          if (::poll(&still, 1, 0) == 0) kill_worker(w, "it closed its socket");
+        if (r == ipc::receive_result::closed && !w.socket_closed) {
+          // A process that ends closes its socket first: its exit (the pidfd)
+          // says how it ended. One whose socket closed but that lives on is
+          // broken, and ended after a moment (check_workers).
+          w.socket_closed = true;
+          w.socket_closed_at = clock::now();
         }
         break;
       }
     }
-    check_memory();
+    check_workers();
   }
 }
 

@@ -109,7 +109,8 @@ class worker_pool {
   bool hand_over(worker& w, waiting_session& s);
   void on_message(worker& w, ipc::received& message);
   void on_exit(worker& w);
-  void check_memory();
+  /// Start timeouts, memory limits, broken sockets (each tick).
+  void check_workers();
   void answer_links(links_question& q);
   std::vector<protocol::worker_entry> table_locked() const;
   /// Ends a worker that broke a rule of the main process or lost its socket.
