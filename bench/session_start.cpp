@@ -1,0 +1,108 @@
+// A new session's first command: a fresh client process opens the platform (through
+// Ferry: connects, gets a session from a ready worker, reads the device list), makes a
+// context and a queue, and writes 4 bytes with a blocking write; the time from the start
+// of its main() to the write's return is one sample. Natively, the same on the native
+// platform (the driver loads and initializes in the process).
+//
+// Each sample is its own process, since a process connects once. The ferryd keeps
+// --spare-workers ready (default 2); the rounds are spaced out by a pause so that the
+// spare taken by one is replaced before the next, as for clients that come one by one.
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench_common.hpp"
+#include "process.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+/// The child: prints the microseconds from its start to its first completed write, or
+/// FAIL with a reason. `want_ferry`: the Ferry platform, else the first other one whose
+/// name contains `native_name` (any, when empty).
+int child(bool want_ferry, const std::string& native_name, clock_type::time_point started) {
+  cl_uint count = 0;
+  clGetPlatformIDs(0, nullptr, &count);
+  std::vector<cl_platform_id> platforms(count);
+  if (count == 0 || clGetPlatformIDs(count, platforms.data(), nullptr) != CL_SUCCESS) {
+    std::printf("FAIL no platforms\n");
+    return 1;
+  }
+  cl_platform_id chosen = nullptr;
+  for (cl_platform_id p : platforms) {
+    char name[256] = {};
+    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name, nullptr);
+    const bool ferry = std::strstr(name, "Ferry") != nullptr;
+    if (ferry == want_ferry && (want_ferry || native_name.empty() || std::strstr(name, native_name.c_str()))) {
+      chosen = p;
+      break;
+    }
+  }
+  cl_device_id device = nullptr;
+  if (chosen == nullptr || clGetDeviceIDs(chosen, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
+    std::printf("FAIL no %s device\n", want_ferry ? "Ferry" : "native");
+    return 1;
+  }
+  cl_int rc = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &rc);
+  cl_command_queue queue = rc == CL_SUCCESS ? clCreateCommandQueueWithProperties(context, device, nullptr, &rc) : nullptr;
+  cl_mem buffer = rc == CL_SUCCESS ? clCreateBuffer(context, CL_MEM_READ_WRITE, 4, nullptr, &rc) : nullptr;
+  const cl_uint value = 42;
+  if (rc == CL_SUCCESS) rc = clEnqueueWriteBuffer(queue, buffer, CL_TRUE, 0, sizeof value, &value, 0, nullptr, nullptr);
+  const double us = std::chrono::duration<double, std::micro>(clock_type::now() - started).count();
+  if (rc != CL_SUCCESS) {
+    std::printf("FAIL OpenCL error %d\n", rc);
+    return 1;
+  }
+  std::printf("US %.1f\n", us);
+  std::fflush(stdout);
+  clReleaseMemObject(buffer);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto started = clock_type::now();
+  if (argc == 4 && std::strcmp(argv[1], "--child") == 0)
+    return child(std::strcmp(argv[2], "ferry") == 0, argv[3], started);
+
+  using namespace ferry::bench;
+  const bench_info info{"session_start",
+                        "A fresh process's first command: platform open (Ferry: connect, a session from a "
+                        "ready worker, the device list), context, queue and a 4-byte blocking write.",
+                        20, "processes"};
+  const options opts = parse_options(argc, argv, info);
+  const int rounds = opts.repeats > 0 ? opts.repeats : info.default_repeats;
+  session s(opts, info);
+  return s.run([&](target& t) {
+    std::vector<double> us;
+    for (int i = 0; i < rounds + 1; ++i) {
+      ferry::test::spawn_options child;
+      child.argv = {"/proc/self/exe", "--child", t.label == "native" ? "native" : "ferry", opts.native_platform};
+      ferry::test::child_process p = ferry::test::child_process::spawn(child);
+      const std::string out = p.read_all(clock_type::now() + std::chrono::seconds(60));
+      p.wait(clock_type::now() + std::chrono::seconds(10));
+      if (out.rfind("US ", 0) != 0) throw bench_error("a client process failed: " + out);
+      if (i > 0) us.push_back(std::strtod(out.c_str() + 3, nullptr));  // the first warms caches up
+      // Clients one by one: the daemon has replaced the spare the last one took.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    const double med = median(us);
+    results::instance().record(t.label, "median_us", med);
+    print_line("session_start", t.label,
+               "median_us=" + format(med) + " min_us=" + format(*std::min_element(us.begin(), us.end())) +
+                   " max_us=" + format(*std::max_element(us.begin(), us.end())) + " processes=" +
+                   std::to_string(rounds));
+  });
+}
