@@ -77,14 +77,17 @@ receive_result receive(int socket, received& out, std::string& why) {
   }
   if ((m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
     why = "a worker message over its size limit, or with too many descriptors";
+    out.fd.reset();
     return receive_result::failed;
   }
   if (descriptors > 1) {
     why = "a worker message with several descriptors";
+    out.fd.reset();
     return receive_result::failed;
   }
   if (n < 2) {
     why = "a worker message without its kind";
+    out.fd.reset();
     return receive_result::failed;
   }
   uint16_t k;
