@@ -91,7 +91,7 @@ NVIDIA driver's OpenCL part; set FERRY_GPU_LIBRARY to its path if it lives elsew
 command -v nvidia-smi >/dev/null || echo "run.sh: nvidia-smi not found; the results will not name the driver" >&2
 
 # --- build ------------------------------------------------------------------------------
-benches_single="native_completions noop throughput bandwidth write_burst sgemm"
+benches_single="native_completions noop session_start throughput bandwidth write_burst sgemm"
 benches_pair="migrate migrate_bandwidth stencil"
 if [ "$skip_build" != 1 ]; then
   targets="ferryd ferry_icd"
@@ -242,6 +242,7 @@ if [ "$run_single" = 1 ]; then
   start_daemon 0
   export FERRY_SERVERS=$address
   bench noop --repeats "$(q 50 2000)"
+  bench session_start --repeats "$(q 2 20)"
   bench throughput --repeats "$(q 1 5)" --commands "$(q 1000 100000)"
   if [ "$quick" = 1 ]; then bench bandwidth --repeats 1 --size 1048576; else bench bandwidth; fi
   bench write_burst --repeats "$(q 1 10)" --size "$(q 1048576 16777216)"
