@@ -250,6 +250,7 @@ bool control_channel::on_frame(const protocol::frame_view& frame, std::string& w
     case message_id::kernel_reply:
     case message_id::query_reply:
     case message_id::link_counters:
+    case message_id::workers:
     case message_id::status_reply:
       return on_reply(frame, why);
     default: {
