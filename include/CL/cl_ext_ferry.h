@@ -78,6 +78,35 @@ typedef struct cl_ferry_link_counters {
 typedef cl_int(CL_API_CALL *clFerryGetLinkCounters_fn)(cl_device_id device, cl_uint capacity,
                                                        cl_ferry_link_counters *counters, cl_uint *count);
 
+/* What one worker process of a server is doing: the daemon runs each client
+ * session in a worker process of its own, and keeps spares ready. */
+#define CL_FERRY_WORKER_STARTING 0 /* spawned; loading the native platforms */
+#define CL_FERRY_WORKER_SPARE 1    /* ready, waiting for a session */
+#define CL_FERRY_WORKER_SERVING 2  /* serving a session whose client is connected */
+#define CL_FERRY_WORKER_DETACHED 3 /* serving a session whose client's connection is lost (grace period) */
+#define CL_FERRY_WORKER_ENDING 4   /* its session ended; the process is exiting */
+
+typedef struct cl_ferry_worker {
+  cl_uint pid;           /* the process id on the server's host */
+  cl_uint state;         /* CL_FERRY_WORKER_* */
+  char session[40];      /* the session's label, as the daemon logs it; empty for a spare */
+  char client[112];      /* the client's address; empty for a spare */
+  cl_ulong memory_bytes; /* resident set size */
+  cl_ulong age_ms;       /* since the process started */
+} cl_ferry_worker;
+
+/* Reads the worker processes of the server that hosts `device`, spares
+ * included, as the daemon sees them when asked: up to `capacity` entries
+ * into `workers` (may be NULL when `capacity` is 0) and the number the
+ * server has into `*count` (may be NULL). Strings longer than their field
+ * are cut and always end with a NUL. CL_INVALID_DEVICE for a device that is
+ * not Ferry's, CL_INVALID_VALUE when `workers` is NULL with a non-zero
+ * `capacity` or both outputs are NULL, CL_INVALID_OPERATION when the server
+ * does not report workers (a ferryd older than protocol version 7),
+ * CL_DEVICE_NOT_AVAILABLE when the server cannot be reached. */
+typedef cl_int(CL_API_CALL *clFerryGetWorkers_fn)(cl_device_id device, cl_uint capacity, cl_ferry_worker *workers,
+                                                  cl_uint *count);
+
 /* clGetDeviceInfo: where other servers reach this device's server for peer
  * links (ferryd --peer-address, else the client's own address for it).
  * Type: char[]. */

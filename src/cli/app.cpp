@@ -28,7 +28,7 @@ std::string help_usage() {
 
 constexpr std::array<subcommand, 4> subcommands = {{
     {"devices", "List servers, their devices and round-trip times", devices_command, devices_usage},
-    {"counters", "Show each server's link counters (messages and bytes per link)", counters_command,
+    {"counters", "Show each server's link counters (messages and bytes per link) and workers", counters_command,
      counters_usage},
     {"run", "Run a program with Ferry set up (a local ferryd when none is configured)", run_command,
      run_usage},

@@ -17,6 +17,13 @@ inline constexpr uint16_t min_version = 4;
 inline constexpr uint16_t max_version = 6;
 /// The first version whose servers take the client's headers with a build.
 inline constexpr uint16_t headers_version = 6;
+/// The first version whose servers answer get_workers (session worker
+/// processes, docs/workers.md). A server of an earlier version takes the
+/// request for a protocol violation and ends the session, so a client asks
+/// only a server that chose this version or a later one. It is above
+/// max_version until ferryd runs sessions in workers and raises max_version
+/// with it.
+inline constexpr uint16_t workers_version = 7;
 /// Default TCP port of ferryd.
 inline constexpr uint16_t default_port = 7780;
 

@@ -1,7 +1,9 @@
 // Platform, device, context and queue queries through Ferry, compared with the native
 // platform the daemon serves (the loader offers both: vendors-all).
 #include <algorithm>
+#include <array>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -232,6 +234,38 @@ TEST_F(device, reports_the_server_that_hosts_it) {
   // The native platform knows nothing of Ferry's queries.
   size_t size = 0;
   EXPECT_CL(CL_INVALID_VALUE, clGetDeviceInfo(native_.device, CL_DEVICE_FERRY_SERVER_ADDRESS, 0, nullptr, &size));
+}
+
+TEST_F(extension, workers_check_their_arguments_and_asking_never_costs_the_session) {
+  if constexpr (self_check) GTEST_SKIP() << "needs ferryd";
+  auto workers = reinterpret_cast<clFerryGetWorkers_fn>(ferry_extension(platform_, "clFerryGetWorkers"));
+  ASSERT_NE(workers, nullptr);
+  std::array<cl_ferry_worker, 16> entries{};
+  cl_uint count = 0;
+  EXPECT_CL(CL_INVALID_DEVICE, workers(native_.device, 0, nullptr, &count));
+  EXPECT_CL(CL_INVALID_VALUE, workers(device_, 1, nullptr, &count));
+  EXPECT_CL(CL_INVALID_VALUE, workers(device_, 0, nullptr, nullptr));
+  const cl_int rc = workers(device_, static_cast<cl_uint>(entries.size()), entries.data(), &count);
+  if (rc == CL_INVALID_OPERATION) {
+    // A ferryd older than protocol version 7 reports no workers; libferry
+    // did not ask it, so the session goes on.
+    auto ping = reinterpret_cast<clFerryPingServer_fn>(ferry_extension(platform_, "clFerryPingServer"));
+    ASSERT_NE(ping, nullptr);
+    cl_ulong ns = 0;
+    EXPECT_CL_OK(ping(device_, &ns));
+    return;
+  }
+  ASSERT_CL_OK(rc);
+  // At least this test's own session is served, and every string ends in its field.
+  ASSERT_GE(count, 1u);
+  size_t serving = 0;
+  for (cl_uint i = 0; i < std::min<cl_uint>(count, entries.size()); ++i) {
+    EXPECT_LE(entries[i].state, static_cast<cl_uint>(CL_FERRY_WORKER_ENDING));
+    EXPECT_NE(std::memchr(entries[i].session, 0, sizeof entries[i].session), nullptr);
+    EXPECT_NE(std::memchr(entries[i].client, 0, sizeof entries[i].client), nullptr);
+    if (entries[i].state == CL_FERRY_WORKER_SERVING) ++serving;
+  }
+  EXPECT_GE(serving, 1u);
 }
 
 TEST_F(extension, ping_measures_a_round_trip_to_the_server) {

@@ -1,4 +1,5 @@
-// `ferry counters`: each server's link counters (clFerryGetLinkCounters).
+// `ferry counters`: each server's link counters (clFerryGetLinkCounters) and worker
+// processes (clFerryGetWorkers).
 #pragma once
 
 #include <string>

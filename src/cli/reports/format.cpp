@@ -46,4 +46,25 @@ std::string format_microseconds(double nanoseconds) {
   return text;
 }
 
+std::string format_duration_ms(std::uint64_t milliseconds) {
+  constexpr std::uint64_t second = 1000, minute = 60 * second, hour = 60 * minute, day = 24 * hour;
+  char text[48];
+  const auto whole = [](std::uint64_t value) { return static_cast<unsigned long long>(value); };
+  if (milliseconds < second) {
+    std::snprintf(text, sizeof text, "%llu ms", whole(milliseconds));
+  } else if (milliseconds < minute) {
+    // Truncated, not rounded: 59.99 s must not read as "60.0 s".
+    std::snprintf(text, sizeof text, "%llu.%llu s", whole(milliseconds / second), whole(milliseconds % second / 100));
+  } else if (milliseconds < hour) {
+    std::snprintf(text, sizeof text, "%llu min %02llu s", whole(milliseconds / minute),
+                  whole(milliseconds % minute / second));
+  } else if (milliseconds < day) {
+    std::snprintf(text, sizeof text, "%llu h %02llu min", whole(milliseconds / hour),
+                  whole(milliseconds % hour / minute));
+  } else {
+    std::snprintf(text, sizeof text, "%llu d %02llu h", whole(milliseconds / day), whole(milliseconds % day / hour));
+  }
+  return text;
+}
+
 }  // namespace ferry::cli

@@ -1,4 +1,4 @@
-// Human-readable numbers for `ferry devices`.
+// Human-readable numbers for `ferry devices` and `ferry counters`.
 #pragma once
 
 #include <CL/cl.h>
@@ -16,5 +16,9 @@ std::string format_device_type(cl_device_type type);
 
 /// Nanoseconds as microseconds: "48.2 µs", or "1234 µs" from 1000 µs on.
 std::string format_microseconds(double nanoseconds);
+
+/// Milliseconds as the two largest units that matter: "850 ms", "12.3 s",
+/// "5 min 03 s", "2 h 05 min", "3 d 04 h".
+std::string format_duration_ms(std::uint64_t milliseconds);
 
 }  // namespace ferry::cli

@@ -25,5 +25,18 @@ TEST(format, microseconds_keep_one_decimal_below_a_millisecond) {
   EXPECT_EQ(format_microseconds(1234000), "1234 µs");
 }
 
+TEST(format, durations_show_their_two_largest_units_truncated) {
+  EXPECT_EQ(format_duration_ms(0), "0 ms");
+  EXPECT_EQ(format_duration_ms(999), "999 ms");
+  EXPECT_EQ(format_duration_ms(1000), "1.0 s");
+  EXPECT_EQ(format_duration_ms(12345), "12.3 s");
+  EXPECT_EQ(format_duration_ms(59999), "59.9 s");
+  EXPECT_EQ(format_duration_ms(60000), "1 min 00 s");
+  EXPECT_EQ(format_duration_ms(303000), "5 min 03 s");
+  EXPECT_EQ(format_duration_ms(2 * 3600000ull + 5 * 60000), "2 h 05 min");
+  EXPECT_EQ(format_duration_ms(3 * 86400000ull + 4 * 3600000ull + 59 * 60000), "3 d 04 h");
+  EXPECT_EQ(format_duration_ms(18446744073709551615ull), "213503982334 d 14 h");
+}
+
 }  // namespace
 }  // namespace ferry::cli

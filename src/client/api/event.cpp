@@ -79,7 +79,7 @@ cl_int CL_API_CALL clReleaseEvent(cl_event e) {
 cl_event CL_API_CALL clCreateUserEvent(cl_context c, cl_int* errcode_ret) {
   return guarded_create<cl_event>(__func__, errcode_ret, [&]() -> result<cl_event> {
     FERRY_CHECK_HANDLE_R(c);
-    if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
+    if (!reachable(c)) return fail(unavailable_status(c));
     // A user event exists on every server of its context.
     return create_user_event_on_servers(c);
   });

@@ -63,6 +63,18 @@ cl_int CL_API_CALL ferry_get_link_counters(cl_device_id d, cl_uint capacity, cl_
   });
 }
 
+cl_int CL_API_CALL ferry_get_workers(cl_device_id d, cl_uint capacity, cl_ferry_worker* workers, cl_uint* count) {
+  return guarded("clFerryGetWorkers", [&]() -> cl_int {
+    FERRY_CHECK_HANDLE(d);
+    if ((workers == nullptr && capacity != 0) || (workers == nullptr && count == nullptr)) return CL_INVALID_VALUE;
+    auto r = server_workers(d);
+    if (!r) return r.error();
+    for (size_t i = 0; i < r->size() && i < capacity; ++i) workers[i] = (*r)[i];
+    if (count) *count = static_cast<cl_uint>(r->size());
+    return CL_SUCCESS;
+  });
+}
+
 cl_int CL_API_CALL ferry_set_availability_callback(cl_platform_id platform, cl_ferry_availability_notify notify,
                                                    void* user_data) {
   return guarded("clFerrySetAvailabilityCallback", [&]() -> cl_int {
@@ -90,6 +102,7 @@ cl_int CL_API_CALL set_content_size_buffer(cl_mem buffer, cl_mem content_size_bu
 void* extension_function(const char* name) {
   if (std::strcmp(name, "clFerryGetMessageCounts") == 0) return reinterpret_cast<void*>(&ferry_get_message_counts);
   if (std::strcmp(name, "clFerryGetLinkCounters") == 0) return reinterpret_cast<void*>(&ferry_get_link_counters);
+  if (std::strcmp(name, "clFerryGetWorkers") == 0) return reinterpret_cast<void*>(&ferry_get_workers);
   if (std::strcmp(name, "clSetContentSizeBufferPoCL") == 0)
     return reinterpret_cast<void*>(&set_content_size_buffer);
   if (std::strcmp(name, "clFerrySetAvailabilityCallback") == 0)

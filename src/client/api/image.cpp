@@ -123,7 +123,7 @@ result<cl_mem> create_image(cl_context c, const cl_mem_properties* properties, c
     // must be 0 if host_ptr is NULL (and no buffer is given).
     return fail(CL_INVALID_IMAGE_DESCRIPTOR);
   }
-  if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!reachable(c)) return fail(unavailable_status(c));
   return create_image_on_servers(c, {flags, format, desc, host_ptr, from_memory ? from : nullptr, std::move(packed),
                                      element, row_pitch, slice_pitch,
                                      properties ? property_list::empty : property_list::absent});

@@ -40,7 +40,7 @@ result<cl_mem> create_buffer(cl_context c, const cl_mem_properties* properties, 
   // reach past the end of the allocation.
   svm_ref svm = flags & CL_MEM_USE_HOST_PTR ? find_svm(host_ptr, c) : nullptr;
   if (svm && !svm->contains(host_ptr, size)) return fail(CL_INVALID_HOST_PTR);
-  if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!reachable(c)) return fail(unavailable_status(c));
   // The buffer exists on every server of the context; initial contents go
   // to the first, which then holds the only current copy.
   if (!(flags & access_flags)) flags |= CL_MEM_READ_WRITE;

@@ -71,7 +71,7 @@ result<cl_program> create_program_with_source(cl_context c, cl_uint count, const
   }
   // A source the protocol cannot carry would make the server drop the session.
   if (total > max_program_text) return fail(CL_OUT_OF_RESOURCES);
-  if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!reachable(c)) return fail(unavailable_status(c));
 
   std::string source;
   source.reserve(total);
@@ -109,7 +109,7 @@ result<cl_program> create_program_with_binary(cl_context c, cl_uint num_devices,
   if (any_missing) return fail(CL_INVALID_VALUE);
   if (total > max_program_text) return fail(CL_OUT_OF_RESOURCES);
   std::vector<cl_device_id> devices(device_list, device_list + num_devices);
-  if (!reachable(c) || !all_accepting(servers_of(devices))) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!reachable(c) || !all_accepting(servers_of(devices))) return fail(unavailable_status(c));
   return create_from_binaries(c, devices, lengths, binaries, binary_status);
 }
 
@@ -137,7 +137,7 @@ result<cl_program> create_program_with_il(cl_context c, const void* il, size_t l
     return fail(explain(CL_INVALID_OPERATION, "no device of the context takes IL (CL_DEVICE_IL_VERSION)"));
   // An IL the protocol cannot carry would make the server drop the session.
   if (length > max_program_text) return fail(CL_OUT_OF_RESOURCES);
-  if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!reachable(c)) return fail(unavailable_status(c));
   return create_from_il(c, il, length);
 }
 
@@ -261,7 +261,7 @@ cl_int link_program(cl_context c, cl_uint num_devices, const cl_device_id* devic
   // CL_INVALID_LINKER_OPTIONS if the linker options specified by options are
   // invalid (one the protocol cannot carry is surely not valid).
   if (text.size() > max_build_options) return CL_INVALID_LINKER_OPTIONS;
-  if (!reachable(c) || !all_accepting(servers)) return CL_DEVICE_NOT_AVAILABLE;
+  if (!reachable(c) || !all_accepting(servers)) return unavailable_status(c);
   return link_programs(c, std::move(devices), std::move(text), std::vector<cl_program>(inputs, inputs + num_inputs),
                        notify, user_data, out);
 }

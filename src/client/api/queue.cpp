@@ -49,7 +49,7 @@ result<cl_command_queue> create_queue(cl_context c, cl_device_id d, const cl_que
   // but are not supported by the device (device-side queues are not served).
   if ((bits & CL_QUEUE_ON_DEVICE) || (bits & ~d->queue_properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE))
     return fail(CL_INVALID_QUEUE_PROPERTIES);
-  if (!d->accepts_work() || !reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!d->accepts_work() || !reachable(c)) return fail(unavailable_status(c));
   return create_queue_on_server(c, d, bits, std::move(array));
 }
 

@@ -58,7 +58,7 @@ result<cl_sampler> create_sampler(cl_context c, const cl_sampler_properties* pro
     }
     s->properties.push_back(0);
   }
-  if (!reachable(c)) return fail(CL_DEVICE_NOT_AVAILABLE);
+  if (!reachable(c)) return fail(unavailable_status(c));
   return create_sampler_on_servers(c, std::move(parsed));
 }
 

@@ -48,7 +48,7 @@ cl_int check_wait_list(const queue* q, cl_uint count, const cl_event* list) {
   // A server takes new commands while its session lives, during an outage too
   // (they wait in the replay log); a context whose session a restarted server
   // lost takes none at all.
-  if (q && (!q->device->accepts_work() || !reachable(q->context))) return CL_DEVICE_NOT_AVAILABLE;
+  if (q && (!q->device->accepts_work() || !reachable(q->context))) return unavailable_status(q->context);
   return CL_SUCCESS;
 }
 
@@ -167,8 +167,11 @@ cl_int command::complete() {
       wait_for(waits_.data(), static_cast<cl_uint>(waits_.size()));
     if (waited != CL_SUCCESS) {
       cl_int status = event_->status.load();
-      code = status == CL_DEVICE_NOT_AVAILABLE ? CL_DEVICE_NOT_AVAILABLE
-                                               : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+      // A command that failed with its session answers as the session's
+      // later work does: CL_DEVICE_NOT_AVAILABLE, or CL_OUT_OF_RESOURCES
+      // where the server stopped the session's worker for exceeding a limit.
+      const bool with_session = status == CL_DEVICE_NOT_AVAILABLE || status == unavailable_status(queue_->context);
+      code = with_session ? status : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
       if (sync_debugging())
         FERRY_ERROR("sync", "command %llu failed with status %d", static_cast<unsigned long long>(header.command),
                     status);

@@ -99,6 +99,12 @@ void explain_failed_event(const event* e) {
   if (status == CL_DEVICE_NOT_AVAILABLE)
     explain(CL_DEVICE_NOT_AVAILABLE, "server %s unreachable: command %llu (%s) could not complete", where,
             static_cast<unsigned long long>(e->id), command_type_name(e->command_type));
+  // A blocking command returns this code only when its session ended so
+  // (command::complete): the server stopped the session's worker for
+  // exceeding a limit.
+  if (status == CL_OUT_OF_RESOURCES)
+    explain(CL_OUT_OF_RESOURCES, "command %llu (%s) failed with CL_OUT_OF_RESOURCES on server %s",
+            static_cast<unsigned long long>(e->id), command_type_name(e->command_type), where);
   explain(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, "command %llu (%s) failed with %s on server %s",
           static_cast<unsigned long long>(e->id), command_type_name(e->command_type), name.c_str(), where);
 }

@@ -141,7 +141,9 @@ struct _cl_context : ferry::client::object_base {
   std::vector<ferry::client::server*> servers;
   /// The session of each of `servers` that the context lives in
   /// (connection::epoch): after a server lost the session (restart), the
-  /// context stays unusable there, with CL_DEVICE_NOT_AVAILABLE.
+  /// context stays unusable there, with CL_DEVICE_NOT_AVAILABLE (or
+  /// CL_OUT_OF_RESOURCES where the server stopped the session's worker for
+  /// exceeding a limit: unavailable_status).
   std::vector<uint64_t> epochs;
   bool spans_servers() const { return servers.size() > 1; }
   bool has_device(cl_device_id d) const;

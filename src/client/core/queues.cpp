@@ -23,7 +23,7 @@ cl_command_queue create_queue_on_server(cl_context c, cl_device_id d, cl_command
 cl_int flush_queue(queue* q) {
   connection* link = q->device->host->link.get();
   // Offline, the flush waits in the replay log with the commands it covers.
-  if (link->ended() || !in_current_sessions(q->context)) return CL_DEVICE_NOT_AVAILABLE;
+  if (link->ended() || !in_current_sessions(q->context)) return unavailable_status(q->context);
   link->post(protocol::flush_queue{q->id});
   link->flush();
   return CL_SUCCESS;
@@ -41,7 +41,7 @@ cl_int finish_queue(queue* q) {
   }
   // Commands already accepted wait for the server to come back, and so
   // does the marker that waits for them.
-  if (!q->device->host->link->wait_online()) return CL_DEVICE_NOT_AVAILABLE;
+  if (!q->device->host->link->wait_online()) return unavailable_status(q->context);
   // Coherent CL_MEM_USE_HOST_PTR buffers written on this queue come back
   // with the finish.
   pull_before_finish(q);

@@ -93,12 +93,12 @@ void bulk_receiver::read_loop(stream* from, uint64_t generation) {
     uint64_t chunk = 0;
     std::string why;
     if (!protocol::load_bulk_head(head, prefix, chunk, why)) {
-      link_.end_session("malformed bulk frame: " + why);
+      link_.end_session("malformed bulk frame: " + why, CL_DEVICE_NOT_AVAILABLE);
       return;
     }
     uint8_t* destination = destination_of(prefix, chunk, why);
     if (destination == nullptr) {
-      link_.end_session(why);
+      link_.end_session(why, CL_DEVICE_NOT_AVAILABLE);
       return;
     }
     // A chunk cut in the middle is not counted: it comes again whole.

@@ -11,7 +11,9 @@
 // and blocking calls wait for the resumption, so a program that knows
 // nothing of Ferry does not notice a short outage. Only when the session
 // cannot be resumed (grace period passed, refused, protocol violation) does
-// everything outstanding fail with CL_DEVICE_NOT_AVAILABLE.
+// everything outstanding fail with CL_DEVICE_NOT_AVAILABLE, or with
+// CL_OUT_OF_RESOURCES when the server refuses because it stopped the
+// session's worker for exceeding a limit (refusal code 13).
 //
 // A connection owns its parts, in the way Cap'n Proto splits rpc,
 // rpc-twoparty and reconnect; each part's header says which lock guards what:
@@ -134,6 +136,12 @@ class connection {
   uint16_t version() const { return link_.version.load(std::memory_order_acquire); }
   /// Whether the session is over for good: nothing outstanding will complete.
   bool ended() const { return link_.ended.load(std::memory_order_acquire); }
+  /// What the work of session `session_epoch` fails with once it ended:
+  /// CL_OUT_OF_RESOURCES when the server stopped its worker for exceeding a
+  /// limit, else CL_DEVICE_NOT_AVAILABLE (link_state::failure_of).
+  cl_int failure_of(uint64_t session_epoch) const { return link_.failure_of(session_epoch); }
+  /// The same for the current session.
+  cl_int failure() const { return link_.failure(); }
   /// Runs `listener(available)` on the reader thread each time the server
   /// goes offline or comes back (and once, false, when the session ends).
   void set_availability_listener(std::function<void(bool)> listener) {

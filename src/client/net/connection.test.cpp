@@ -18,81 +18,12 @@
 namespace ferry::client {
 namespace {
 
+using testing::fake_daemon;
 using testing::fake_event;
 using testing::recording_sink;
 using testing::server_end;
-
-const protocol::session_token session_id{1, 2, 3, 4};
-const protocol::session_token session_secret{5, 6, 7, 8};
-
-/// Listens where the client connects and plays the daemon's handshakes.
-class fake_daemon {
- public:
-  fake_daemon() {
-    static std::atomic<int> count{0};
-    path_ = "/tmp/ferry-connection-test-" + std::to_string(::getpid()) + "-" + std::to_string(count++);
-    std::string error;
-    listener_ = listen_unix(path_, error);
-    EXPECT_TRUE(listener_.valid()) << error;
-  }
-  ~fake_daemon() { close(); }
-
-  endpoint where() const { return {endpoint::kind::unix_socket, path_, 0}; }
-
-  /// Admits the two streams of the session: welcome, and on the control
-  /// stream `state` (what the daemon has of the client's frames). Returns
-  /// the hello of the control stream.
-  protocol::hello admit(server_end& to, const protocol::session_state& state) {
-    to.control = accept_stream();
-    protocol::hello hello = receive_hello(*to.control);
-    answer(*to.control, welcome());
-    answer(*to.control, state);
-    to.bulk = accept_stream();
-    receive_hello(*to.bulk);
-    answer(*to.bulk, welcome());
-    return hello;
-  }
-  /// Refuses the next control stream.
-  void refuse() {
-    stream_ptr s = accept_stream();
-    receive_hello(*s);
-    answer(*s, protocol::refused{3, "unknown session"});
-  }
-  /// Stops listening: connections are refused from now on.
-  void close() {
-    listener_ = unique_fd();
-    ::unlink(path_.c_str());
-  }
-
- private:
-  stream_ptr accept_stream() {
-    int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-    EXPECT_GE(fd, 0);
-    return plain_stream(unique_fd(fd));
-  }
-  static protocol::welcome welcome() {
-    return {protocol::max_version, session_id, session_secret, protocol::session_token{9}};
-  }
-  static protocol::hello receive_hello(stream& s) {
-    protocol::frame_header header;
-    std::vector<uint8_t> payload;
-    std::string error;
-    protocol::hello hello;
-    const char* why = "";
-    EXPECT_TRUE(protocol::read_frame(s, header, payload, 4096, error)) << error;
-    EXPECT_TRUE(protocol::decode_payload(payload.data(), payload.size(), hello, why)) << why;
-    return hello;
-  }
-  template <class T>
-  static void answer(stream& s, const T& message) {
-    std::vector<uint8_t> out;
-    protocol::append_frame(out, message);
-    EXPECT_TRUE(s.write_all(out.data(), out.size()));
-  }
-
-  std::string path_;
-  unique_fd listener_;
-};
+using testing::session_id;
+using testing::session_secret;
 
 /// Opens a connection to `daemon`, which admits it into `server` meanwhile.
 std::unique_ptr<connection> open_admitted(fake_daemon& daemon, server_end& server, completion_sink& sink) {

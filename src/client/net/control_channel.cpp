@@ -80,7 +80,7 @@ void control_channel::flush() {
     if (claimed && !overclaimed) control_log_.acknowledge(claimed);
   }
   spare_.clear();
-  if (overclaimed) link_.end_session("server acknowledged control frames never sent");
+  if (overclaimed) link_.end_session("server acknowledged control frames never sent", CL_DEVICE_NOT_AVAILABLE);
 }
 
 void control_channel::request_ack() {
@@ -153,10 +153,13 @@ bool control_channel::wait_reply(uint64_t request, uint64_t epoch, uint16_t& id,
   return done;
 }
 
-cl_int control_channel::unreachable(std::string_view kind, const char* what) const {
-  return link_.sink().explain(CL_DEVICE_NOT_AVAILABLE, "server " + link_.name() + " unreachable: " + what +
-                                                           " (request " + std::string(kind) + ", session " +
-                                                           protocol::session_label(link_.session()) + ")");
+cl_int control_channel::unreachable(cl_int code, std::string_view kind, const char* what) const {
+  // CL_OUT_OF_RESOURCES comes only from a session the server ended because
+  // its worker process exceeded a limit (resumer, failure_after_refusal).
+  const char* because = code == CL_OUT_OF_RESOURCES ? " (the server stopped its worker for exceeding a limit)" : "";
+  return link_.sink().explain(code, "server " + link_.name() + " unreachable: " + what + because + " (request " +
+                                        std::string(kind) + ", session " +
+                                        protocol::session_label(link_.session()) + ")");
 }
 
 void control_channel::failed_reply(cl_int status, std::string_view kind, const char* object_kind,
@@ -250,6 +253,7 @@ bool control_channel::on_frame(const protocol::frame_view& frame, std::string& w
     case message_id::kernel_reply:
     case message_id::query_reply:
     case message_id::link_counters:
+    case message_id::workers:
     case message_id::status_reply:
       return on_reply(frame, why);
     default: {

@@ -92,7 +92,9 @@ class control_channel {
     const uint64_t epoch = link_.epoch.load(std::memory_order_acquire);
     {
       std::lock_guard lock(requests_mutex_);
-      if (!link_.accepting()) return fail(unreachable(kind, link_.ended ? "its session ended" : "it is offline"));
+      if (!link_.accepting())
+        return fail(link_.ended ? unreachable(link_.failure_of(epoch), kind, "its session ended")
+                                : unreachable(CL_DEVICE_NOT_AVAILABLE, kind, "it is offline"));
       requests_[request.request];
     }
     waiting scope(*this);
@@ -102,13 +104,13 @@ class control_channel {
     std::vector<uint8_t> payload;
     uint16_t id = 0;
     if (!wait_reply(request.request, epoch, id, payload))
-      return fail(unreachable(kind, "its session ended before it answered"));
+      return fail(unreachable(link_.failure_of(epoch), kind, "its session ended before it answered"));
     Reply reply;
     const char* why = "";
     if (id != static_cast<uint16_t>(protocol::message_traits<Reply>::id) ||
         !protocol::decode_payload(payload.data(), payload.size(), reply, why)) {
-      link_.end_session("malformed reply");
-      return fail(unreachable(kind, "its reply was malformed"));
+      link_.end_session("malformed reply", CL_DEVICE_NOT_AVAILABLE);
+      return fail(unreachable(CL_DEVICE_NOT_AVAILABLE, kind, "its reply was malformed"));
     }
     if constexpr (requires { reply.status; }) {
       if (reply.status != CL_SUCCESS) [[unlikely]] {
@@ -158,8 +160,9 @@ class control_channel {
     else return {"session", 0};
   }
   /// Records why request `kind` got no answer (`what` happened to the
-  /// server); returns CL_DEVICE_NOT_AVAILABLE.
-  cl_int unreachable(std::string_view kind, const char* what) const;
+  /// server) and fails it with `code`: CL_DEVICE_NOT_AVAILABLE, or the
+  /// failure the session's end named (link_state::failure_of). Returns `code`.
+  cl_int unreachable(cl_int code, std::string_view kind, const char* what) const;
   /// The reply to request `kind` about `object_kind` `object` carries the
   /// error `status`: records the reason and reports it (warn once).
   void failed_reply(cl_int status, std::string_view kind, const char* object_kind, protocol::object_id object) const;

@@ -17,7 +17,7 @@ void event_tracker::track(event* e) {
     }
   }
   // Nothing will ever arrive for it.
-  sink.complete(e, CL_DEVICE_NOT_AVAILABLE);
+  sink.complete(e, link_.failure());
   sink.release(e);
 }
 
@@ -31,7 +31,7 @@ void event_tracker::on_failure(protocol::object_id command, std::function<void(c
     }
   }
   // Nothing will ever arrive for it.
-  hook(CL_DEVICE_NOT_AVAILABLE);
+  hook(link_.failure());
 }
 
 void event_tracker::forget_failure(protocol::object_id command) {
@@ -116,6 +116,7 @@ void event_tracker::on_completions(const protocol::completions& batch) {
 
 void event_tracker::fail_outstanding() {
   completion_sink& sink = link_.sink();
+  const cl_int failure = link_.failure();
   std::vector<event*> orphans;
   std::unordered_map<protocol::object_id, std::function<void(cl_int)>> hooks;
   {
@@ -125,12 +126,12 @@ void event_tracker::fail_outstanding() {
     hooks.swap(failure_hooks_);
   }
   for (event* e : receiver_.abandon_all()) orphans.push_back(e);
-  for (auto& [id, hook] : hooks) hook(CL_DEVICE_NOT_AVAILABLE);
+  for (auto& [id, hook] : hooks) hook(failure);
   const size_t ran = hooks.size();
   hooks.clear();
   if (ran) retire_hooks(ran);
   for (event* e : orphans) {
-    sink.complete(e, CL_DEVICE_NOT_AVAILABLE);
+    sink.complete(e, failure);
     sink.release(e);
   }
 }

@@ -35,7 +35,9 @@ class event_tracker {
   /// Completes what the server's completions report.
   void on_completions(const protocol::completions& batch);
   /// The session ended: every tracked event, awaited read and hook fails
-  /// with CL_DEVICE_NOT_AVAILABLE. The bulk reader must have stopped.
+  /// with what its end named (link_state::failure: CL_DEVICE_NOT_AVAILABLE,
+  /// or CL_OUT_OF_RESOURCES), and so does what is tracked from now on. The
+  /// bulk reader must have stopped.
   void fail_outstanding();
 
  private:

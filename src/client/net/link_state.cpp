@@ -1,5 +1,6 @@
 #include "client/net/link_state.hpp"
 
+#include "common/cl_errors.hpp"
 #include "common/log.hpp"
 
 namespace ferry::client {
@@ -55,10 +56,24 @@ void link_state::shut_bulk() {
   shut(bulk_);
 }
 
-void link_state::end_session(const std::string& why) {
-  if (!ended.exchange(true)) FERRY_WARN("net", "session with %s ends: %s", name_.c_str(), why.c_str());
+void link_state::end_session(const std::string& why, cl_int failure) {
+  bool first;
+  {
+    std::lock_guard lock(failures_mutex_);
+    first = !ended.exchange(true);
+    if (first) failures_[epoch.load(std::memory_order_acquire)] = failure;
+  }
+  if (first)
+    FERRY_WARN("net", "session with %s ends: %s; its work fails with %s", name_.c_str(), why.c_str(),
+               cl_error_name(failure).c_str());
   shut_streams(generation_change::keep);
   for (const auto& wake : wakers_) wake();
+}
+
+cl_int link_state::failure_of(uint64_t session_epoch) const {
+  std::lock_guard lock(failures_mutex_);
+  auto it = failures_.find(session_epoch);
+  return it == failures_.end() ? CL_DEVICE_NOT_AVAILABLE : it->second;
 }
 
 void link_state::set_session(const protocol::session_token& session, const protocol::session_token& secret,

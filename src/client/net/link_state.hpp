@@ -6,12 +6,18 @@
 // resumer replaces them while it also holds the control channel's and the
 // bulk sender's send mutexes, so a writer's stream stays put while it writes
 // (a writer reads control() or bulk() only under its own send mutex).
-// session_mutex_ guards the session's tokens. Everything else here is atomic.
+// session_mutex_ guards the session's tokens; failures_mutex_ guards what each
+// ended session's work fails with (and orders it before `ended`, so that
+// whoever sees a session ended finds its failure). Both are leaves: nothing
+// is taken under them. Everything else here is atomic.
 #pragma once
+
+#include <CL/cl.h>
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -69,8 +75,18 @@ class link_state {
   void shut_bulk();
 
   /// Ends the session for good (no resumption) and wakes whoever waits on
-  /// it: the control reader then fails everything outstanding.
-  void end_session(const std::string& why);
+  /// it: the control reader then fails everything outstanding with
+  /// `failure`, and the session's later work fails with it too (failure_of).
+  /// CL_DEVICE_NOT_AVAILABLE, or CL_OUT_OF_RESOURCES when the server ended
+  /// the session because its worker process exceeded a limit. The first end
+  /// of a session counts; later calls only wake again.
+  void end_session(const std::string& why, cl_int failure);
+  /// What the work of session `epoch` fails with once it ended: the failure
+  /// its end_session named, CL_DEVICE_NOT_AVAILABLE for a session that ended
+  /// without one (the connection was destroyed) or has not ended.
+  cl_int failure_of(uint64_t session_epoch) const;
+  /// The same for the current session.
+  cl_int failure() const { return failure_of(epoch.load(std::memory_order_acquire)); }
   /// Adds what end_session wakes (each part's waiting threads). Only while
   /// the connection is being built: end_session reads the list unlocked.
   void on_end(std::function<void()> wake) { wakers_.push_back(std::move(wake)); }
@@ -133,6 +149,9 @@ class link_state {
   protocol::session_token session_{};
   protocol::session_token secret_{};
   protocol::session_token peer_key_{};
+
+  mutable std::mutex failures_mutex_;  // guards failures_; taken around the first store of `ended`
+  std::map<uint64_t, cl_int> failures_;  // epoch -> what the work of that ended session fails with
 
   std::vector<std::function<void()>> wakers_;
 };

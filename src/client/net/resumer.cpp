@@ -53,6 +53,15 @@ std::chrono::milliseconds max_reconnect_pause() {
 
 }  // namespace
 
+cl_int failure_after_refusal(int32_t code) {
+  // The worker was stopped for using more than the daemon allows: the
+  // application ran out of resources, and may try again asking for less.
+  if (code == static_cast<int32_t>(refusal_code::worker_over_quota)) return CL_OUT_OF_RESOURCES;
+  // Lost with its worker, unknown to the server (restarted, grace period
+  // passed), or any other refusal: the device is gone for this session.
+  return CL_DEVICE_NOT_AVAILABLE;
+}
+
 resumer::resumer(link_state& link, control_channel& channel, bulk_sender& sender, bulk_receiver& receiver,
                  event_tracker& tracker)
     : link_(link), channel_(channel), sender_(sender), receiver_(receiver), tracker_(tracker) {
@@ -62,7 +71,8 @@ resumer::resumer(link_state& link, control_channel& channel, bulk_sender& sender
 bool resumer::connect(std::string& error) {
   stream_ptr control, bulk;
   protocol::session_state state;
-  if (connect_streams(control, bulk, state, error) != handshake_result::ok) return false;
+  int32_t refusal = 0;  // the error names it: connection::open fails either way
+  if (connect_streams(control, bulk, state, error, refusal) != handshake_result::ok) return false;
   link_.replace_streams(std::move(control), std::move(bulk));
   link_.grace_ms = state.grace_ms;
   link_.alive = true;
@@ -119,7 +129,8 @@ void resumer::notify_availability(bool available) {
 }
 
 resumer::handshake_result resumer::handshake(stream& s, protocol::stream_kind kind, std::string& error,
-                                             protocol::session_state* state) {
+                                             protocol::session_state* state, int32_t& refusal) {
+  refusal = 0;
   protocol::hello h = protocol::make_hello(kind, link_.session(), link_.secret(), "libferry");
   protocol::frame_header header;
   std::vector<uint8_t> payload;
@@ -139,7 +150,11 @@ resumer::handshake_result resumer::handshake(stream& s, protocol::stream_kind ki
   const char* why = "";
   if (header.message_id == static_cast<uint16_t>(protocol::message_id::refused)) {
     protocol::refused r;
-    protocol::decode_payload(payload.data(), payload.size(), r, why);
+    if (!protocol::decode_payload(payload.data(), payload.size(), r, why)) {
+      error = std::string("refused by server, in a malformed refused frame: ") + why;
+      return handshake_result::refused;
+    }
+    refusal = r.code;
     error = "refused by server: " + r.reason;
     return handshake_result::refused;
   }
@@ -164,14 +179,19 @@ resumer::handshake_result resumer::handshake(stream& s, protocol::stream_kind ki
 }
 
 resumer::handshake_result resumer::connect_streams(stream_ptr& control, stream_ptr& bulk,
-                                                   protocol::session_state& state, std::string& error) {
+                                                   protocol::session_state& state, std::string& error,
+                                                   int32_t& refusal) {
+  refusal = 0;
   control = connect_stream(link_.where(), link_.credentials(), error);
   if (!control) return handshake_result::failed;
-  if (handshake_result r = handshake(*control, protocol::stream_kind::control, error, &state);
+  if (handshake_result r = handshake(*control, protocol::stream_kind::control, error, &state, refusal);
       r != handshake_result::ok)
     return r;
   bulk = connect_stream(link_.where(), link_.credentials(), error);
-  if (!bulk || handshake(*bulk, protocol::stream_kind::bulk, error, nullptr) != handshake_result::ok) {
+  // The bulk stream's refusal is not the session's: the next attempt's
+  // control stream says what became of the session.
+  int32_t bulk_refusal = 0;
+  if (!bulk || handshake(*bulk, protocol::stream_kind::bulk, error, nullptr, bulk_refusal) != handshake_result::ok) {
     error = "bulk stream: " + error;
     return handshake_result::failed;
   }
@@ -194,11 +214,11 @@ void resumer::serve_session() {
     const bool intact = channel_.read_stream(why);
     if (link_.stopping || link_.ended) break;
     if (!intact) {
-      link_.end_session(why);
+      link_.end_session(why, CL_DEVICE_NOT_AVAILABLE);
       break;
     }
     if (link_.grace_ms == 0) {
-      link_.end_session(why + " (the server keeps no detached sessions)");
+      link_.end_session(why + " (the server keeps no detached sessions)", CL_DEVICE_NOT_AVAILABLE);
       break;
     }
     go_offline(why);
@@ -221,14 +241,17 @@ bool resumer::reconnect() {
   auto pause = std::chrono::milliseconds(5);
   const auto longest = max_reconnect_pause();
   std::string error;
+  int32_t refusal = 0;
   for (;;) {
     if (link_.stopping || link_.ended) return false;
-    switch (try_resume(error)) {
+    switch (try_resume(error, refusal)) {
       case resume_result::resumed:
         FERRY_INFO("net", "session with %s resumed", link_.name().c_str());
         return true;
       case resume_result::refused:
-        link_.end_session("cannot resume: " + error);
+        // Code 13: the server stopped the session's worker for exceeding a
+        // limit, and the session's work fails with CL_OUT_OF_RESOURCES.
+        link_.end_session("cannot resume: " + error, failure_after_refusal(refusal));
         return false;
       case resume_result::failed:
         break;
@@ -236,7 +259,8 @@ bool resumer::reconnect() {
     const auto now = clock::now();
     if (now >= deadline) {
       link_.end_session("not back within the grace period of " + std::to_string(link_.grace_ms) +
-                        " ms (last try: " + error + ")");
+                        " ms (last try: " + error + ")",
+                        CL_DEVICE_NOT_AVAILABLE);
       return false;
     }
     std::unique_lock lock(stop_mutex_);
@@ -245,10 +269,10 @@ bool resumer::reconnect() {
   }
 }
 
-resumer::resume_result resumer::try_resume(std::string& error) {
+resumer::resume_result resumer::try_resume(std::string& error, int32_t& refusal) {
   stream_ptr control, bulk;
   protocol::session_state state;
-  switch (connect_streams(control, bulk, state, error)) {
+  switch (connect_streams(control, bulk, state, error, refusal)) {
     case handshake_result::ok: break;
     case handshake_result::refused: return resume_result::refused;
     case handshake_result::failed: return resume_result::failed;
@@ -330,7 +354,8 @@ bool resumer::start_new_session() {
     link_.forget_session();
     stream_ptr control, bulk;
     protocol::session_state state;
-    if (connect_streams(control, bulk, state, error) != handshake_result::ok) continue;
+    int32_t refusal = 0;  // a refused new session is tried again, whatever the code
+    if (connect_streams(control, bulk, state, error, refusal) != handshake_result::ok) continue;
     {
       std::scoped_lock locks(channel_.send_mutex_, channel_.log_mutex_, sender_.send_mutex_, sender_.log_mutex_,
                              channel_.out_mutex_);

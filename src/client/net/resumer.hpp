@@ -14,7 +14,10 @@
 // out_mutex_ for a new session), then link_state's fd_mutex_ inside them.
 #pragma once
 
+#include <CL/cl.h>
+
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -27,6 +30,18 @@
 #include "client/net/link_state.hpp"
 
 namespace ferry::client {
+
+/// The `refused.code` values whose meaning the client acts on (docs/protocol.md,
+/// "Refusal codes"; ferryd's server::refusal lists them all).
+enum class refusal_code : int32_t {
+  worker_lost = 12,        ///< the session's worker process ended abnormally (crashed, killed)
+  worker_over_quota = 13,  ///< the same, because it exceeded a limit (memory, open files)
+};
+
+/// What the work of a session fails with when the server refuses to resume
+/// it with `code` (0: no code, the answer was not a `refused` frame):
+/// CL_OUT_OF_RESOURCES for worker_over_quota, else CL_DEVICE_NOT_AVAILABLE.
+cl_int failure_after_refusal(int32_t code);
 
 class resumer {
  public:
@@ -53,21 +68,24 @@ class resumer {
   resume_result resume_streams(stream_ptr control, stream_ptr bulk, const protocol::session_state& state,
                                std::string& error);
   /// Ends the session's outstanding work: fails every event, awaited read,
-  /// failure hook and waiting caller with CL_DEVICE_NOT_AVAILABLE.
+  /// failure hook and waiting caller with what the session's end named
+  /// (link_state::failure: CL_DEVICE_NOT_AVAILABLE, or CL_OUT_OF_RESOURCES).
   void fail_outstanding();
 
  private:
   /// Sends hello on `s` and reads the answer; on a control stream also the
-  /// session_state that follows the welcome.
+  /// session_state that follows the welcome. `refusal` gets the code of a
+  /// `refused` answer, 0 for any other.
   handshake_result handshake(stream& s, protocol::stream_kind kind, std::string& error,
-                             protocol::session_state* state);
+                             protocol::session_state* state, int32_t& refusal);
   /// Connects both streams and performs their handshakes (a new session
   /// when the link has none, else a resumption). `refused` only when the
   /// control stream is refused; any trouble with the bulk stream is
   /// `failed` (a resumption may meet the bulk stream of an attempt that
-  /// broke, which the server drops on the next).
+  /// broke, which the server drops on the next). `refusal`: the code of
+  /// the control stream's `refused` answer, 0 for none.
   handshake_result connect_streams(stream_ptr& control, stream_ptr& bulk, protocol::session_state& state,
-                                   std::string& error);
+                                   std::string& error, int32_t& refusal);
   void control_reader_loop();
   /// Serves the session, resuming it after lost connections, until it ends.
   void serve_session();
@@ -76,7 +94,8 @@ class resumer {
   /// Reconnects with backoff until the grace period passes; true once the
   /// session is resumed.
   bool reconnect();
-  resume_result try_resume(std::string& error);
+  /// One attempt to resume; `refusal` as for connect_streams.
+  resume_result try_resume(std::string& error, int32_t& refusal);
   /// Opens a new session with the server (after one ended), retrying with
   /// backoff until it succeeds or the connection is destroyed.
   bool start_new_session();

@@ -1,20 +1,26 @@
 // The resumer: after the streams break, what the server has not received
 // goes again, once and in order; a server whose counts cannot be true is
-// refused; a session that cannot be resumed fails everything outstanding.
+// refused; a session that cannot be resumed fails everything outstanding,
+// with CL_OUT_OF_RESOURCES when the server stopped the session's worker for
+// exceeding a limit (refusal code 13).
 #include "client/net/resumer.hpp"
 
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "client/net/test_parts.hpp"
+#include "server/daemon/handshake.hpp"
 
 namespace ferry::client {
 namespace {
 
 using testing::connection_parts;
 using testing::connect_pair;
+using testing::fake_daemon;
 using testing::fake_event;
 using testing::recording_sink;
 using testing::server_end;
@@ -109,7 +115,7 @@ TEST(resumer, when_the_session_cannot_be_resumed_everything_outstanding_fails) {
   });
   server.receive<protocol::ping>();  // the caller waits for its reply now
 
-  parts.link.end_session("refused by server: unknown session");
+  parts.link.end_session("refused by server: unknown session", CL_DEVICE_NOT_AVAILABLE);
   parts.session.fail_outstanding();
   caller.join();
 
@@ -127,6 +133,117 @@ TEST(resumer, when_the_session_cannot_be_resumed_everything_outstanding_fails) {
   parts.tracker.track(recording_sink::handle(late));
   EXPECT_EQ(late.completed_with, CL_DEVICE_NOT_AVAILABLE);
   EXPECT_EQ(late.releases, late.holds);
+}
+
+// The client acts on the daemon's codes, which it cannot include (net/ and
+// the daemon share only protocol/).
+static_assert(static_cast<int32_t>(refusal_code::worker_lost) ==
+              static_cast<int32_t>(server::refusal::worker_lost));
+static_assert(static_cast<int32_t>(refusal_code::worker_over_quota) ==
+              static_cast<int32_t>(server::refusal::worker_over_quota));
+
+TEST(resumer, only_a_worker_over_its_limits_fails_the_session_with_out_of_resources) {
+  EXPECT_EQ(failure_after_refusal(static_cast<int32_t>(refusal_code::worker_over_quota)), CL_OUT_OF_RESOURCES);
+  EXPECT_EQ(failure_after_refusal(static_cast<int32_t>(refusal_code::worker_lost)), CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(failure_after_refusal(3), CL_DEVICE_NOT_AVAILABLE);  // unknown session
+  EXPECT_EQ(failure_after_refusal(0), CL_DEVICE_NOT_AVAILABLE);  // no refused frame
+}
+
+/// What became of a session's work when its connection broke and the daemon
+/// refused to resume it with `refusal`.
+struct refused_work {
+  cl_int outstanding_command = 1;  // a tracked command's forced completion
+  cl_int blocking_reply = 1;       // a request waiting for its reply
+  std::vector<cl_int> hook_heard;  // a failure hook's calls
+  cl_int later_command = 1;        // a command tracked after the end
+  cl_int later_hook = 1;           // a failure hook registered after the end
+  cl_int later_request = 1;        // a request made after the end
+  std::vector<std::string> explanations;
+};
+
+refused_work work_after_refusal(const protocol::refused& refusal) {
+  fake_daemon daemon;
+  refused_work out;
+  std::mutex heard_mutex;  // guards out.hook_heard: the control reader runs the hook
+  fake_event command{60}, later{63};
+  connection_parts parts(daemon.where());
+  auto server = parts.attach();
+  parts.tracker.track(recording_sink::handle(command));
+  parts.tracker.on_failure(62, [&](cl_int status) {
+    std::lock_guard lock(heard_mutex);
+    out.hook_heard.push_back(status);
+  });
+  parts.session.start();
+  std::thread caller([&] {
+    protocol::ping p;
+    uint64_t frame;
+    out.blocking_reply = parts.channel.call<protocol::pong>(p, [] {}, frame).error();
+  });
+  server.receive<protocol::ping>();  // the caller waits for its reply now
+
+  // The session's worker is gone: its streams break, and the daemon refuses
+  // the resumption; it takes no new session either.
+  server.control->shutdown();
+  daemon.refuse(refusal);
+  daemon.close();
+  caller.join();
+  EXPECT_TRUE(parts.sink.wait_for_completion(command));
+  EXPECT_TRUE(parts.link.ended);
+  out.outstanding_command = parts.sink.snapshot(command).completed_with;
+
+  // Nothing will ever arrive for work given afterwards: it fails at once.
+  parts.tracker.track(recording_sink::handle(later));
+  out.later_command = parts.sink.snapshot(later).completed_with;
+  parts.tracker.on_failure(64, [&](cl_int status) { out.later_hook = status; });
+  protocol::ping p;
+  uint64_t frame;
+  out.later_request = parts.channel.call<protocol::pong>(p, [] {}, frame).error();
+  {
+    std::lock_guard lock(heard_mutex);
+    EXPECT_EQ(out.hook_heard.size(), 1u);
+  }
+  const fake_event seen = parts.sink.snapshot(command);
+  EXPECT_EQ(seen.releases, seen.holds);
+  parts.session.stop();
+  out.explanations = parts.sink.explanations;
+  return out;
+}
+
+TEST(resumer, a_session_whose_worker_exceeded_a_limit_fails_its_work_with_out_of_resources) {
+  const refused_work work = work_after_refusal(
+      {static_cast<int32_t>(refusal_code::worker_over_quota), "the session's worker exceeded --worker-memory"});
+  EXPECT_EQ(work.outstanding_command, CL_OUT_OF_RESOURCES);
+  EXPECT_EQ(work.blocking_reply, CL_OUT_OF_RESOURCES);
+  EXPECT_EQ(work.hook_heard, std::vector<cl_int>{CL_OUT_OF_RESOURCES});
+  EXPECT_EQ(work.later_command, CL_OUT_OF_RESOURCES);
+  EXPECT_EQ(work.later_hook, CL_OUT_OF_RESOURCES);
+  EXPECT_EQ(work.later_request, CL_OUT_OF_RESOURCES);
+  ASSERT_FALSE(work.explanations.empty());
+  EXPECT_NE(work.explanations.back().find("exceeding a limit"), std::string::npos) << work.explanations.back();
+}
+
+TEST(resumer, a_session_whose_worker_crashed_fails_its_work_with_device_not_available) {
+  const refused_work work = work_after_refusal(
+      {static_cast<int32_t>(refusal_code::worker_lost), "the session's worker was killed by signal 11 (SIGSEGV)"});
+  EXPECT_EQ(work.outstanding_command, CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(work.blocking_reply, CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(work.hook_heard, std::vector<cl_int>{CL_DEVICE_NOT_AVAILABLE});
+  EXPECT_EQ(work.later_command, CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(work.later_hook, CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(work.later_request, CL_DEVICE_NOT_AVAILABLE);
+}
+
+TEST(resumer, the_failure_a_session_ended_with_stays_with_that_session) {
+  connection_parts parts;
+  parts.link.end_session("cannot resume: refused by server: over its limit", CL_OUT_OF_RESOURCES);
+  parts.link.end_session("a second end changes nothing", CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(parts.link.failure(), CL_OUT_OF_RESOURCES);
+  // A new session (the resumer's start_new_session) begins with no failure;
+  // the objects of the old one keep failing as that one did.
+  parts.link.epoch.fetch_add(1);
+  parts.link.ended = false;
+  EXPECT_EQ(parts.link.failure(), CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_EQ(parts.link.failure_of(1), CL_OUT_OF_RESOURCES);
 }
 
 }  // namespace

@@ -1,11 +1,15 @@
 // For tests of a connection's parts: a completion_sink that records what is
 // done to its events (which are fakes: net/ never looks inside an event),
-// and the parts of one connection wired together over socket pairs, whose
-// other ends play the server.
+// the parts of one connection wired together over socket pairs, whose other
+// ends play the server, and a fake daemon on a Unix socket that plays the
+// handshakes of the connections the client opens.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -26,6 +30,7 @@
 #include "protocol/bulk_head.hpp"
 #include "protocol/dispatch.hpp"
 #include "protocol/frame.hpp"
+#include "protocol/version.hpp"
 
 namespace ferry::client::testing {
 
@@ -174,22 +179,97 @@ inline void connect_pair(stream_ptr& ours, stream_ptr& theirs) {
   theirs = plain_stream(std::move(pair.client));
 }
 
+/// The session a fake_daemon admits the client into.
+inline const protocol::session_token session_id{1, 2, 3, 4};
+inline const protocol::session_token session_secret{5, 6, 7, 8};
+
+/// Listens where the client connects and plays the daemon's handshakes.
+class fake_daemon {
+ public:
+  fake_daemon() {
+    static std::atomic<int> count{0};
+    path_ = "/tmp/ferry-connection-test-" + std::to_string(::getpid()) + "-" + std::to_string(count++);
+    std::string error;
+    listener_ = listen_unix(path_, error);
+    EXPECT_TRUE(listener_.valid()) << error;
+  }
+  ~fake_daemon() { close(); }
+
+  endpoint where() const { return {endpoint::kind::unix_socket, path_, 0}; }
+
+  /// Admits the two streams of the session: welcome, and on the control
+  /// stream `state` (what the daemon has of the client's frames). Returns
+  /// the hello of the control stream.
+  protocol::hello admit(server_end& to, const protocol::session_state& state) {
+    to.control = accept_stream();
+    protocol::hello hello = receive_hello(*to.control);
+    answer(*to.control, welcome());
+    answer(*to.control, state);
+    to.bulk = accept_stream();
+    receive_hello(*to.bulk);
+    answer(*to.bulk, welcome());
+    return hello;
+  }
+  /// Refuses the next control stream with `why` (by default as a daemon
+  /// that knows nothing of the session).
+  void refuse(const protocol::refused& why = {3, "unknown session"}) {
+    stream_ptr s = accept_stream();
+    receive_hello(*s);
+    answer(*s, why);
+  }
+  /// Stops listening: connections are refused from now on.
+  void close() {
+    listener_ = unique_fd();
+    ::unlink(path_.c_str());
+  }
+
+ private:
+  stream_ptr accept_stream() {
+    int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    return plain_stream(unique_fd(fd));
+  }
+  static protocol::welcome welcome() {
+    return {protocol::max_version, session_id, session_secret, protocol::session_token{9}};
+  }
+  static protocol::hello receive_hello(stream& s) {
+    protocol::frame_header header;
+    std::vector<uint8_t> payload;
+    std::string error;
+    protocol::hello hello;
+    const char* why = "";
+    EXPECT_TRUE(protocol::read_frame(s, header, payload, 4096, error)) << error;
+    EXPECT_TRUE(protocol::decode_payload(payload.data(), payload.size(), hello, why)) << why;
+    return hello;
+  }
+  template <class T>
+  static void answer(stream& s, const T& message) {
+    std::vector<uint8_t> out;
+    protocol::append_frame(out, message);
+    EXPECT_TRUE(s.write_all(out.data(), out.size()));
+  }
+
+  std::string path_;
+  unique_fd listener_;
+};
+
 /// One connection's parts, built as connection builds them, online over
 /// fresh streams (no thread runs until a test starts one).
 struct connection_parts {
+  /// Parts whose reconnections go to `where` (a fake_daemon's), or nowhere.
+  explicit connection_parts(const endpoint& where = {endpoint::kind::unix_socket, "test", 0}) : link(where, {}, sink) {
+    link.grace_ms = 1000;
+    link.alive = true;
+  }
+  ~connection_parts() { session.stop(); }
+
   recording_sink sink;
-  link_state link{endpoint{endpoint::kind::unix_socket, "test", 0}, protocol::credentials{}, sink};
+  link_state link;
   bulk_sender sender{link};
   bulk_receiver receiver{link, [this] { channel.request_ack(); }};
   event_tracker tracker{link, sender, receiver};
   control_channel channel{link, tracker, sender};
   resumer session{link, channel, sender, receiver, tracker};
-
-  connection_parts() {
-    link.grace_ms = 1000;
-    link.alive = true;
-  }
-  ~connection_parts() { session.stop(); }
 
   /// Makes a new pair of streams current; returns the server's ends.
   server_end attach() {

@@ -30,7 +30,13 @@ std::vector<uint32_t> device_indices_on(const server& s, const std::vector<cl_de
 
 bool accepting(const server& s) {
   if (s.link && s.link->accepting()) return true;
-  // Every caller answers CL_DEVICE_NOT_AVAILABLE for a server that takes no work.
+  // Every caller answers CL_DEVICE_NOT_AVAILABLE for a server that takes no
+  // work, or what its ended session's work fails with (unavailable_status).
+  if (s.link && s.link->ended() && s.link->failure() == CL_OUT_OF_RESOURCES) {
+    explain(CL_OUT_OF_RESOURCES, "server %s stopped the session's worker: it exceeded a limit (memory, open files)",
+            s.address_text.c_str());
+    return false;
+  }
   explain(CL_DEVICE_NOT_AVAILABLE, "server %s unreachable: %s", s.address_text.c_str(),
           !s.link || s.link->ended() ? "its session ended" : "it is offline (FERRY_OUTAGE=fail-fast)");
   return false;
@@ -43,8 +49,14 @@ bool all_accepting(const std::vector<server*>& servers) {
 bool in_current_sessions(const context* c) {
   for (size_t i = 0; i < c->servers.size() && i < c->epochs.size(); ++i) {
     if (c->servers[i]->link->epoch() != c->epochs[i]) {
-      explain(CL_DEVICE_NOT_AVAILABLE, "server %s lost the session the context lives in (it restarted)",
-              c->servers[i]->address_text.c_str());
+      if (c->servers[i]->link->failure_of(c->epochs[i]) == CL_OUT_OF_RESOURCES)
+        explain(CL_OUT_OF_RESOURCES,
+                "server %s stopped the worker of the session the context lives in: it exceeded a limit "
+                "(memory, open files)",
+                c->servers[i]->address_text.c_str());
+      else
+        explain(CL_DEVICE_NOT_AVAILABLE, "server %s lost the session the context lives in (it restarted)",
+                c->servers[i]->address_text.c_str());
       return false;
     }
   }
@@ -52,6 +64,17 @@ bool in_current_sessions(const context* c) {
 }
 
 bool reachable(const context* c) { return all_accepting(c->servers) && in_current_sessions(c); }
+
+cl_int unavailable_status(const context* c) {
+  // A session that has not ended answers CL_DEVICE_NOT_AVAILABLE: offline
+  // under FERRY_OUTAGE=fail-fast.
+  for (size_t i = 0; i < c->servers.size() && i < c->epochs.size(); ++i) {
+    const server& s = *c->servers[i];
+    if (!s.link) continue;
+    if (const cl_int failure = s.link->failure_of(c->epochs[i]); failure != CL_DEVICE_NOT_AVAILABLE) return failure;
+  }
+  return CL_DEVICE_NOT_AVAILABLE;
+}
 
 uint32_t peer_number(const server& to) {
   return static_cast<uint32_t>(to.slot + max_servers * (to.link->epoch() - 1));

@@ -88,7 +88,8 @@ std::vector<uint32_t> device_indices_on(const server& s, const std::vector<cl_de
 
 /// Whether `s` takes new work (connection::accepting: connected, or
 /// resuming within its grace period). When not, records why for
-/// CL_DEVICE_NOT_AVAILABLE (diagnostics.hpp), as do the checks below.
+/// CL_DEVICE_NOT_AVAILABLE, or for what its ended session's work fails with
+/// (diagnostics.hpp), as do the checks below.
 bool accepting(const server& s);
 /// Whether every server in `servers` takes new work.
 bool all_accepting(const std::vector<server*>& servers);
@@ -98,6 +99,11 @@ bool in_current_sessions(const context* c);
 /// Whether every server of `c` takes new work and still holds the session
 /// the context lives in.
 bool reachable(const context* c);
+/// What work in `c` fails with when reachable(c) is false: what the end of
+/// the session it lives in on one of its servers named (CL_OUT_OF_RESOURCES
+/// when that server stopped the session's worker for exceeding a limit,
+/// docs/resilience.md), else CL_DEVICE_NOT_AVAILABLE.
+cl_int unavailable_status(const context* c);
 
 /// The number under which other servers know `to`'s current session
 /// (add_peer.peer): its slot, made unique per session so that a server whose

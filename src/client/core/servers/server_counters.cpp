@@ -1,12 +1,29 @@
 #include "client/core/servers/server_counters.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
+#include "client/core/diagnostics.hpp"
 #include "client/core/event_state.hpp"
 #include "client/core/memory/svm_registry.hpp"
 #include "client/core/servers/platform.hpp"
+#include "protocol/version.hpp"
 
 namespace ferry::client {
+
+namespace {
+
+/// Copies `from` into the C string field `to`, cut to fit and always
+/// NUL-terminated (the rest of the field zeroed).
+template <size_t N>
+void copy_truncated(char (&to)[N], const std::string& from) {
+  const size_t length = std::min(from.size(), N - 1);
+  std::memcpy(to, from.data(), length);
+  std::memset(to + length, 0, N - length);
+}
+
+}  // namespace
 
 result<cl_ulong> ping_server(const device* d) {
   auto r = d->host->link->ping();
@@ -70,12 +87,39 @@ result<std::vector<cl_ferry_link_counters>> link_counters(const device* d) {
     cl_ferry_link_counters& to = out[i];
     to = {};
     to.kind = static_cast<cl_uint>(from.kind);
-    std::strncpy(to.remote, from.remote.c_str(), sizeof to.remote - 1);
+    copy_truncated(to.remote, from.remote);
     to.bytes_in = from.bytes_in;
     to.bytes_out = from.bytes_out;
     to.messages_in = from.messages_in;
     to.messages_out = from.messages_out;
   }
+  return out;
+}
+
+cl_ferry_worker c_worker(const protocol::worker_entry& from) {
+  cl_ferry_worker to{};
+  to.pid = from.pid;
+  to.state = static_cast<cl_uint>(from.state);
+  copy_truncated(to.session, from.session);
+  copy_truncated(to.client, from.client);
+  to.memory_bytes = from.memory_bytes;
+  to.age_ms = from.age_ms;
+  return to;
+}
+
+result<std::vector<cl_ferry_worker>> server_workers(const device* d) {
+  connection& link = *d->host->link;
+  if (const uint16_t version = link.version(); version < protocol::workers_version)
+    return fail(explain(CL_INVALID_OPERATION,
+                        "server %s speaks protocol version %u; servers report their workers from version %u on",
+                        d->host->address_text.c_str(), static_cast<unsigned>(version),
+                        static_cast<unsigned>(protocol::workers_version)));
+  protocol::get_workers request;
+  auto r = link.call<protocol::workers>(request);
+  if (!r) return fail(r.error());
+  std::vector<cl_ferry_worker> out;
+  out.reserve(r->entries.size());
+  for (const protocol::worker_entry& entry : r->entries) out.push_back(c_worker(entry));
   return out;
 }
 

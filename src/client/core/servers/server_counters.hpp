@@ -1,7 +1,7 @@
 // What a server can tell about this process's session, for Ferry's
 // extension functions (include/CL/cl_ext_ferry.h): a round trip's time, the
-// objects alive on both sides, the control messages sent and run, and the
-// daemon's link counters.
+// objects alive on both sides, the control messages sent and run, the
+// daemon's link counters and its worker processes.
 #pragma once
 
 #include <CL/cl_ext_ferry.h>
@@ -10,6 +10,7 @@
 
 #include "client/core/objects.hpp"
 #include "client/core/result.hpp"
+#include "protocol/messages.hpp"
 
 namespace ferry::client {
 
@@ -31,5 +32,14 @@ result<message_counts> control_message_counts(const device* d);
 
 /// The link counters of the server of `d`.
 result<std::vector<cl_ferry_link_counters>> link_counters(const device* d);
+
+/// `from` as the extension API gives it: its strings cut to fit their fields,
+/// always NUL-terminated.
+cl_ferry_worker c_worker(const protocol::worker_entry& from);
+
+/// The worker processes of the server of `d`. CL_INVALID_OPERATION for a
+/// server whose protocol version predates them (protocol::workers_version):
+/// it would take the request for a violation and end the session.
+result<std::vector<cl_ferry_worker>> server_workers(const device* d);
 
 }  // namespace ferry::client
