@@ -12,17 +12,16 @@ inline constexpr uint32_t magic = 0x31595246;
 /// layout for older peers: version 6 moved build_program and compile_program
 /// (now with the client's headers) to 100 and 101, and a client sends the
 /// layout of 32 and 33 (build_program_v4, compile_program_v4) to a server of
-/// version 4 or 5.
+/// version 4 or 5. Version 7 adds get_workers (the daemon runs each session
+/// in a worker process) and refusal codes 12-14.
 inline constexpr uint16_t min_version = 4;
-inline constexpr uint16_t max_version = 6;
+inline constexpr uint16_t max_version = 7;
 /// The first version whose servers take the client's headers with a build.
 inline constexpr uint16_t headers_version = 6;
 /// The first version whose servers answer get_workers (session worker
 /// processes, docs/workers.md). A server of an earlier version takes the
 /// request for a protocol violation and ends the session, so a client asks
-/// only a server that chose this version or a later one. It is above
-/// max_version until ferryd runs sessions in workers and raises max_version
-/// with it.
+/// only a server that chose this version or a later one.
 inline constexpr uint16_t workers_version = 7;
 /// Default TCP port of ferryd.
 inline constexpr uint16_t default_port = 7780;
