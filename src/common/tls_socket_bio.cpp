@@ -1,3 +1,7 @@
+// Ferry's socket BIOs (tls_socket_bio.hpp). A server connection's buffers
+// what it reads so that a handover to a worker process, which never holds the
+// private key and on this kernel cannot be given the keys through kTLS, finds
+// every received byte that OpenSSL has not taken.
 #include "common/tls_socket_bio.hpp"
 
 #include <openssl/bio.h>
