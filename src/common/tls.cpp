@@ -12,6 +12,9 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/tls_records.hpp"
+#include "common/tls_socket_bio.hpp"
+
 namespace ferry::tls {
 
 namespace {
@@ -48,7 +51,8 @@ SSL_CTX* new_context(const SSL_METHOD* method, std::string& error) {
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
   // Read whatever the socket holds, not a record header and then its body:
   // half the system calls on bulk data. What is read beyond a frame stays in
-  // the channel for the stream's next reader.
+  // the channel for the stream's next reader. (Server connections read
+  // ahead in their socket BIO instead: channel::accept.)
   SSL_CTX_set_read_ahead(ctx, 1);
   // A buffer of several records: bulk data then comes in with one system call
   // (and at most one wake-up) per 8 records instead of per record.
@@ -73,56 +77,16 @@ std::string validity_problem(X509* cert) {
   return {};
 }
 
-// A socket BIO of our own: OpenSSL's writes with write(), which raises
-// SIGPIPE on a closed connection and would kill an application that does not
-// ignore it; this one sends with MSG_NOSIGNAL.
-int socket_write(BIO* bio, const char* data, int size) {
-  int fd = static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(bio)));
-  BIO_clear_retry_flags(bio);
-  ssize_t n = ::send(fd, data, static_cast<size_t>(size), MSG_NOSIGNAL);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(bio);
-  return static_cast<int>(n);
-}
-
-int socket_read(BIO* bio, char* data, int size) {
-  int fd = static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(bio)));
-  BIO_clear_retry_flags(bio);
-  ssize_t n = ::recv(fd, data, static_cast<size_t>(size), 0);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_read(bio);
-  if (n == 0) errno = 0;  // the end of the stream, not an error
-  return static_cast<int>(n);
-}
-
-long socket_ctrl(BIO*, int command, long, void*) { return command == BIO_CTRL_FLUSH ? 1 : 0; }
-
-int socket_create(BIO* bio) {
-  BIO_set_init(bio, 1);
-  return 1;
-}
-
-const BIO_METHOD* socket_method() {
-  static BIO_METHOD* method = [] {
-    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "ferry socket");
-    BIO_meth_set_write(m, socket_write);
-    BIO_meth_set_read(m, socket_read);
-    BIO_meth_set_ctrl(m, socket_ctrl);
-    BIO_meth_set_create(m, socket_create);
-    return m;
-  }();
-  return method;
-}
-
 /// An OpenSSL connection over `fd` (non-blocking from now on).
-SSL* new_connection(const context& ctx, int fd, std::string& error) {
+SSL* new_connection(const context& ctx, int fd, detail::bio_buffering buffering, std::string& error) {
   ERR_clear_error();
   SSL* ssl = SSL_new(ctx.native());
-  BIO* bio = ssl ? BIO_new(socket_method()) : nullptr;
+  BIO* bio = ssl ? detail::new_socket_bio(fd, buffering) : nullptr;
   if (!bio) {
     error = "cannot start TLS: " + drain_errors();
     SSL_free(ssl);
     return nullptr;
   }
-  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(fd)));
   SSL_set_bio(ssl, bio, bio);
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   return ssl;
@@ -162,6 +126,8 @@ std::shared_ptr<context> context::for_server(const std::string& cert_file, const
   // would also be messages a client reads outside its handshake.
   SSL_CTX_set_num_tickets(ctx, 0);
   SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+  // Its connections can be handed over to a session's worker process.
+  detail::capture_secrets(ctx);
   if (std::string problem = validity_problem(SSL_CTX_get0_certificate(ctx)); !problem.empty())
     warning = "the certificate " + cert_file + " " + problem + ": clients will refuse it";
   return made;
@@ -192,15 +158,26 @@ bool looks_like_tls(const uint8_t* bytes, size_t size) {
 }
 
 std::unique_ptr<channel> channel::accept(const context& ctx, int fd, std::string& error) {
-  SSL* ssl = new_connection(ctx, fd, error);
+  SSL* ssl = new_connection(ctx, fd, detail::bio_buffering::own_buffer, error);
   if (!ssl) return nullptr;
+  // No read-ahead, for a handover: OpenSSL then reads a record at a time and
+  // what it has not taken stays in the socket BIO's buffer, where an export
+  // finds it (bulk data still comes in with one system call per buffer).
+  // Its own buffer can then be one record's, the default.
+  SSL_set_read_ahead(ssl, 0);
+  SSL_set_default_read_buffer_len(ssl, 0);
+  if (!detail::track_for_handoff(ssl)) {
+    error = "cannot start TLS: out of memory";
+    SSL_free(ssl);
+    return nullptr;
+  }
   SSL_set_accept_state(ssl);
   return std::unique_ptr<channel>(new channel(ssl, fd));
 }
 
 std::unique_ptr<channel> channel::connect(const context& ctx, int fd, const std::string& host, int timeout_ms,
                                           std::string& error) {
-  SSL* ssl = new_connection(ctx, fd, error);
+  SSL* ssl = new_connection(ctx, fd, detail::bio_buffering::none, error);
   if (!ssl) return nullptr;
   std::unique_ptr<channel> made(new channel(ssl, fd));
   // The certificate must name the host as it was configured: an address
@@ -248,7 +225,17 @@ std::unique_ptr<channel> channel::connect(const context& ctx, int fd, const std:
   }
 }
 
+channel::channel(SSL* ssl, int fd) : ssl_(ssl), fd_(fd) {}
+
+channel::channel(std::unique_ptr<record_layer>&& records, int fd) : records_(std::move(records)), fd_(fd) {}
+
 channel::~channel() { SSL_free(ssl_); }
+
+ssize_t channel::refuse_after_handover() {
+  error_ = "the connection was handed over to another process";
+  errno = ECONNRESET;
+  return -1;
+}
 
 bool channel::wait_for(short events, int timeout_ms) {
   pollfd p{fd_, events, 0};
@@ -261,6 +248,7 @@ bool channel::wait_for(short events, int timeout_ms) {
 }
 
 channel::step channel::handshake(std::string& error) {
+  if (records_) return step::done;  // adopted: the handshake was done before the handover
   std::lock_guard lock(mutex_);
   ERR_clear_error();
   int r = SSL_do_handshake(ssl_);
@@ -277,10 +265,14 @@ channel::step channel::handshake(std::string& error) {
 }
 
 ssize_t channel::read_some(void* data, size_t size, bool wait) {
+  if (records_)
+    return records_->read_some(data, size, wait ? record_layer::wait_mode::wait : record_layer::wait_mode::no_wait,
+                               receive_timeout_ms_);
   for (;;) {
     int code;
     {
       std::lock_guard lock(mutex_);
+      if (handed_over_) return refuse_after_handover();
       ERR_clear_error();
       size_t got = 0;
       int r = SSL_read_ex(ssl_, data, size, &got);
@@ -305,11 +297,16 @@ ssize_t channel::read_some(void* data, size_t size, bool wait) {
 }
 
 bool channel::write_all(const void* data, size_t size) {
+  if (records_) return records_->write_all(data, size);
   const auto* p = static_cast<const uint8_t*>(data);
   while (size > 0) {
     int code;
     {
       std::lock_guard lock(mutex_);
+      if (handed_over_) {
+        refuse_after_handover();
+        return false;
+      }
       ERR_clear_error();
       size_t written = 0;
       int r = SSL_write_ex(ssl_, p, size, &written);
@@ -330,6 +327,7 @@ bool channel::write_all(const void* data, size_t size) {
 }
 
 std::array<uint8_t, 32> channel::binding() const {
+  if (records_) return records_->binding();
   std::array<uint8_t, 32> out{};
   static constexpr char label[] = "EXPORTER-ferry-authentication";
   std::lock_guard lock(mutex_);
@@ -338,11 +336,13 @@ std::array<uint8_t, 32> channel::binding() const {
 }
 
 std::string channel::last_error() const {
+  if (records_) return records_->last_error();
   std::lock_guard lock(mutex_);
   return error_;
 }
 
 std::string channel::describe() const {
+  if (records_) return std::string("TLSv1.3 ") + cipher_suite_name(records_->suite()) + " (handed over)";
   std::lock_guard lock(mutex_);
   return std::string(SSL_get_version(ssl_)) + " " + SSL_get_cipher_name(ssl_);
 }

@@ -6,6 +6,11 @@
 // call under a short lock; a call that must wait for the socket drops the
 // lock and polls, so a reader waiting for data never holds up a writer.
 // shutdown() on the socket wakes every waiting call, as for plain sockets.
+//
+// A server connection can be handed over to another process after its
+// handshake (export_for_handoff, adopt: see tls_handoff.hpp); the adopted
+// channel runs on Ferry's own record layer instead of OpenSSL's, behind the
+// same interface.
 #pragma once
 
 #include <sys/types.h>
@@ -15,12 +20,17 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+
+#include "common/tls_handoff.hpp"
 
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct ssl_st SSL;
 
 namespace ferry::tls {
+
+class record_layer;
 
 /// Initialises OpenSSL (once) without its exit-time cleanup, which would free
 /// its global state under the connection threads libferry keeps until the
@@ -66,6 +76,10 @@ class channel {
   /// against the certificate), blocking up to `timeout_ms`.
   static std::unique_ptr<channel> connect(const context& ctx, int fd, const std::string& host, int timeout_ms,
                                           std::string& error);
+  /// A worker's side of a handover: continues the connection `state` came
+  /// from over `fd` (the same socket, passed over), without OpenSSL's
+  /// connection object or the private key.
+  static std::unique_ptr<channel> adopt(handoff_state state, int fd, std::string& error);
   ~channel();
   channel(const channel&) = delete;
   channel& operator=(const channel&) = delete;
@@ -87,19 +101,33 @@ class channel {
   /// 32 bytes that only the two ends of this connection can compute (a
   /// keying-material export): binds an authentication to the connection.
   std::array<uint8_t, 32> binding() const;
+  /// A server's side of a handover, after its handshake (and whatever was
+  /// read and written since): what adopt() needs, including the bytes
+  /// received but not yet read. Afterwards this channel neither reads nor
+  /// writes: a second writer of the same keys would reuse their nonces.
+  /// Refused with `error` for a client, an unfinished handshake, TLS below
+  /// 1.3, after a key update, or while a record is half read.
+  std::optional<handoff_state> export_for_handoff(std::string& error);
+
   /// What went wrong last (OpenSSL's reason), for logs.
   std::string last_error() const;
-  /// "TLSv1.3 TLS_AES_128_GCM_SHA256", for logs.
+  /// "TLSv1.3 TLS_AES_128_GCM_SHA256", for logs ("... (handed over)" after adopt).
   std::string describe() const;
 
  private:
-  channel(SSL* ssl, int fd) : ssl_(ssl), fd_(fd) {}
+  channel(SSL* ssl, int fd);
+  channel(std::unique_ptr<record_layer>&& records, int fd);
   bool wait_for(short events, int timeout_ms);
+  ssize_t refuse_after_handover();  // under mutex_
 
-  SSL* ssl_;
+  // One of the two: OpenSSL's connection, or (adopted) Ferry's record layer,
+  // which has locks of its own.
+  SSL* ssl_ = nullptr;
+  std::unique_ptr<record_layer> records_;
   int fd_;
-  mutable std::mutex mutex_;  // guards every use of ssl_, and error_
+  mutable std::mutex mutex_;  // guards every use of ssl_, error_ and handed_over_
   std::string error_;
+  bool handed_over_ = false;  // exported: ssl_ must not read or write again
   int receive_timeout_ms_ = -1;
 };
 
