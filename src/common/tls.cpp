@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
@@ -145,6 +146,28 @@ std::shared_ptr<context> context::for_client(const std::string& ca_file, std::st
   if (loaded != 1) {
     error = "cannot load the CA certificates " + (ca_file.empty() ? std::string("of the system") : ca_file) + ": " +
             drain_errors();
+    return nullptr;
+  }
+  return made;
+}
+
+std::shared_ptr<context> context::for_client_trusting(const std::string& ca_pem, std::string& error) {
+  init_openssl();
+  ERR_clear_error();
+  SSL_CTX* ctx = new_context(TLS_client_method(), error);
+  if (!ctx) return nullptr;
+  std::shared_ptr<context> made(new context(ctx, false));
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  BIO* text = BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size()));
+  int added = 0;
+  while (X509* cert = text ? PEM_read_bio_X509(text, nullptr, nullptr, nullptr) : nullptr) {
+    if (X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), cert) == 1) ++added;
+    X509_free(cert);
+  }
+  BIO_free(text);
+  ERR_clear_error();  // the end of the text reads as an error
+  if (added == 0) {
+    error = "no CA certificate in the PEM text given";
     return nullptr;
   }
   return made;

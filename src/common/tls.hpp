@@ -49,6 +49,9 @@ class context {
   /// A client's: trusts the certificates in `ca_file` (PEM), or the system's
   /// when it is empty, and checks the server's name or address.
   static std::shared_ptr<context> for_client(const std::string& ca_file, std::string& error);
+  /// The same, trusting the certificates of `ca_pem` (PEM text, read by a
+  /// process that may open the file: a session worker may not).
+  static std::shared_ptr<context> for_client_trusting(const std::string& ca_pem, std::string& error);
   ~context();
   context(const context&) = delete;
   context& operator=(const context&) = delete;

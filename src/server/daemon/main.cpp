@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -100,7 +102,16 @@ bool worker_settings(const ferry::server::options& opts, ferry::server::server_c
   w.in_flight_limit = opts.limits.in_flight;
   w.open_files = opts.worker_open_files;
   w.peer_address = opts.peer_address;
-  w.peer_ca = opts.tls_ca;
+  if (!opts.tls_ca.empty()) {
+    std::ifstream ca(opts.tls_ca, std::ios::binary);
+    std::ostringstream text;
+    text << ca.rdbuf();
+    if (!ca || text.str().empty()) {
+      error = "cannot read the CA certificates " + opts.tls_ca + " (--tls-ca)";
+      return false;
+    }
+    w.peer_ca_pem = text.str();
+  }
   w.peer_tls = !opts.tls_cert.empty() || !opts.tls_ca.empty();
   w.peer_token = !config.rules.token.empty();
   w.worker_user = opts.worker_user;

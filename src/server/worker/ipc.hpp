@@ -60,7 +60,7 @@ struct configure {
   uint64_t in_flight_limit = 0;
   uint64_t open_files = 0;              // RLIMIT_NOFILE (0: as inherited)
   std::string peer_address;             // announced in server_info
-  std::string peer_ca;                  // --tls-ca: checks other daemons' certificates on peer links
+  std::string peer_ca_pem;              // --tls-ca's certificates (PEM text; empty: the system's)
   uint8_t peer_tls = 0;                 // peer links use TLS over TCP
   uint8_t peer_token = 0;               // peer links prove the token (through `prove`)
   std::string worker_user;              // drop to this user (empty: stay)
@@ -69,7 +69,7 @@ struct configure {
   uint8_t kernel_cache = 0;             // worker::kernel_cache_mode
   std::string kernel_cache_dir;         // shared mode: the directory (empty: the driver's default)
   FERRY_FIELDS(platform, device_type, devices, completions, log_level, grace_ms, memory_limit, objects_limit,
-               queued_limit, in_flight_limit, open_files, peer_address, peer_ca, peer_tls, peer_token, worker_user,
+               queued_limit, in_flight_limit, open_files, peer_address, peer_ca_pem, peer_tls, peer_token, worker_user,
                forbidden, announce, kernel_cache, kernel_cache_dir)
 };
 

@@ -194,7 +194,9 @@ bool session_worker::load_platforms(std::string& error) {
 
   auto shown = std::make_shared<p::credentials>();
   if (config_.peer_tls) {
-    shown->tls = tls::context::for_client(config_.peer_ca, error);
+    // The main process read --tls-ca for it: the file may be the daemon's user's alone.
+    shown->tls = config_.peer_ca_pem.empty() ? tls::context::for_client({}, error)
+                                             : tls::context::for_client_trusting(config_.peer_ca_pem, error);
     if (!shown->tls) return false;
   }
   if (config_.peer_token) {
