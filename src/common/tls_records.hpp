@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <cstdint>
 #include <atomic>
 #include <memory>
 #include <mutex>
