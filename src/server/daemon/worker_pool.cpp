@@ -14,6 +14,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <openssl/crypto.h>
+
 #include "common/log.hpp"
 #include "protocol/auth.hpp"
 #include "server/daemon/handshake.hpp"
@@ -68,6 +70,15 @@ std::string describe_exit(int status) {
 }
 
 std::string mebibytes(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+/// Sends a connection to a worker and wipes the copies of its TLS keys here.
+bool send_adopt(int socket, ipc::adopt& a, int fd) {
+  std::vector<uint8_t> packet = ipc::packet(ipc::kind::adopt, a);
+  const bool sent = ipc::send(socket, packet, fd);
+  OPENSSL_cleanse(packet.data(), packet.size());
+  OPENSSL_cleanse(a.tls.data(), a.tls.size());
+  return sent;
+}
 
 }  // namespace
 
@@ -238,8 +249,9 @@ bool worker_pool::hand_over(worker& w, waiting_session& s) {
     FERRY_WARN("workers", "closing %s: %s", s.peer.c_str(), error.c_str());
     return true;  // that connection is lost, not the worker
   }
-  if (!ipc::send(w.socket.get(), ipc::packet(ipc::kind::adopt, a), s.s->fd())) {
-    kill_worker(w, "it does not take a session");
+  if (!send_adopt(w.socket.get(), a, s.s->fd())) {
+    // A spare that died meanwhile is reaped here; another one takes the session.
+    if (!settle_exit(w)) kill_worker(w, "it does not take a session");
     return false;
   }
   w.state = p::worker_state::serving;
@@ -305,10 +317,33 @@ void worker_pool::attach(ipc::role what, stream_ptr s, const std::string& peer, 
     FERRY_WARN("workers", "closing %s: %s", peer.c_str(), error.c_str());
     return;
   }
-  if (!ipc::send(w.socket.get(), ipc::packet(ipc::kind::adopt, a), s->fd())) {
-    send_refusal(*s, peer, {static_cast<int32_t>(refusal::session_closing), "the session's worker is ending"});
+  if (send_adopt(w.socket.get(), a, s->fd())) return;
+  // A worker that just died (its client noticed first): its exit says why.
+  const p::session_token session = hello.session;
+  if (settle_exit(w)) {
+    auto lost = lost_.find(session);
+    if (lost != lost_.end()) return send_refusal(*s, peer, {lost->second.code, lost->second.reason});
+  } else {
     kill_worker(w, "it does not take its session's connections");
   }
+  send_refusal(*s, peer, {static_cast<int32_t>(refusal::session_closing), "the session's worker is ending"});
+}
+
+bool worker_pool::settle_exit(worker& w) {
+  pollfd ended{w.process.get(), POLLIN, 0};
+  int n;
+  do {
+    n = ::poll(&ended, 1, 200);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;
+  for (;;) {
+    ipc::received message;
+    std::string why;
+    if (ipc::receive(w.socket.get(), message, why) != ipc::receive_result::ok) break;
+    on_message(w, message);
+  }
+  on_exit(w);
+  return w.reaped;
 }
 
 void worker_pool::kill_worker(worker& w, const std::string& why) {
@@ -593,14 +628,8 @@ void worker_pool::monitor() {
       worker& w = *owners[i];
       if (w.reaped) continue;
       if (fds[i].fd == w.process.get()) {
-        // Read what it said last before it ended (its final counters).
-        for (;;) {
-          ipc::received message;
-          std::string why;
-          if (ipc::receive(w.socket.get(), message, why) != ipc::receive_result::ok) break;
-          on_message(w, message);
-        }
-        on_exit(w);
+        // Reads what it said last before it ended (its final counters).
+        settle_exit(w);
         continue;
       }
       for (int budget = 64; budget > 0; --budget) {

@@ -109,6 +109,9 @@ class worker_pool {
   bool hand_over(worker& w, waiting_session& s);
   void on_message(worker& w, ipc::received& message);
   void on_exit(worker& w);
+  /// When the worker's process has ended (waiting up to 0.2 s for it to):
+  /// takes in what it said last and reaps it. False when it lives on.
+  bool settle_exit(worker& w);
   /// Start timeouts, memory limits, broken sockets (each tick).
   void check_workers();
   void answer_links(links_question& q);
