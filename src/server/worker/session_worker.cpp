@@ -32,7 +32,6 @@
 #include "server/worker/adopted_stream.hpp"
 #include "server/worker/confinement.hpp"
 #include "server/worker/kernel_cache.hpp"
-#include "server/worker/warm_up.hpp"
 #include "server/worker/ipc.hpp"
 
 namespace ferry::server {
@@ -184,7 +183,7 @@ bool session_worker::load_platforms(std::string& error) {
   if (!config_.announce && level == log_level::info) set_log_level(log_level::warn);
   const bool found = native::device_catalog::discover(filter, catalog_, error);
   set_log_level(level);
-  if (!found || !worker::warm_up(native::real_api(), catalog_, error)) return false;
+  if (!found) return false;
   catalog_.choose_completions(static_cast<native::completion_mode>(config_.completions));
   // Kernel printf output goes to fd 1; in a worker that is a pipe of its own,
   // so all of it belongs to this worker's session.
