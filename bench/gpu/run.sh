@@ -242,7 +242,7 @@ if [ "$run_single" = 1 ]; then
   start_daemon 0
   export FERRY_SERVERS=$address
   bench noop --repeats "$(q 50 2000)"
-  bench session_start --repeats "$(q 2 20)"
+  bench session_start --repeats "$(q 2 10)"
   bench throughput --repeats "$(q 1 5)" --commands "$(q 1000 100000)"
   if [ "$quick" = 1 ]; then bench bandwidth --repeats 1 --size 1048576; else bench bandwidth; fi
   bench write_burst --repeats "$(q 1 10)" --size "$(q 1048576 16777216)"
