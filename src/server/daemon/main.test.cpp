@@ -208,6 +208,16 @@ TEST_F(ferryd_binary, no_matching_device_exits_1_naming_what_it_saw) {
   EXPECT_NE(text.find("platforms seen"), std::string::npos) << text;
 }
 
+TEST_F(ferryd_binary, a_worker_that_is_never_ready_in_time_stops_the_start_with_the_reason) {
+  // No worker loads PoCL within a millisecond: the first one is ended, and so is the daemon.
+  daemon_process d({"--port", "0", "--worker-start-timeout", "0.001"});
+  int status = d.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::string text = d.stderr_text();
+  EXPECT_NE(text.find("not ready within the start timeout (--worker-start-timeout)"), std::string::npos) << text;
+}
+
 TEST_F(ferryd_binary, list_devices_numbers_the_matching_devices_and_exits_0) {
   daemon_process d({"--device-type", "cpu", "--list-devices", "--log-level", "warn"});
   auto first = d.read_line();

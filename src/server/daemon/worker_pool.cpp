@@ -362,6 +362,11 @@ void worker_pool::on_message(worker& w, ipc::received& message) {
       ipc::ready r;
       if (!ipc::decode(message, r, why)) return broke(why);
       if (w.state != p::worker_state::starting) return broke("ready twice");
+      if (clock::now() - w.started > config_.start_timeout) {
+        // Late is as bad as never: the same rule whether or not a tick saw it first.
+        kill_worker(w, "not ready within the start timeout (--worker-start-timeout)");
+        return;
+      }
       if (!first_answered_) {
         first_answered_ = true;
         if (!r.ok) first_error_ = r.error;
@@ -513,7 +518,8 @@ void worker_pool::on_exit(worker& w) {
     FERRY_WARN("workers", "spare worker %d %s", static_cast<int>(w.pid), how.c_str());
     if (w.state == p::worker_state::starting && !first_answered_) {
       first_answered_ = true;
-      first_error_ = "the first session worker " + how + " before it was ready";
+      first_error_ = "the first session worker " +
+                     (w.killed_because.empty() ? how : "was ended: " + w.killed_because) + " before it was ready";
       first_ready_.notify_all();
     }
   } else if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0)) {
