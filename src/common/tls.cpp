@@ -134,15 +134,21 @@ std::shared_ptr<context> context::for_server(const std::string& cert_file, const
   return made;
 }
 
-std::shared_ptr<context> context::for_client(const std::string& ca_file, std::string& error) {
+std::shared_ptr<context> context::client_checking_peers(std::string& error) {
   init_openssl();
   ERR_clear_error();
   SSL_CTX* ctx = new_context(TLS_client_method(), error);
   if (!ctx) return nullptr;
   std::shared_ptr<context> made(new context(ctx, false));
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-  int loaded = ca_file.empty() ? SSL_CTX_set_default_verify_paths(ctx)
-                               : SSL_CTX_load_verify_locations(ctx, ca_file.c_str(), nullptr);
+  return made;
+}
+
+std::shared_ptr<context> context::for_client(const std::string& ca_file, std::string& error) {
+  auto made = client_checking_peers(error);
+  if (!made) return nullptr;
+  int loaded = ca_file.empty() ? SSL_CTX_set_default_verify_paths(made->ctx_)
+                               : SSL_CTX_load_verify_locations(made->ctx_, ca_file.c_str(), nullptr);
   if (loaded != 1) {
     error = "cannot load the CA certificates " + (ca_file.empty() ? std::string("of the system") : ca_file) + ": " +
             drain_errors();
@@ -152,16 +158,12 @@ std::shared_ptr<context> context::for_client(const std::string& ca_file, std::st
 }
 
 std::shared_ptr<context> context::for_client_trusting(const std::string& ca_pem, std::string& error) {
-  init_openssl();
-  ERR_clear_error();
-  SSL_CTX* ctx = new_context(TLS_client_method(), error);
-  if (!ctx) return nullptr;
-  std::shared_ptr<context> made(new context(ctx, false));
-  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  auto made = client_checking_peers(error);
+  if (!made) return nullptr;
   BIO* text = BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size()));
   int added = 0;
   while (X509* cert = text ? PEM_read_bio_X509(text, nullptr, nullptr, nullptr) : nullptr) {
-    if (X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), cert) == 1) ++added;
+    if (X509_STORE_add_cert(SSL_CTX_get_cert_store(made->ctx_), cert) == 1) ++added;
     X509_free(cert);
   }
   BIO_free(text);

@@ -61,6 +61,8 @@ class context {
 
  private:
   context(SSL_CTX* ctx, bool server) : ctx_(ctx), server_(server) {}
+  /// A client's context that checks the server's certificate, trusting none yet.
+  static std::shared_ptr<context> client_checking_peers(std::string& error);
   SSL_CTX* ctx_;
   bool server_;
 };

@@ -7,10 +7,10 @@
 // that may print (its program's source mentions "printf", or it came from a
 // binary).
 //
-// Attribution limit: the pipe carries no tag of which kernel wrote a byte, so
-// when kernels of several sessions print at the same time, text can reach the
-// session that enqueued last instead of the one whose kernel printed. A single
-// client (the common case) always gets its own output, and, because a
+// Each session runs in a worker process of its own (docs/workers.md), whose
+// stdout is its own pipe: all of it belongs to that session. (A process
+// serving several sessions could not tell whose kernel wrote a byte; the unit
+// tests' in-process sessions still attribute to the last to enqueue.) Because a
 // session's writer drains the pipe before it sends the completion of a kernel
 // that may print, the text arrives before that completion.
 #pragma once
