@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -42,8 +43,23 @@ bool send(int socket, const std::vector<uint8_t>& packet, int fd) {
 }
 
 receive_result receive(int socket, received& out, std::string& why) {
-  out.payload.resize(max_packet);
   out.fd.reset();
+  // The packet's size first (MSG_TRUNC gives a packet's whole length even to a
+  // peek with no room), so that the buffer is just as large: a buffer of the
+  // largest size, made and cleared for every packet, cost a fresh worker a
+  // millisecond per connection handed to it.
+  ssize_t size;
+  do {
+    size = ::recv(socket, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+  } while (size < 0 && errno == EINTR);
+  if (size < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return receive_result::would_block;
+    if (errno == ECONNRESET) return receive_result::closed;
+    why = std::string("receive from the worker socket: ") + std::strerror(errno);
+    return receive_result::failed;
+  }
+  // Over the limit: room for the limit only, and the cut is noticed below.
+  out.payload.resize(std::min(static_cast<size_t>(size), max_packet) + 1);
   iovec piece{out.payload.data(), out.payload.size()};
   msghdr m{};
   m.msg_iov = &piece;
@@ -75,7 +91,7 @@ receive_result receive(int socket, received& out, std::string& why) {
       else ::close(fd);
     }
   }
-  if ((m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
+  if ((m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || static_cast<size_t>(n) > max_packet) {
     why = "a worker message over its size limit, or with too many descriptors";
     out.fd.reset();
     return receive_result::failed;
