@@ -20,6 +20,11 @@ namespace ferry::server {
 
 using clock = std::chrono::steady_clock;
 
+namespace {
+/// How long accepting pauses when the process is out of descriptors.
+constexpr std::chrono::milliseconds accept_pause{100};
+}  // namespace
+
 // A connection on its way in: TLS or not (TCP with a certificate only), the
 // TLS handshake, the hello, then the answer to the challenge (with a token).
 struct listener::pending {
@@ -89,10 +94,11 @@ void listener::run() {
   for (;;) {
     fds.clear();
     fds.push_back({wake_.get(), POLLIN, 0});
-    fds.push_back({tcp_.get(), POLLIN, 0});
-    fds.push_back({unix_.valid() ? unix_.get() : -1, POLLIN, 0});
     auto now = clock::now();
-    int timeout_ms = -1;
+    const bool accepting = now >= accept_paused_until_;
+    fds.push_back({accepting ? tcp_.get() : -1, POLLIN, 0});
+    fds.push_back({accepting && unix_.valid() ? unix_.get() : -1, POLLIN, 0});
+    int timeout_ms = accepting ? -1 : static_cast<int>(accept_pause.count());
     for (pending& p : waiting) {
       fds.push_back({p.s ? p.s->fd() : p.fd.get(), p.events, 0});
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(p.deadline - now).count() + 1;
@@ -117,8 +123,18 @@ void listener::run() {
         int fd = ::accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
           if (errno == EINTR) continue;
-          if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED)
+          if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+            // Out of descriptors (or memory): the connection waits in the
+            // backlog, and the listening socket stays readable. Accepting
+            // pauses a moment instead of spinning; what is open goes on.
+            if (out_of_descriptors_++ % 100 == 0)
+              FERRY_WARN("server", "cannot accept a connection: %s; pausing new connections for %d ms (%llu times so far)",
+                         std::strerror(errno), static_cast<int>(accept_pause.count()),
+                         static_cast<unsigned long long>(out_of_descriptors_));
+            accept_paused_until_ = clock::now() + accept_pause;
+          } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ECONNABORTED) {
             FERRY_WARN("server", "accept failed: %s", std::strerror(errno));
+          }
           break;
         }
         if (max_connections_ != 0 &&

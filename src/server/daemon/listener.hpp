@@ -77,6 +77,8 @@ class listener {
   std::function<size_t()> elsewhere_;
   connection_census handed_over_;  // connections past their hello (acceptor thread only)
   uint64_t turned_away_ = 0;       // connections closed over the limit (acceptor thread only)
+  uint64_t out_of_descriptors_ = 0;  // accepts that failed for want of descriptors (acceptor thread only)
+  std::chrono::steady_clock::time_point accept_paused_until_{};  // (acceptor thread only)
 };
 
 }  // namespace ferry::server
