@@ -464,4 +464,38 @@ TEST_F(workers, sixty_four_sessions_open_and_close_and_leave_nothing_behind) {
   server.stop();
 }
 
+TEST_F(workers, a_main_process_out_of_descriptors_pauses_accepting_and_serves_again) {
+  ferry::test::daemon server({}, log_);
+  ASSERT_TRUE(server.started());
+  // Room for a few more descriptors only: a flood of connections runs it out.
+  const size_t open_now = open_descriptors(server.pid());
+  rlimit old{};
+  ASSERT_EQ(::prlimit(server.pid(), RLIMIT_NOFILE, nullptr, &old), 0) << std::strerror(errno);
+  rlimit tight{open_now + 6, old.rlim_max};
+  ASSERT_EQ(::prlimit(server.pid(), RLIMIT_NOFILE, &tight, nullptr), 0) << std::strerror(errno);
+  std::vector<int> flood;
+  for (int i = 0; i < 40; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(server.port());
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0) << std::strerror(errno);
+    flood.push_back(fd);
+  }
+  EXPECT_TRUE(log_shows(log_, "cannot accept a connection")) << read_file(log_);
+  for (int fd : flood) ::close(fd);
+  ASSERT_EQ(::prlimit(server.pid(), RLIMIT_NOFILE, &old, nullptr), 0) << std::strerror(errno);
+  // The daemon goes on serving, and said so once, not once per attempt.
+  child_process after = start_client("brief", server.address());
+  expect_exit_zero(after, "a client after the flood");
+  const std::string text = read_file(log_);
+  size_t said = 0;
+  for (size_t at = text.find("cannot accept a connection"); at != std::string::npos;
+       at = text.find("cannot accept a connection", at + 1))
+    ++said;
+  EXPECT_LE(said, 3u) << text;
+  server.stop();
+}
+
 }  // namespace
