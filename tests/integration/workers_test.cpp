@@ -465,6 +465,13 @@ TEST_F(workers, sixty_four_sessions_open_and_close_and_leave_nothing_behind) {
 }
 
 TEST_F(workers, a_main_process_out_of_descriptors_pauses_accepting_and_serves_again) {
+#ifdef __SANITIZE_ADDRESS__
+  // The asan preset adds UBSan, whose vptr check first probes the memory it checks by
+  // writing it into a pipe; with the descriptor table full the pipe cannot be made, and
+  // every shared_ptr release is reported as a call on an invalid vptr (a six-line
+  // program that fills its table and copies one shared_ptr shows the same report).
+  GTEST_SKIP() << "UBSan reports false vptr errors in a process without free descriptors";
+#endif
   ferry::test::daemon server({}, log_);
   ASSERT_TRUE(server.started());
   // Room for a few more descriptors only: a flood of connections runs it out.
