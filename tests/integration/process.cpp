@@ -1,5 +1,7 @@
 #include "process.hpp"
 
+#include "common/wait_status.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -280,15 +282,7 @@ int child_process::kill_and_wait() {
   return status;
 }
 
-std::string describe_wait_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const char* name = ::strsignal(sig);
-    return "killed by signal " + std::to_string(sig) + " (" + (name ? name : "?") + ")";
-  }
-  return "wait status " + std::to_string(status);
-}
+std::string describe_wait_status(int status) { return ferry::describe_wait_status(status); }
 
 bool exited_with(int status, int code) { return WIFEXITED(status) && WEXITSTATUS(status) == code; }
 

@@ -96,7 +96,7 @@ class child_process {
   bool timed_out_ = false;
 };
 
-/// "exited with status 3", "killed by signal 9 (Killed)".
+/// "exited with status 3", "killed by signal 9 (SIGKILL, Killed)".
 std::string describe_wait_status(int status);
 bool exited_with(int status, int code);
 

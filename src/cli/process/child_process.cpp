@@ -1,5 +1,7 @@
 #include "cli/process/child_process.hpp"
 
+#include "common/wait_status.hpp"
+
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -82,14 +84,8 @@ int shell_status(int wait_status) {
 }
 
 std::string describe_wait_status(int wait_status) {
-  if (WIFEXITED(wait_status))
-    return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
-  if (WIFSIGNALED(wait_status)) {
-    int sig = WTERMSIG(wait_status);
-    const char* name = ::strsignal(sig);
-    return "was killed by signal " + std::to_string(sig) + " (" + (name ? name : "?") + ")";
-  }
-  return "ended with wait status " + std::to_string(wait_status);
+  const std::string text = ferry::describe_wait_status(wait_status);
+  return WIFSIGNALED(wait_status) ? "was " + text : text;
 }
 
 }  // namespace ferry::cli

@@ -32,7 +32,7 @@ std::optional<int> wait_for_exit(pid_t pid, std::chrono::milliseconds timeout);
 /// A wait status as a shell reports it: the exit code, or 128 + the signal that killed it.
 int shell_status(int wait_status);
 
-/// "exited with status 3", "was killed by signal 9 (Killed)".
+/// "exited with status 3", "was killed by signal 9 (SIGKILL, Killed)".
 std::string describe_wait_status(int wait_status);
 
 }  // namespace ferry::cli

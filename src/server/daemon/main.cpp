@@ -121,16 +121,20 @@ bool worker_settings(const ferry::server::options& opts, ferry::server::server_c
     else FERRY_WARN("server", "no user 'nobody': session workers run as root (give --worker-user)");
   }
   w.kernel_cache = static_cast<uint8_t>(opts.kernel_cache);
-  if (opts.kernel_cache == server::worker::kernel_cache_mode::shared && !w.worker_user.empty()) {
-    // The daemon's user's cache is not the workers' to write.
+  if (!w.worker_user.empty()) {
     struct passwd* who = ::getpwnam(w.worker_user.c_str());
     if (who == nullptr) {
       error = "no user '" + w.worker_user + "' (--worker-user)";
       return false;
     }
-    auto dir = server::worker::shared_cache_for(who->pw_uid, who->pw_gid, error);
-    if (!dir) return false;
-    w.kernel_cache_dir = *dir;
+    pool.worker_uid = who->pw_uid;
+    pool.worker_gid = who->pw_gid;
+    if (opts.kernel_cache == server::worker::kernel_cache_mode::shared) {
+      // The daemon's user's cache is not the workers' to write.
+      auto dir = server::worker::shared_cache_for(who->pw_uid, who->pw_gid, error);
+      if (!dir) return false;
+      w.kernel_cache_dir = *dir;
+    }
   }
   for (const std::string& secret : {opts.token_file, opts.tls_key})
     if (!secret.empty()) w.forbidden.push_back(secret);

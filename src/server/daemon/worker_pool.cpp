@@ -17,9 +17,11 @@
 #include <openssl/crypto.h>
 
 #include "common/log.hpp"
+#include "common/wait_status.hpp"
 #include "protocol/auth.hpp"
 #include "server/daemon/handshake.hpp"
 #include "server/worker/adopted_stream.hpp"
+#include "server/worker/kernel_cache.hpp"
 
 extern char** environ;
 
@@ -59,16 +61,6 @@ uint64_t resident_bytes(pid_t pid) {
   return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
-std::string describe_exit(int status) {
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const char* name = sigabbrev_np(sig);
-    return "killed by signal " + std::to_string(sig) + " (SIG" + (name ? name : "?") + ", " + strsignal(sig) + ")";
-  }
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  return "ended (wait status " + std::to_string(status) + ")";
-}
-
 std::string mebibytes(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 /// Sends a connection to a worker and wipes the copies of its TLS keys here.
@@ -86,6 +78,7 @@ struct worker_pool::worker {
   pid_t pid = -1;
   unique_fd socket;  // non-blocking: the monitor never waits for a worker
   unique_fd process; // pidfd: readable once the process ended
+  std::string scratch;  // its directory, removed once it has ended
   clock::time_point started;
   p::worker_state state = p::worker_state::starting;
   bool has_session = false;
@@ -148,6 +141,15 @@ bool worker_pool::start(std::vector<std::string>& devices, std::string& error) {
 }
 
 bool worker_pool::spawn(std::string& error) {
+  ipc::configure settings = config_.settings;
+  settings.scratch = server::worker::make_scratch_directory(static_cast<server::worker::kernel_cache_mode>(settings.kernel_cache),
+                                                    config_.worker_uid, config_.worker_gid, error);
+  if (settings.scratch.empty()) return false;
+  // Whatever fails from here leaves no directory behind.
+  struct scratch_guard {
+    std::string path;
+    ~scratch_guard() { server::worker::remove_scratch_directory(path); }
+  } guard{settings.scratch};
   unique_fd mine, theirs;
   if (!ipc::socket_pair(mine, theirs, error)) return false;
   // The worker's end becomes its fd 3; dup2 onto itself would keep close-on-exec.
@@ -192,7 +194,6 @@ bool worker_pool::spawn(std::string& error) {
     return false;
   }
   ::fcntl(w->socket.get(), F_SETFL, ::fcntl(w->socket.get(), F_GETFL) | O_NONBLOCK);
-  ipc::configure settings = config_.settings;
   settings.announce = !announced_;
   announced_ = true;
   if (!ipc::send(w->socket.get(), ipc::packet(ipc::kind::configure, settings))) {
@@ -202,6 +203,8 @@ bool worker_pool::spawn(std::string& error) {
     return false;
   }
   FERRY_DEBUG("workers", "started worker %d", static_cast<int>(pid));
+  w->scratch = std::move(guard.path);  // the worker's now: removed when it has ended
+  guard.path.clear();
   workers_.push_back(std::move(w));
   return true;
 }
@@ -496,13 +499,15 @@ void worker_pool::on_exit(worker& w) {
   } while (got < 0 && errno == EINTR);
   if (got == 0) return;  // not yet (a spurious wake-up)
   w.reaped = true;
+  // Made by this process for it: removed here however it ended (a crash included).
+  server::worker::remove_scratch_directory(w.scratch);
   add_counters(retired_, w.last_links);
   // Questions must not wait for it, nor answer it.
   for (auto& [id, q] : questions_) {
     q->waiting.erase(std::remove(q->waiting.begin(), q->waiting.end(), &w), q->waiting.end());
     if (q->asker == &w) q->asker = nullptr;
   }
-  const std::string how = describe_exit(status);
+  const std::string how = describe_wait_status(status);
   if (w.has_session && !w.ended) {
     by_session_.erase(w.session);
     const bool over_quota = !w.killed_because.empty() && w.lost_code == static_cast<int32_t>(refusal::worker_over_quota);

@@ -49,6 +49,10 @@ struct worker_pool_config {
   std::chrono::milliseconds remember_lost{60000};
   /// The daemon's token, for the proofs of workers' peer links (empty: none).
   std::string token;
+  /// The user workers run as (-1: the daemon's own), who owns their scratch
+  /// directories.
+  uid_t worker_uid = static_cast<uid_t>(-1);
+  gid_t worker_gid = static_cast<gid_t>(-1);
 };
 
 class worker_pool {

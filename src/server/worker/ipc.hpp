@@ -68,9 +68,10 @@ struct configure {
   uint8_t announce = 0;                 // log what the native platforms are like (the first worker only)
   uint8_t kernel_cache = 0;             // worker::kernel_cache_mode
   std::string kernel_cache_dir;         // shared mode: the directory (empty: the driver's default)
+  std::string scratch;                  // this worker's directory, made by the main process (kernel_cache.hpp)
   FERRY_FIELDS(platform, device_type, devices, completions, log_level, grace_ms, memory_limit, objects_limit,
                queued_limit, in_flight_limit, open_files, peer_address, peer_ca_pem, peer_tls, peer_token, worker_user,
-               forbidden, announce, kernel_cache, kernel_cache_dir)
+               forbidden, announce, kernel_cache, kernel_cache_dir, scratch)
 };
 
 struct ready {

@@ -1,12 +1,12 @@
 #include "server/worker/kernel_cache.hpp"
 
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 namespace ferry::server::worker {
 
@@ -43,8 +43,6 @@ std::optional<std::string> shared_cache_for(uid_t uid, gid_t gid, std::string& e
 }
 
 std::string make_scratch_directory(kernel_cache_mode mode, uid_t uid, gid_t gid, std::string& error) {
-  // Under the daemon's TMPDIR, which a worker of another user may not be
-  // able to pass through (a 0700 directory of the daemon's): /tmp then.
   const char* tmp = std::getenv("TMPDIR");
   const bool own_user = uid == static_cast<uid_t>(-1);
   std::string path = std::string(own_user && tmp && *tmp ? tmp : "/tmp") + "/ferryd-worker-XXXXXX";
@@ -65,21 +63,19 @@ std::string make_scratch_directory(kernel_cache_mode mode, uid_t uid, gid_t gid,
     remove_scratch_directory(path);
     return {};
   }
-  ::setenv("TMPDIR", path.c_str(), 1);
-  if (mode == kernel_cache_mode::isolated) ::setenv("POCL_CACHE_DIR", kernels.c_str(), 1);
   return path;
+}
+
+void use_scratch_directory(kernel_cache_mode mode, const std::string& path) {
+  ::setenv("TMPDIR", path.c_str(), 1);
+  if (mode == kernel_cache_mode::isolated) ::setenv("POCL_CACHE_DIR", (path + "/kernels").c_str(), 1);
 }
 
 void remove_scratch_directory(const std::string& path) {
   if (path.empty()) return;
-  ::nftw(
-      path.c_str(),
-      [](const char* name, const struct stat*, int type, FTW*) {
-        if (type == FTW_DP) ::rmdir(name);
-        else ::unlink(name);
-        return 0;
-      },
-      16, FTW_DEPTH | FTW_PHYS);
+  // remove_all removes links, never what they point to (as build_headers relies on).
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
 }
 
 }  // namespace ferry::server::worker

@@ -33,12 +33,17 @@ bool parse_kernel_cache(const std::string& text, kernel_cache_mode& out);
 /// directory exists but is not a directory of that user's alone.
 std::optional<std::string> shared_cache_for(uid_t uid, gid_t gid, std::string& error);
 
-/// Worker, before it is confined: a new directory of its own under $TMPDIR
-/// (/tmp for a worker of another user), owned by `uid` when that is not -1, which becomes its TMPDIR
-/// (the daemon's may not be writable by the workers' user, and a session's
-/// build files are nobody else's business). `mode` isolated: its "kernels"
-/// subdirectory becomes POCL_CACHE_DIR. Empty with a reason on failure.
+/// Main process, before it starts a worker: a new directory for that worker
+/// alone under $TMPDIR (/tmp for a worker of another user, which may not pass
+/// through the daemon's), owned by `uid` when that is not -1; with `mode`
+/// isolated, a "kernels" directory in it too. The main process removes it
+/// once the worker has ended, however it ended. Empty with a reason on failure.
 std::string make_scratch_directory(kernel_cache_mode mode, uid_t uid, gid_t gid, std::string& error);
+
+/// Worker: its scratch directory becomes its TMPDIR (the daemon's may not be
+/// writable by the workers' user, and a session's build files are nobody
+/// else's business), and with `mode` isolated its "kernels" POCL_CACHE_DIR.
+void use_scratch_directory(kernel_cache_mode mode, const std::string& path);
 
 /// Removes a scratch directory and everything in it (not following links).
 void remove_scratch_directory(const std::string& path);

@@ -1,7 +1,6 @@
 #include "server/worker/session_worker.hpp"
 
 #include <poll.h>
-#include <pwd.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -81,7 +80,6 @@ class session_worker final : public daemon_queries {
 
   unique_fd ipc_;
   ipc::configure config_;
-  std::string scratch_;  // its TMPDIR (and private kernel cache), removed when it ends
   native::device_catalog catalog_;
   link_stats links_;
   std::unique_ptr<printf_capture> printf_;
@@ -146,24 +144,10 @@ bool session_worker::configure(std::string& error) {
     return false;
   }
   set_log_level(static_cast<log_level>(config_.log_level));
-  uid_t uid = static_cast<uid_t>(-1);
-  gid_t gid = static_cast<gid_t>(-1);
-  if (!config_.worker_user.empty()) {
-    struct passwd* who = ::getpwnam(config_.worker_user.c_str());  // one thread yet: not reentrant is fine
-    if (who == nullptr) {
-      error = "no user '" + config_.worker_user + "' for the workers (--worker-user)";
-      return false;
-    }
-    uid = who->pw_uid;
-    gid = who->pw_gid;
-  }
-  // Its directories before the confinement: one made afterwards in an
-  // ancestor of a forbidden file could not be read (confinement.hpp).
   const auto mode = config_.kernel_cache == static_cast<uint8_t>(worker::kernel_cache_mode::isolated)
                         ? worker::kernel_cache_mode::isolated
                         : worker::kernel_cache_mode::shared;
-  scratch_ = worker::make_scratch_directory(mode, uid, gid, error);
-  if (scratch_.empty()) return false;
+  if (!config_.scratch.empty()) worker::use_scratch_directory(mode, config_.scratch);
   if (mode == worker::kernel_cache_mode::shared && !config_.kernel_cache_dir.empty())
     ::setenv("POCL_CACHE_DIR", config_.kernel_cache_dir.c_str(), 1);
   worker::confinement_options confine;
@@ -343,7 +327,6 @@ int session_worker::finish(const std::string& reason) {
     session_.reset();
   }
   if (printf_) printf_->stop();
-  worker::remove_scratch_directory(scratch_);
   ipc::send(ipc_.get(), ipc::packet(ipc::kind::ended, ipc::ended{reason, links_.snapshot()}));
   // Native exit handlers may wait for contexts the driver still releases
   // (server/native/context_releaser.hpp), and nothing else is left to do.
@@ -358,8 +341,7 @@ int session_worker::run() {
     r.error = error;
     ipc::send(ipc_.get(), ipc::packet(ipc::kind::ready, r));
     FERRY_ERROR("worker", "%s", error.c_str());
-    worker::remove_scratch_directory(scratch_);
-    return 1;
+      return 1;
   }
   ipc::ready r;
   r.ok = 1;
