@@ -19,11 +19,9 @@
 #include "protocol/auth.hpp"
 #include "protocol/outgoing.hpp"
 #include "server/daemon/options.hpp"
-#include "server/daemon/printf_capture.hpp"
 #include "server/daemon/server.hpp"
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
-#include "server/native/context_releaser.hpp"
 #include "server/worker/confinement.hpp"
 #include "server/worker/kernel_cache.hpp"
 #include "server/worker/session_worker.hpp"
@@ -153,7 +151,6 @@ int main(int argc, char** argv) {
   using namespace ferry;
   using ferry::server::options;
   using ferry::server::parse_outcome;
-  using ferry::server::printf_capture;
   using ferry::server::server_config;
   using ferry::server::session_services;
   namespace native = ferry::server::native;
