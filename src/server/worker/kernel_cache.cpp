@@ -71,6 +71,22 @@ void use_scratch_directory(kernel_cache_mode mode, const std::string& path) {
   if (mode == kernel_cache_mode::isolated) ::setenv("POCL_CACHE_DIR", (path + "/kernels").c_str(), 1);
 }
 
+std::string fall_back_from_unusable_cache(const std::string& scratch) {
+  const char* cache = std::getenv("POCL_CACHE_DIR");
+  if (cache == nullptr || *cache == '\0' || scratch.empty()) return {};
+  // The driver makes what is missing: the nearest existing directory decides.
+  std::filesystem::path at = cache;
+  std::error_code ec;
+  while (!at.empty() && at != at.root_path() && !std::filesystem::exists(at, ec)) at = at.parent_path();
+  if (::access(at.c_str(), W_OK | X_OK) == 0) return {};
+  const std::string reason = std::string("the kernel cache ") + cache + " is not writable by the worker's user (" +
+                             std::strerror(errno) + "): this session compiles into a cache of its own";
+  const std::string kernels = scratch + "/kernels";
+  ::mkdir(kernels.c_str(), 0700);
+  ::setenv("POCL_CACHE_DIR", kernels.c_str(), 1);
+  return reason;
+}
+
 void remove_scratch_directory(const std::string& path) {
   if (path.empty()) return;
   // remove_all removes links, never what they point to (as build_headers relies on).

@@ -45,6 +45,12 @@ std::string make_scratch_directory(kernel_cache_mode mode, uid_t uid, gid_t gid,
 /// else's business), and with `mode` isolated its "kernels" POCL_CACHE_DIR.
 void use_scratch_directory(kernel_cache_mode mode, const std::string& path);
 
+/// Worker, confined and as its own user: when the driver's cache directory
+/// (POCL_CACHE_DIR) is one this user cannot write, for instance the daemon
+/// user's own, its "kernels" scratch directory takes its place: the driver
+/// would otherwise find no device at all. The reason when it did, else empty.
+std::string fall_back_from_unusable_cache(const std::string& scratch);
+
 /// Removes a scratch directory and everything in it (not following links).
 void remove_scratch_directory(const std::string& path);
 

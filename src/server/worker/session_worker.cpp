@@ -157,6 +157,11 @@ bool session_worker::configure(std::string& error) {
   std::vector<std::string> warnings;
   if (!worker::confine_worker(confine, warnings, error)) return false;
   for (const std::string& w : warnings) FERRY_DEBUG("worker", "%s", w.c_str());
+  // Checked as the worker's user, which the main process cannot do for it.
+  if (std::string why = worker::fall_back_from_unusable_cache(config_.scratch); !why.empty()) {
+    if (config_.announce) FERRY_WARN("worker", "%s", why.c_str());
+    else FERRY_DEBUG("worker", "%s", why.c_str());
+  }
   return true;
 }
 
