@@ -13,6 +13,8 @@
 #include "server/commands/executor_inline.hpp"
 
 #include <algorithm>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "common/log.hpp"
@@ -314,6 +316,16 @@ constexpr uint64_t direct_landing_from = uint64_t{1} << 20;
 // completion sets `gate` (on the control writer thread, or at once for a
 // small write that could start at once), which lets the command and
 // everything after it go on.
+//
+// One own queue serves every landing of a context. Where it runs in order
+// (NVIDIA's does, whatever it is asked), a command on it that waits for the
+// client's queue blocks every landing behind it: the map for a later
+// migrate_in waits for `before`, which waits (in the client's queue) for an
+// earlier migrate_in's gate, whose unmap sits behind that map. The stencil
+// deadlocked so (issue 22). On such a queue nothing is enqueued before
+// `before` has ended: the map and the landing's commands wait for it on the
+// host (a callback slot that hands this object to the control writer), and
+// every command on the own queue then waits only for commands on it.
 /// The daemon's own queue that a deferred write lands through.
 struct landing_queue {
   cl_command_queue queue;
@@ -323,7 +335,9 @@ struct landing_queue {
   native::callback_behaviour callbacks;
 };
 
-class deferred_write final : public transfer_table::landing {
+class deferred_write final : public transfer_table::landing,
+                             public deferred_step,
+                             public std::enable_shared_from_this<deferred_write> {
  public:
   deferred_write(const native::api& api, std::weak_ptr<session_core> core, const landing_queue& own, cl_mem buffer,
                  uint64_t offset, cl_event before, cl_event gate)
@@ -346,17 +360,35 @@ class deferred_write final : public transfer_table::landing {
   deferred_write(const deferred_write&) = delete;
   deferred_write& operator=(const deferred_write&) = delete;
 
-  /// Maps the `size` bytes the command names for direct landing. Where the
-  /// map cannot be had (host-access flags, a platform that refuses), every
-  /// byte goes through staging instead.
-  void map_destination(uint64_t size) {
-    if (size < direct_landing_from) return;
-    if (native::map(api_, own_, buffer_, CL_MAP_WRITE_INVALIDATE_REGION, static_cast<size_t>(offset_),
-                    static_cast<size_t>(size), 1, &before_, &mapped_, zone_) != CL_SUCCESS)
-      mapped_ = nullptr;
+  /// The command names `size` bytes; from direct_landing_from on they are
+  /// mapped for direct landing. Where the map cannot be had (host-access
+  /// flags, a platform that refuses), every byte goes through staging. On
+  /// an in-order own queue this waits for `before` first (see above).
+  void start(uint64_t size, session_core& core) {
+    map_size_ = size;
+    if (out_of_order_) {
+      map_destination();
+      return;
+    }
+    const cl_int status = event_status(api_, before_, CL_QUEUED);
+    if (status <= CL_COMPLETE) {
+      std::lock_guard lock(mutex_);
+      before_ended_ = true;
+      if (status == CL_COMPLETE) map_destination();
+      return;
+    }
+    callback_slot* slot = core.callbacks.acquire();
+    slot->core = core_.lock();
+    api_.clRetainEvent(before_);
+    slot->event = before_;
+    slot->kind = callback_kind::step;
+    slot->then = shared_from_this();
+    slot->follow(callbacks_);
+    callback_pool::arm(api_, slot);
   }
 
   uint8_t* direct(uint64_t at, uint64_t) override {
+    std::lock_guard lock(mutex_);
     if (!zone_) return nullptr;
     if (!ready_) {
       if (event_status(api_, mapped_, CL_QUEUED) != CL_COMPLETE) return nullptr;
@@ -366,6 +398,59 @@ class deferred_write final : public transfer_table::landing {
   }
 
   void landed(uint8_t* staging, uint64_t staged, uint64_t total) override {
+    {
+      std::lock_guard lock(mutex_);
+      if (!out_of_order_ && !before_ended_) {
+        // run() lands it once `before` has ended.
+        waiting_ = landing_args{staging, staged, total};
+        return;
+      }
+    }
+    land(staging, staged, total);
+  }
+
+  void failed(cl_int status) override {
+    {
+      std::lock_guard lock(mutex_);
+      failed_ = true;
+      waiting_.reset();
+      if (zone_) native::unmap(api_, zone_, 1, &mapped_, nullptr);
+    }
+    std::shared_ptr<session_core> live = core_.lock();
+    fail_gate(live.get(), status);
+  }
+
+  /// `before` has ended (control writer thread, in-order own queue only).
+  void run(cl_int status) override {
+    std::optional<landing_args> landing;
+    {
+      std::lock_guard lock(mutex_);
+      before_ended_ = true;
+      if (failed_) return;
+      landing = std::exchange(waiting_, std::nullopt);
+      // The bytes are not all here yet: the rest may land directly.
+      if (!landing && status == CL_COMPLETE) map_destination();
+    }
+    if (landing) land(landing->staging, landing->staged, landing->total);
+  }
+
+ private:
+  struct landing_args {
+    uint8_t* staging;
+    uint64_t staged, total;
+  };
+
+  /// Enqueues the map of the destination range behind `before`.
+  void map_destination() {
+    if (map_size_ < direct_landing_from) return;
+    if (native::map(api_, own_, buffer_, CL_MAP_WRITE_INVALIDATE_REGION, static_cast<size_t>(offset_),
+                    static_cast<size_t>(map_size_), 1, &before_, &mapped_, zone_) != CL_SUCCESS)
+      mapped_ = nullptr;
+  }
+
+  /// Every byte is in and `before` has ended or the queue runs out of order:
+  /// the unmap and the staged write go on the own queue.
+  void land(uint8_t* staging, uint64_t staged, uint64_t total) {
     std::shared_ptr<session_core> live = core_.lock();
     if (!live) return failed(CL_DEVICE_NOT_AVAILABLE);
     FERRY_TRACE("peer", "session %s: %llu bytes landed, %llu of them through staging", live->label.c_str(),
@@ -377,7 +462,10 @@ class deferred_write final : public transfer_table::landing {
     // written behind it (a write-invalidate unmap may have overwritten them).
     cl_event last = nullptr;
     cl_int rc = CL_SUCCESS;
-    if (zone_) rc = native::unmap(api_, zone_, 1, &mapped_, &last);
+    {
+      std::lock_guard lock(mutex_);
+      if (zone_) rc = native::unmap(api_, zone_, 1, &mapped_, &last);
+    }
     if (rc == CL_SUCCESS && staged) {
       cl_event after = last ? last : before_;
       cl_event written = nullptr;
@@ -395,7 +483,7 @@ class deferred_write final : public transfer_table::landing {
       if (last) api_.clReleaseEvent(last);
       return fail_gate(live.get(), rc);
     }
-    if (status == CL_COMPLETE && out_of_order_ && !zone_ && total <= small_migration &&
+    if (status == CL_COMPLETE && out_of_order_ && total <= small_migration &&
         api_.clWaitForEvents(1, &last) == CL_SUCCESS) {
       // Nothing to wait for: the write ran at once, and the gate opens from
       // here rather than through a callback and the control writer.
@@ -414,13 +502,6 @@ class deferred_write final : public transfer_table::landing {
     callback_pool::arm(api_, slot);
   }
 
-  void failed(cl_int status) override {
-    if (zone_) native::unmap(api_, zone_, 1, &mapped_, nullptr);
-    std::shared_ptr<session_core> live = core_.lock();
-    fail_gate(live.get(), status);
-  }
-
- private:
   void fail_gate(session_core* live, cl_int status) {
     api_.clSetUserEventStatus(gate_, status);
     if (live) live->callbacks.sweep_failures(api_);
@@ -435,9 +516,17 @@ class deferred_write final : public transfer_table::landing {
   uint64_t offset_;
   cl_event before_;
   cl_event gate_;
-  native::mapping zone_;     // the destination range, for direct landing (empty: staging only)
+  uint64_t map_size_ = 0;
+  // Guards what the reader thread (direct, landed), the control writer
+  // (run) and a failure may touch at once. A leaf: nothing is called under
+  // it that takes another lock of the session.
+  std::mutex mutex_;
+  native::mapping zone_;       // the destination range, for direct landing (empty: staging only)
   cl_event mapped_ = nullptr;  // the map's event
-  bool ready_ = false;       // the map has completed (reader thread only)
+  bool ready_ = false;         // the map has completed
+  bool before_ended_ = false;  // in-order own queue: `before` has ended
+  bool failed_ = false;
+  std::optional<landing_args> waiting_;  // landed before `before` ended
 };
 
 }  // namespace
@@ -465,7 +554,7 @@ bool executor::defer_write(const p::command_header& h, const object_entry& queue
   auto deferred = std::make_shared<deferred_write>(api_, core_, landing, buffer.as_mem(), offset, before, gate);
   api_.clReleaseEvent(before);
   api_.clReleaseEvent(gate);
-  deferred->map_destination(size);
+  deferred->start(size, *core_);
   touch(own->writes);
   uint8_t* data = nullptr;
   uint64_t total = 0;

@@ -46,6 +46,7 @@ callback_slot* callback_pool::acquire() {
   slot->mapped = {};
   slot->content_size = nullptr;
   slot->gate = nullptr;
+  slot->then.reset();
   slot->kind = callback_kind::completion;
   slot->notify = slot->profiling = slot->printf = slot->sweepable = slot->verify_status = slot->polled = false;
   slot->missed_status = 0;
@@ -124,6 +125,7 @@ void callback_pool::deliver(callback_slot* slot, cl_int status, quiet_sessions* 
     r.write = slot->kind == callback_kind::write;
     r.transfer = slot->transfer;
     r.gate = std::exchange(slot->gate, nullptr);
+    r.then = std::move(slot->then);
     if (quiet == nullptr) {
       core->outbox.push(r);
     } else {

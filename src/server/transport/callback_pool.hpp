@@ -37,6 +37,7 @@
 namespace ferry::server {
 
 struct session_core;
+class deferred_step;
 
 enum class callback_kind : uint8_t {
   completion,  ///< report the command's completion
@@ -45,6 +46,7 @@ enum class callback_kind : uint8_t {
   migrate,     ///< migrate_out's map: hand the bytes to the peer link, which then reports completion
   exported,    ///< export_event: send the event's status on the peer link
   gate,        ///< a deferred migrate_in write: the control writer sets `gate` to its status
+  step,        ///< the control writer runs `then` with the event's status
 };
 
 struct callback_slot {
@@ -59,6 +61,7 @@ struct callback_slot {
   uint32_t peer = 0;            // migrate, exported: the peer link
   uint64_t* content_size = nullptr;  // read: the size buffer's value (new, owned until delivery), or null
   cl_event gate = nullptr;      // gate: the user event to set (one reference, owned)
+  std::shared_ptr<deferred_step> then;  // step: what runs once the event has ended
   callback_kind kind = callback_kind::completion;
   bool notify = false;          // report success too (failures are always reported)
   bool profiling = false;       // the queue records profiling counters

@@ -127,7 +127,9 @@ void control_writer::process(const command_record& r, std::vector<uint8_t>& out)
     native::mapping sent = r.unmap;
     native::unmap(api, sent, 0, nullptr, nullptr);
   }
-  if (r.gate) {
+  if (r.then) {
+    r.then->run(status < 0 ? status : CL_COMPLETE);
+  } else if (r.gate) {
     // Here, not in the native callback: setting a user event may run callbacks.
     api.clSetUserEventStatus(r.gate, status < 0 ? status : CL_COMPLETE);
     api.clReleaseEvent(r.gate);

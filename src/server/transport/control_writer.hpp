@@ -23,6 +23,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -42,6 +43,16 @@ class control_writer;
 class printf_capture;
 class transfer_table;
 
+/// Work that must wait for a native event and then call OpenCL, which a
+/// native callback may not: the event's slot (callback_kind::step) hands it
+/// to the control writer, whose thread runs it with the event's status.
+class deferred_step {
+ public:
+  virtual ~deferred_step() = default;
+  /// `status`: CL_COMPLETE, or the event's (negative) error.
+  virtual void run(cl_int status) = 0;
+};
+
 /// What a finished command reports to the writer.
 struct command_record {
   protocol::object_id command = 0;
@@ -59,6 +70,8 @@ struct command_record {
   cl_event gate = nullptr;
   /// A migration's source range, sent: unmap it (the writer does).
   native::mapping unmap;
+  /// Run with the event's status; reports nothing itself.
+  std::shared_ptr<deferred_step> then;
 };
 
 class control_outbox {
