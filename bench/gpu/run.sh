@@ -6,7 +6,7 @@
 # the benchmark set natively and through Ferry, and writes a results file: the machine
 # and driver first (lines starting with "#"), then one line per figure.
 #
-# With one GPU it runs the single-GPU set (noop, throughput, bandwidth, write_burst, sgemm); with two
+# With one GPU it runs the single-GPU set (noop, kernel_step, throughput, bandwidth, write_burst, sgemm); with two
 # or more, also the two-GPU set (migrate, migrate_bandwidth, stencil) over the first two.
 # Each daemon also listens on a Unix socket: noop and bandwidth run over it too (lines
 # labelled "unix"), where large writes go through a shared-memory window.
@@ -91,7 +91,7 @@ NVIDIA driver's OpenCL part; set FERRY_GPU_LIBRARY to its path if it lives elsew
 command -v nvidia-smi >/dev/null || echo "run.sh: nvidia-smi not found; the results will not name the driver" >&2
 
 # --- build ------------------------------------------------------------------------------
-benches_single="native_completions noop session_start throughput bandwidth write_burst sgemm"
+benches_single="native_completions noop kernel_step session_start throughput bandwidth write_burst sgemm"
 benches_pair="migrate migrate_bandwidth stencil"
 if [ "$skip_build" != 1 ]; then
   targets="ferryd ferry_icd"
@@ -242,6 +242,9 @@ if [ "$run_single" = 1 ]; then
   start_daemon 0
   export FERRY_SERVERS=$address
   bench noop --repeats "$(q 50 2000)"
+  # Kernels of 0.1-5 ms, each waited for: what Ferry adds to a long step (FluidX3D's loop).
+  if [ "$quick" = 1 ]; then bench kernel_step --repeats 1 --commands 10 --size 700
+  else bench kernel_step --repeats 3 --commands 200; fi
   bench session_start --repeats "$(q 2 10)"
   bench throughput --repeats "$(q 1 5)" --commands "$(q 1000 100000)"
   if [ "$quick" = 1 ]; then bench bandwidth --repeats 1 --size 1048576; else bench bandwidth; fi
@@ -274,9 +277,12 @@ if [ "$run_pair" = 1 ]; then
     bench migrate_bandwidth "${pair_args[@]}" --repeats "$(q 1 5)" --size "$size"
   done
   # Two daemons sharing one GPU prove the stencil works; a smaller grid keeps that short.
-  stencil_size=$(q 64 512)
-  [ "$pair_mode" = shared ] && [ "$quick" != 1 ] && stencil_size=256
-  bench stencil "${pair_args[@]}" --repeats "$(q 1 3)" --commands "$(q 4 50)" --size "$stencil_size"
+  # On two GPUs: 512^3 (a step about as short as the exchange), 768^3 and 1024^3.
+  stencil_sizes=$(q 64 "512 768 1024")
+  [ "$pair_mode" = shared ] && [ "$quick" != 1 ] && stencil_sizes=256
+  for size in $stencil_sizes; do
+    bench stencil "${pair_args[@]}" --repeats "$(q 1 3)" --commands "$(q 4 50)" --size "$size"
+  done
   stop_daemons
 fi
 
