@@ -318,14 +318,15 @@ constexpr uint64_t direct_landing_from = uint64_t{1} << 20;
 // everything after it go on.
 //
 // One own queue serves every landing of a context. Where it runs in order
-// (NVIDIA's does, whatever it is asked), a command on it that waits for the
-// client's queue blocks every landing behind it: the map for a later
-// migrate_in waits for `before`, which waits (in the client's queue) for an
-// earlier migrate_in's gate, whose unmap sits behind that map. The stencil
-// deadlocked so (issue 22). On such a queue nothing is enqueued before
-// `before` has ended: the map and the landing's commands wait for it on the
-// host (a callback slot that hands this object to the control writer), and
-// every command on the own queue then waits only for commands on it.
+// (NVIDIA's does, though it accepts CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE),
+// a command on it that waits for the client's queue blocks every landing
+// behind it: the map for a later migrate_in waits for `before`, which waits
+// (in the client's queue) for an earlier migrate_in's gate, whose unmap sits
+// behind that map. The two-GPU stencil deadlocked so (issue 22). So nothing
+// is enqueued on the own queue before `before` has ended: the map and the
+// landing's commands wait for it on the host (a callback slot hands this
+// object to the control writer), and every command on the own queue waits
+// only for commands on it.
 /// The daemon's own queue that a deferred write lands through.
 struct landing_queue {
   cl_command_queue queue;
@@ -362,14 +363,10 @@ class deferred_write final : public transfer_table::landing,
 
   /// The command names `size` bytes; from direct_landing_from on they are
   /// mapped for direct landing. Where the map cannot be had (host-access
-  /// flags, a platform that refuses), every byte goes through staging. On
-  /// an in-order own queue this waits for `before` first (see above).
+  /// flags, a platform that refuses), every byte goes through staging. The
+  /// map waits for `before` on the host (see above).
   void start(uint64_t size, session_core& core) {
     map_size_ = size;
-    if (out_of_order_) {
-      map_destination();
-      return;
-    }
     const cl_int status = event_status(api_, before_, CL_QUEUED);
     if (status <= CL_COMPLETE) {
       std::lock_guard lock(mutex_);
@@ -400,7 +397,7 @@ class deferred_write final : public transfer_table::landing,
   void landed(uint8_t* staging, uint64_t staged, uint64_t total) override {
     {
       std::lock_guard lock(mutex_);
-      if (!out_of_order_ && !before_ended_) {
+      if (!before_ended_) {
         // run() lands it once `before` has ended.
         waiting_ = landing_args{staging, staged, total};
         return;
@@ -420,7 +417,7 @@ class deferred_write final : public transfer_table::landing,
     fail_gate(live.get(), status);
   }
 
-  /// `before` has ended (control writer thread, in-order own queue only).
+  /// `before` has ended (control writer thread).
   void run(cl_int status) override {
     std::optional<landing_args> landing;
     {
@@ -524,7 +521,7 @@ class deferred_write final : public transfer_table::landing,
   native::mapping zone_;       // the destination range, for direct landing (empty: staging only)
   cl_event mapped_ = nullptr;  // the map's event
   bool ready_ = false;         // the map has completed
-  bool before_ended_ = false;  // in-order own queue: `before` has ended
+  bool before_ended_ = false;  // `before` has ended
   bool failed_ = false;
   std::optional<landing_args> waiting_;  // landed before `before` ended
 };
