@@ -123,7 +123,7 @@ bool bulk_reader::receive_offer(const p::frame_header& h, end& how, std::string&
   }
   window_ = bulk_window::adopt(std::move(memory), offer.slots, offer.slot_size, p::max_bulk_chunk, why);
   if (!window_) return false;
-  FERRY_INFO("session", "session %s: %s shares a window of %u slots of %llu bytes", session_.c_str(), sharer_,
+  FERRY_INFO("session", "session %s: %s shares a bulk window of %u slots of %llu bytes", session_.c_str(), sharer_,
              offer.slots, static_cast<unsigned long long>(offer.slot_size));
   count_in(counter_, 1, p::frame_header_size + h.payload_size);
   return true;
