@@ -245,9 +245,11 @@ cl_kernel target::kernel(const char* source, const char* name) {
 struct session::daemons {
   std::vector<std::unique_ptr<test::daemon_process>> processes;
   std::string secrets_dir;  // token and certificates of --security; removed at the end
+  std::string sockets_dir;  // the daemons' Unix sockets; removed at the end
   ~daemons() {
     processes.clear();
     if (!secrets_dir.empty()) std::filesystem::remove_all(secrets_dir);
+    if (!sockets_dir.empty()) std::filesystem::remove_all(sockets_dir);
   }
 };
 
@@ -291,9 +293,25 @@ session::session(const options& opts, const bench_info& info)
       const char* level = std::getenv("FERRY_BENCH_DAEMON_LOG");
       d.extra_args = {"--log-level", level && *level ? level : "warn", "--device-type", "cpu"};
       daemons_->secrets_dir = prepare_security(opts.secure, d.extra_args);
+      // Several daemons of this host also listen on Unix sockets, as a GPU host's would
+      // (one per GPU): their peer links then use the sockets and shared memory.
+      // FERRY_BENCH_PEER_LINK=tcp keeps them on TCP, to compare.
+      if (info.devices > 1) {
+        char pattern[] = "/tmp/ferry-bench-sockets-XXXXXX";
+        // 0755: session workers (nobody) dial the other daemon's socket.
+        if (::mkdtemp(pattern) == nullptr || ::chmod(pattern, 0755) != 0)
+          throw bench_error("cannot make a directory for the daemons' sockets");
+        daemons_->sockets_dir = pattern;
+        const char* link = std::getenv("FERRY_BENCH_PEER_LINK");
+        if (link && std::string(link) == "tcp") d.extra_args.insert(d.extra_args.end(), {"--peer-shared-memory", "off"});
+      }
       std::string list;
       for (std::size_t i = 0; i < info.devices; ++i) {
-        daemons_->processes.push_back(test::daemon_process::start(d));
+        test::daemon_process::options one = d;
+        if (!daemons_->sockets_dir.empty())
+          one.extra_args.insert(one.extra_args.end(),
+                                {"--unix", daemons_->sockets_dir + "/ferryd-" + std::to_string(i) + ".sock"});
+        daemons_->processes.push_back(test::daemon_process::start(one));
         list += (i ? "," : "") + daemons_->processes.back()->address();
       }
       servers = list;
@@ -313,6 +331,29 @@ session::session(const options& opts, const bench_info& info)
   } catch (const test::process_error& e) {
     if (setup_error_.empty()) setup_error_ = e.what();
   }
+}
+
+std::string peer_path(const target& t) {
+  if (t.label != "ferry" || t.devices.empty()) return "none";
+  auto counters = reinterpret_cast<clFerryGetLinkCounters_fn>(
+      clGetExtensionFunctionAddressForPlatform(t.platform, "clFerryGetLinkCounters"));
+  if (counters == nullptr) return "unknown";
+  std::string path;
+  for (cl_device_id device : t.devices) {
+    std::vector<cl_ferry_link_counters> links(64);
+    cl_uint count = 0;
+    if (counters(device, static_cast<cl_uint>(links.size()), links.data(), &count) != CL_SUCCESS) continue;
+    for (cl_uint i = 0; i < std::min<cl_uint>(count, links.size()); ++i) {
+      const cl_ferry_link_counters& l = links[i];
+      if (l.kind != CL_FERRY_LINK_PEER_OUT || l.bytes_out == 0) continue;
+      const std::string remote = l.remote;
+      const char* kind = remote.rfind("shm:", 0) == 0    ? "shared-memory"
+                         : remote.rfind("unix:", 0) == 0 ? "unix"
+                                                         : "tcp";
+      if (path.find(kind) == std::string::npos) path += (path.empty() ? "" : "+") + std::string(kind);
+    }
+  }
+  return path.empty() ? "none" : path;
 }
 
 session::~session() {

@@ -247,6 +247,11 @@ class results {
 
 /// Prints "<bench> <label> <text>" and flushes (so partial results survive a crash).
 void print_line(const std::string& bench, const std::string& label, const std::string& text);
+
+/// How Ferry's peer links of `t` carried bytes so far, from the servers' link counters:
+/// "shared-memory+unix" (daemons of one host on Unix sockets), "tcp", "none"; "none"
+/// for a native target.
+std::string peer_path(const target& t);
 std::string format(double value, int precision = 1);
 
 }  // namespace ferry::bench

@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
     print_line("migrate", t.label,
                "median_us=" + format(med) + " mean_us=" + format(avg) +
                    " min_us=" + format(*std::min_element(us.begin(), us.end())) +
-                   " migrations=" + std::to_string(rounds) + " counter=" + std::to_string(value));
+                   " migrations=" + std::to_string(rounds) + " counter=" + std::to_string(value) +
+                   " peer_link=" + peer_path(t));
 
     const double noop = median(noop_us);
     print_line("migrate", t.label,

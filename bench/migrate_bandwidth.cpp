@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
       results::instance().record(t.label, "mb_s_" + c.name, med);
       print_line("migrate_bandwidth", t.label,
                  "size=" + std::to_string(c.bytes) + " mb_s=" + format(med) + " median_us=" + format(median(us)) +
-                     " repeats=" + std::to_string(repeats));
+                     " repeats=" + std::to_string(repeats) + " peer_link=" + peer_path(t));
     }
   });
 

@@ -107,6 +107,9 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(101, compile_program, direction::to_server, max_build_payload)                 \
   X(102, get_workers, direction::to_server, 64)                                     \
   X(103, workers, direction::to_client, max_control_payload)                        \
+  X(104, get_local_route, direction::to_server, 64)                                 \
+  X(105, local_route, direction::to_client, 8192)                                   \
+  X(106, add_peer_route, direction::to_server, 8192)                                \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)                           \
   X(81, window_offer, direction::to_server, 64)                                    \
   X(82, window_chunk, direction::to_server, 64)
@@ -1030,6 +1033,35 @@ struct workers {
   std::vector<worker_entry> entries;
   FERRY_FIELDS(request, entries)
   bool operator==(const workers&) const = default;
+};
+
+/// Version 8: how another daemon on the same host may reach this one without
+/// TCP (docs/protocol.md, "Peer links"). The client asks each server once and
+/// passes the answer on with add_peer_route.
+struct get_local_route {
+  uint64_t request = 0;
+  FERRY_FIELDS(request)
+  bool operator==(const get_local_route&) const = default;
+};
+struct local_route {
+  uint64_t request = 0;
+  /// The daemon's Unix socket (ferryd --unix, absolute); empty: none, or
+  /// ferryd --peer-shared-memory off.
+  std::string unix_path;
+  /// The identity of the host and filesystem view the path belongs to
+  /// (server/daemon/host_identity.hpp); the same text means the same host.
+  std::string host;
+  FERRY_FIELDS(request, unix_path, host)
+  bool operator==(const local_route&) const = default;
+};
+/// Version 8, after add_peer of the same `peer`: that server's local_route.
+/// The link prefers the Unix socket when `host` is this daemon's own.
+struct add_peer_route {
+  uint32_t peer = 0;
+  std::string unix_path;
+  std::string host;
+  FERRY_FIELDS(peer, unix_path, host)
+  bool operator==(const add_peer_route&) const = default;
 };
 
 struct completions {

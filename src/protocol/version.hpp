@@ -13,9 +13,12 @@ inline constexpr uint32_t magic = 0x31595246;
 /// (now with the client's headers) to 100 and 101, and a client sends the
 /// layout of 32 and 33 (build_program_v4, compile_program_v4) to a server of
 /// version 4 or 5. Version 7 adds get_workers (the daemon runs each session
-/// in a worker process) and refusal codes 12-14.
+/// in a worker process) and refusal codes 12-14. Version 8 adds
+/// get_local_route, local_route and add_peer_route (peer links between
+/// daemons of one host over a Unix socket), and window_offer and
+/// window_chunk on peer links.
 inline constexpr uint16_t min_version = 4;
-inline constexpr uint16_t max_version = 7;
+inline constexpr uint16_t max_version = 8;
 /// The first version whose servers take the client's headers with a build.
 inline constexpr uint16_t headers_version = 6;
 /// The first version whose servers answer get_workers (session worker
@@ -23,6 +26,10 @@ inline constexpr uint16_t headers_version = 6;
 /// request for a protocol violation and ends the session, so a client asks
 /// only a server that chose this version or a later one.
 inline constexpr uint16_t workers_version = 7;
+/// The first version whose servers answer get_local_route, take
+/// add_peer_route and read shared-memory windows on incoming peer links.
+/// Clients ask, and links offer windows, only at this version or later.
+inline constexpr uint16_t local_route_version = 8;
 /// Default TCP port of ferryd.
 inline constexpr uint16_t default_port = 7780;
 

@@ -181,7 +181,9 @@ stream peers() {
   s << p::add_peer{1, "127.0.0.1:1", session, key} << p::import_event{10, 1}
     << p::enqueue_marker{header(11, 2, p::notify, {10})} << p::set_user_event_status{10, CL_COMPLETE}
     << p::migrate_in{header(12, 2), 3, 0, 64, 500} << p::abort_transfer{500, -5} << p::abort_transfer{501, 0}
-    << p::get_link_counters{13} << p::get_workers{14} << p::release_object{10};
+    << p::get_link_counters{13} << p::get_workers{14} << p::release_object{10}
+    // Version 8: a route on another host is taken by nobody, so nothing dials it.
+    << p::get_local_route{15} << p::add_peer_route{1, "/tmp/ferry-fuzz.sock", "another-host"};
   return s;
 }
 

@@ -254,6 +254,7 @@ bool control_channel::on_frame(const protocol::frame_view& frame, std::string& w
     case message_id::query_reply:
     case message_id::link_counters:
     case message_id::workers:
+    case message_id::local_route:
     case message_id::status_reply:
       return on_reply(frame, why);
     default: {

@@ -99,6 +99,8 @@ class executor {
   bool on(const protocol::abort_transfer& m);
   bool on(const protocol::get_link_counters& m);
   bool on(const protocol::get_workers& m);
+  bool on(const protocol::get_local_route& m);
+  bool on(const protocol::add_peer_route& m);
 
   /// clFlush on every queue that got commands since the last call. The
   /// control reader calls it when no whole frame is left, before it blocks in

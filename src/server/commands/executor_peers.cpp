@@ -12,12 +12,15 @@
 #include "server/commands/executor.hpp"
 #include "server/commands/executor_inline.hpp"
 
+#include <sys/un.h>
+
 #include <algorithm>
 #include <mutex>
 #include <optional>
 #include <vector>
 
 #include "common/log.hpp"
+#include "server/daemon/host_identity.hpp"
 #include "server/session/session.hpp"
 #include "server/transport/staging.hpp"
 
@@ -113,6 +116,33 @@ bool executor::on(const p::add_peer& m) {
     case peer_directory::add_result::conflict: break;
   }
   return violate("add_peer names peer " + std::to_string(m.peer) + " again with other values");
+}
+
+bool executor::on(const p::get_local_route& m) {
+  p::local_route reply{m.request, {}, {}};
+  // Switched off, the daemon announces no route, so no peer dials one.
+  if (core_->routes.enabled) {
+    reply.unix_path = core_->routes.unix_path;
+    reply.host = core_->routes.host;
+  }
+  return answer(reply);
+}
+
+bool executor::on(const p::add_peer_route& m) {
+  // Only for a peer add_peer named: the route belongs to its address.
+  if (!core_->peers.known(m.peer)) return violate("add_peer_route for peer " + std::to_string(m.peer) + ", never added");
+  if (m.unix_path.empty()) return true;
+  if (m.unix_path.front() != '/' || m.unix_path.size() >= sizeof(sockaddr_un::sun_path))
+    return violate("add_peer_route with a socket path that is not absolute or too long for a Unix socket");
+  if (!core_->routes.enabled) return true;  // --peer-shared-memory off: TCP only
+  if (!same_host(core_->routes.host, m.host)) {
+    FERRY_DEBUG("peer", "session %s: peer %u is on another host; its link uses TCP", core_->label.c_str(), m.peer);
+    return true;
+  }
+  core_->peers.prefer_local(m.peer, "unix:" + m.unix_path);
+  FERRY_DEBUG("peer", "session %s: peer %u shares this host; its link tries unix:%s first", core_->label.c_str(),
+              m.peer, m.unix_path.c_str());
+  return true;
 }
 
 bool executor::on(const p::export_event& m) {

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -48,6 +49,15 @@ bool listener::open(const std::string& address, uint16_t port, const std::string
     unix_ = listen_unix(unix_path, error);
     if (!unix_.valid()) return false;
     unix_path_ = unix_path;
+    // Connecting needs write permission on the socket file. Session workers
+    // run as another user (nobody) and dial other daemons' sockets for peer
+    // links, so everybody may write; who gets in is decided as on the TCP
+    // port, which every local user reaches too: by the directory's
+    // permissions and by admission (the token).
+    if (::chmod(unix_path.c_str(), 0666) != 0) {
+      error = "chmod " + unix_path + ": " + std::strerror(errno);
+      return false;
+    }
   }
   wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_.valid()) {

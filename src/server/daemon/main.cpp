@@ -221,6 +221,7 @@ int main(int argc, char** argv) {
   config.handshake_timeout_s = opts.handshake_timeout_s;
   config.session_grace_s = opts.session_grace_s;
   config.peer_address = opts.peer_address;
+  config.peer_shared_memory = opts.peer_shared_memory;
   config.max_sessions = static_cast<size_t>(opts.max_sessions);
   config.max_connections = static_cast<size_t>(opts.max_connections);
   if (!worker_settings(opts, config, message)) {

@@ -138,6 +138,10 @@ std::string usage_text() {
          "                           for the client to resume it (default 60; 0: end it at once)\n"
          "  --peer-address HOST[:PORT]  where other servers reach this one for peer links, told to\n"
          "                           clients (unix:/PATH too; the port defaults to the one listened on)\n"
+         "  --peer-shared-memory on|off  peer links to a daemon on this host that listens on --unix go\n"
+         "                           over its Unix socket, migrations through shared memory (default\n"
+         "                           on; TCP whenever the socket cannot be reached). off: TCP only, and\n"
+         "                           this daemon's socket is not announced to other daemons\n"
          "  --token-file FILE        accept only clients and peers that prove they hold the token in FILE\n"
          "                           (challenge-response; the token is never sent). Without it ferryd\n"
          "                           listens on loopback only\n"
@@ -213,7 +217,7 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
     }
     static constexpr const char* valued[] = {"--port",     "--listen",    "--unix",
                                              "--platform", "--device-type", "--device", "--completions", "--log-level",
-                                             "--handshake-timeout", "--peer-address",
+                                             "--handshake-timeout", "--peer-address", "--peer-shared-memory",
                                              "--session-grace", "--token-file", "--tls-cert",
                                              "--tls-key", "--tls-ca", "--insecure-listen", "--max-sessions",
                                              "--max-connections", "--session-memory",
@@ -287,6 +291,9 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       if (!parse_seconds(v, out.worker_start_timeout_s)) return bad("seconds, more than 0 and at most 3600");
     } else if (flag == "--kernel-cache") {
       if (!worker::parse_kernel_cache(v, out.kernel_cache)) return bad("shared or private");
+    } else if (flag == "--peer-shared-memory") {
+      if (v != "on" && v != "off") return bad("on or off");
+      out.peer_shared_memory = v == "on";
     } else if (flag == "--peer-address") {
       endpoint where;
       std::string why;

@@ -28,6 +28,7 @@ struct options {
   double handshake_timeout_s = 5.0;
   double session_grace_s = 60.0;
   std::string peer_address;     // --peer-address: announced to clients for peer links; empty: none
+  bool peer_shared_memory = true;  // --peer-shared-memory: Unix sockets and shared memory between daemons of a host
   std::string token_file;       // --token-file: clients and peers must prove the token; empty: none
   std::string tls_cert;         // --tls-cert/--tls-key: TLS on TCP; empty: plain
   std::string tls_key;

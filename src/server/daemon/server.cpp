@@ -1,14 +1,35 @@
 #include "server/daemon/server.hpp"
 
+#include <sys/un.h>
+
 #include <algorithm>
+#include <filesystem>
 
 #include "common/log.hpp"
 #include "protocol/dispatch.hpp"
 #include "server/daemon/handshake.hpp"
+#include "server/daemon/host_identity.hpp"
 
 namespace ferry::server {
 
 namespace p = protocol;
+
+namespace {
+
+local_routes local_routes_of(const server_config& config) {
+  local_routes routes;
+  routes.enabled = config.peer_shared_memory;
+  routes.host = this_host_identity();
+  if (!config.unix_path.empty()) {
+    // Other daemons dial it from their own working directories.
+    std::error_code ec;
+    routes.unix_path = std::filesystem::absolute(config.unix_path, ec).lexically_normal().string();
+    if (ec || routes.unix_path.size() >= sizeof(sockaddr_un::sun_path)) routes.unix_path.clear();
+  }
+  return routes;
+}
+
+}  // namespace
 
 server::server(server_config config, const session_services& services)
     : config_(std::move(config)), services_(services) {
@@ -27,11 +48,15 @@ bool server::start(std::string& error) {
     }
     services_.peer_address = announced.to_string();
   }
+  services_.routes = local_routes_of(config_);
   if (config_.workers) {
     // Before anything is accepted: a worker that cannot serve (no device
     // matches) stops the daemon before it says READY.
     worker_pool_config pool = *config_.workers;
     pool.settings.peer_address = services_.peer_address;
+    pool.settings.local_unix_path = services_.routes.unix_path;
+    pool.settings.host_identity = services_.routes.host;
+    pool.settings.peer_shared_memory = services_.routes.enabled ? 1 : 0;
     workers_ = std::make_unique<worker_pool>(std::move(pool));
     if (!workers_->start(worker_devices_, error)) {
       listener_.stop();

@@ -27,6 +27,9 @@ struct server_config {
   /// --peer-address: "host[:port]" or "unix:/path" (a missing port is the
   /// one listened on); empty: none announced.
   std::string peer_address;
+  /// --peer-shared-memory: peer links between daemons of this host use Unix
+  /// sockets and shared memory (docs/protocol.md, "Peer links").
+  bool peer_shared_memory = true;
   /// Sessions at once, detached ones included (0: no limit): a control hello
   /// beyond is refused (refusal::too_many_sessions).
   size_t max_sessions = 256;

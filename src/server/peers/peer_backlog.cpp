@@ -32,7 +32,7 @@ bool peer_backlog::write_chunk(stream* fd, const open_migration& m, uint64_t off
   return write_bulk_chunk(fd, m.item.transfer, m.item.payload(), m.to_send, offset, counter);
 }
 
-bool peer_backlog::send_chunk(stream* fd, link_counter* counter) {
+bool peer_backlog::send_chunk(stream* fd, link_counter* counter, const chunk_route& route) {
   open_migration& m = *current_;
   frame f;
   f.number = ++sent_;
@@ -45,6 +45,10 @@ bool peer_backlog::send_chunk(stream* fd, link_counter* counter) {
     current_ = nullptr;
   }
   frames_.push_back(f);
+  const uint64_t chunk = std::min<uint64_t>(m.to_send - f.offset, p::max_bulk_chunk);
+  if (peer_window* window = route.window && peer_window::takes(chunk) ? route.window() : nullptr)
+    return window->send_chunk(fd, m.item.transfer, f.offset, m.to_send, m.item.payload() + f.offset, chunk,
+                              route.window_counter, route.alive);
   return write_chunk(fd, m, f.offset, counter);
 }
 

@@ -16,12 +16,14 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "common/stream.hpp"
 #include "server/daemon/link_stats.hpp"
 #include "server/peers/peer_status_and_migration.hpp"
+#include "server/peers/peer_window.hpp"
 
 namespace ferry::server {
 
@@ -42,10 +44,22 @@ class peer_backlog {
   void begin(peer_migration&& item, uint64_t to_send);
   /// The open migration with chunks not yet numbered, or null.
   bool has_current() const { return current_ != nullptr; }
-  /// Numbers the current migration's next chunk and writes it to `fd`.
-  /// The chunk counts as sent even when the write fails (the destination's
-  /// count says whether it arrived). False when the write failed.
-  bool send_chunk(stream* fd, link_counter* counter);
+  /// Another way than the socket for a chunk: the current connection's
+  /// shared-memory window (asked for only when a chunk is large enough, so
+  /// that links with small migrations make none; null or empty: none), the
+  /// counter of what goes through it, and the link's answer to whether the
+  /// connection still lives (asked while waiting for a free slot).
+  struct chunk_route {
+    std::function<peer_window*()> window;
+    link_counter* window_counter = nullptr;
+    std::function<bool()> alive;
+  };
+  /// Numbers the current migration's next chunk and writes it to `fd`, or
+  /// through `route`'s window when it takes a chunk of that size. The chunk
+  /// counts as sent even when the write fails (the destination's count says
+  /// whether it arrived). False when the write failed.
+  bool send_chunk(stream* fd, link_counter* counter, const chunk_route& route);
+  bool send_chunk(stream* fd, link_counter* counter) { return send_chunk(fd, counter, chunk_route{}); }
 
   enum class ack_result { ok, beyond_sent };
   /// The destination has received the first `received` frames: drops them,

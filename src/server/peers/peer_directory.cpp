@@ -23,6 +23,10 @@ peer_link* peer_directory::find(uint32_t index) {
   return it == links_.end() ? nullptr : it->second.get();
 }
 
+void peer_directory::prefer_local(uint32_t index, std::string address) {
+  if (peer_link* link = find(index)) link->prefer_local(std::move(address));
+}
+
 void peer_directory::start(uint32_t index) {
   if (peer_link* link = find(index)) link->start();
 }

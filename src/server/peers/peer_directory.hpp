@@ -39,6 +39,9 @@ class peer_directory {
   /// index conflict.
   add_result add(uint32_t index, const peer_target& target);
   bool known(uint32_t index) const;
+  /// add_peer_route: the peer shares this host; its link tries `address`
+  /// ("unix:/path") first. An unknown index changes nothing.
+  void prefer_local(uint32_t index, std::string address);
   /// Starts the link of a known peer (see peer_link::start).
   void start(uint32_t index);
 

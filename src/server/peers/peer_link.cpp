@@ -33,10 +33,17 @@ peer_link::peer_link(peer_target target, const native::api& api, control_outbox&
     : target_(std::move(target)),
       api_(api),
       outbox_(outbox),
-      counter_(stats ? stats->find(p::link_kind::peer_out, target_.address) : nullptr),
+      stats_(stats),
+      tcp_counter_(stats ? stats->find(p::link_kind::peer_out, target_.address) : nullptr),
       label_(std::move(label)),
       grace_(grace),
-      credentials_(credentials ? std::move(credentials) : std::make_shared<const protocol::credentials>()) {}
+      credentials_(credentials ? std::move(credentials) : std::make_shared<const protocol::credentials>()),
+      counter_(tcp_counter_) {}
+
+void peer_link::prefer_local(std::string address) {
+  std::lock_guard lock(mutex_);
+  local_address_ = std::move(address);
+}
 
 peer_link::~peer_link() { close(); }
 
@@ -126,18 +133,51 @@ void peer_link::close() {
   for (auto& m : migrations) fail_item(api_, outbox_, m, CL_DEVICE_NOT_AVAILABLE);
 }
 
-peer_link::opened peer_link::connect(uint64_t& received, std::string& why) {
+stream_ptr peer_link::open(std::string& why) {
+  std::string local;
+  {
+    std::lock_guard lock(mutex_);
+    local = local_address_;
+  }
+  dialled_local_.clear();
+  window_counter_ = nullptr;
+  if (!local.empty()) {
+    // The same host: the Unix socket first. Any failure there (no such
+    // socket, refused, not permitted) leaves the TCP address, which carries
+    // the same frames.
+    endpoint near;
+    std::string near_why;
+    stream_ptr made;
+    if (parse_endpoint(local, p::default_port, near, near_why))
+      made = p::open_stream(near, *credentials_, connect_timeout_ms, near_why);
+    if (made) {
+      dialled_local_ = local;
+      counter_ = stats_ ? stats_->find(p::link_kind::peer_out, local) : nullptr;
+      // The window's traffic apart, so that `ferry counters` shows what went through shared memory.
+      window_counter_ = stats_ ? stats_->find(p::link_kind::peer_out, "shm:" + near.host) : nullptr;
+      return made;
+    }
+    if (local_refused_ != local) {
+      local_refused_ = local;
+      FERRY_INFO("peer", "session %s: peer on this host not reachable at %s (%s); the link uses %s",
+                 label_.c_str(), local.c_str(), near_why.c_str(), target_.address.c_str());
+    }
+  }
+  counter_ = tcp_counter_;
   endpoint where;
-  if (!parse_endpoint(target_.address, p::default_port, where, why)) return opened::failed;
+  if (!parse_endpoint(target_.address, p::default_port, where, why)) return nullptr;
+  stream_ptr made = p::open_stream(where, *credentials_, connect_timeout_ms, why);
+  if (!made) why = "cannot connect: " + why;
+  return made;
+}
+
+peer_link::opened peer_link::connect(uint64_t& received, std::string& why) {
   if (is_zero(link_id_) && !random_token(link_id_)) {
     why = "no randomness for a link id";
     return opened::failed;
   }
-  stream_ptr made = p::open_stream(where, *credentials_, connect_timeout_ms, why);
-  if (!made) {
-    why = "cannot connect: " + why;
-    return opened::failed;
-  }
+  stream_ptr made = open(why);
+  if (!made) return opened::failed;
   stream* fd = made.get();
   {
     // In fd_ from now on, so that interrupt() and close() can cut a slow handshake short.
@@ -196,17 +236,19 @@ peer_link::opened peer_link::connect(uint64_t& received, std::string& why) {
   fd->set_receive_timeout(0);
   received = state.control;
   was_up_ = true;
-  ack_reader_ = std::thread([this, fd] {
+  version_ = welcome.version;
+  ack_reader_ = std::thread([this, fd, counter = counter_] {
     name_this_thread(thread_name("peer-a", label_));
-    read_acks(fd);
+    read_acks(fd, counter);
   });
-  FERRY_DEBUG("peer", "session %s: peer link to %s open; the destination has %llu of %llu frames", label_.c_str(),
-              target_.address.c_str(), static_cast<unsigned long long>(received),
+  FERRY_DEBUG("peer", "session %s: peer link to %s open%s%s; the destination has %llu of %llu frames",
+              label_.c_str(), target_.address.c_str(), dialled_local_.empty() ? "" : " through ",
+              dialled_local_.c_str(), static_cast<unsigned long long>(received),
               static_cast<unsigned long long>(backlog_.sent()));
   return opened::yes;
 }
 
-void peer_link::read_acks(stream* fd) {
+void peer_link::read_acks(stream* fd, link_counter* counter) {
   std::string why;
   for (;;) {
     uint8_t head[p::frame_header_size];
@@ -226,7 +268,7 @@ void peer_link::read_acks(stream* fd) {
       why = "connection closed inside an ack";
       break;
     }
-    count_in(counter_, 1, p::frame_header_size + h.payload_size);
+    count_in(counter, 1, p::frame_header_size + h.payload_size);
     p::ack ack;
     const char* error = "";
     if (!p::decode_payload(payload, h.payload_size, ack, error)) {
@@ -251,9 +293,34 @@ void peer_link::disconnect() {
     if (fd_) fd_->shutdown();
   }
   if (ack_reader_.joinable()) ack_reader_.join();
+  // The destination's mapping of the window went with the connection.
+  window_.reset();
+  window_decided_ = false;
   std::lock_guard lock(mutex_);
   fd_.reset();
   broken_ = false;
+}
+
+bool peer_link::connection_alive() {
+  std::lock_guard lock(mutex_);
+  return !broken_ && !ending_;
+}
+
+peer_window* peer_link::window_for_chunks() {
+  if (window_decided_) return window_.get();
+  window_decided_ = true;
+  if (dialled_local_.empty() || !peer_window::possible(*fd_, version_)) return nullptr;
+  std::string why;
+  window_ = peer_window::offer(*fd_, window_counter_, why);
+  if (!window_) {
+    // A failed write shows on the next one; a refused memfd leaves the socket.
+    FERRY_INFO("peer", "session %s: no shared-memory window to %s (%s); chunks go on the socket", label_.c_str(),
+               dialled_local_.c_str(), why.c_str());
+    return nullptr;
+  }
+  FERRY_DEBUG("peer", "session %s: migrations to %s go through a shared-memory window of %u x %u bytes",
+              label_.c_str(), dialled_local_.c_str(), peer_window::slots, p::max_bulk_chunk);
+  return window_.get();
 }
 
 bool peer_link::acknowledge(uint64_t received, std::string& why) {
@@ -422,7 +489,9 @@ void peer_link::run() {
     if (ok && connected) {
       bool sent = send_statuses(statuses, why);
       if (sent && backlog_.has_current()) {
-        sent = backlog_.send_chunk(fd_.get(), counter_);
+        peer_backlog::chunk_route route{[this] { return window_for_chunks(); }, window_counter_,
+                                        [this] { return connection_alive(); }};
+        sent = backlog_.send_chunk(fd_.get(), counter_, route);
         if (!sent) why = "write failed";
       }
       if (!sent) {

@@ -3,6 +3,11 @@
 // peer_event_status frames and the bulk_data chunks of migrations, and
 // bringing back the destination's acks (docs/protocol.md, "Peer links").
 //
+// A destination on the same host (add_peer_route) is dialled on its Unix
+// socket first, and large chunks then go through a shared-memory window
+// (peer_window.hpp); when the socket cannot be reached, each connection
+// falls back to the TCP address, with the same frames and the same results.
+//
 // Items are posted by native callbacks (export_event, migrate_out maps) and
 // sent by the link's own thread, which also connects, lazily, when the first
 // item arrives: the control reader never waits for a peer. Statuses go first:
@@ -47,6 +52,7 @@
 #include "server/native/api.hpp"
 #include "server/peers/peer_backlog.hpp"
 #include "server/peers/peer_status_and_migration.hpp"
+#include "server/peers/peer_window.hpp"
 
 namespace ferry::server {
 
@@ -75,6 +81,10 @@ class peer_link {
   peer_link& operator=(const peer_link&) = delete;
 
   const peer_target& target() const { return target_; }
+  /// The destination shares this host: connections try `address`
+  /// ("unix:/path") before the TCP address (any thread; the next connection
+  /// uses it).
+  void prefer_local(std::string address);
 
   /// Queue an item (any thread, native callbacks included; never calls
   /// OpenCL). Starts the link's thread on first use. After close() the item
@@ -114,8 +124,18 @@ class peer_link {
   bool reconnect(std::optional<std::chrono::steady_clock::time_point> lost, std::string& why);
   /// Shuts the connection down and joins its ack reader.
   void disconnect();
+  /// Opens the stream of a new connection: the local address when there is
+  /// one and it answers, else the TCP one. Sets counter_ (and the window's)
+  /// for the connection.
+  stream_ptr open(std::string& why);
   /// The ack reader's body: takes acks until the connection ends.
-  void read_acks(stream* fd);
+  void read_acks(stream* fd, link_counter* counter);
+  /// The current connection's window, offered on first use (null: chunks
+  /// go on the socket).
+  peer_window* window_for_chunks();
+  /// Whether the current connection still lives (the ack reader has not
+  /// seen it end and the session is not ending).
+  bool connection_alive();
   /// Applies the destination's count; completes the migrations it covers.
   /// False (with why) when it counts frames never sent.
   bool acknowledge(uint64_t received, std::string& why);
@@ -131,19 +151,27 @@ class peer_link {
   const peer_target target_;
   const native::api& api_;
   control_outbox& outbox_;
-  link_counter* counter_;
+  link_stats* const stats_;
+  link_counter* const tcp_counter_;
   const std::string label_;
   const std::chrono::milliseconds grace_;
   const std::shared_ptr<const protocol::credentials> credentials_;  // never null
 
   // The link thread's own:
+  link_counter* counter_;                  // the current connection's (TCP or Unix socket)
+  link_counter* window_counter_ = nullptr;  // its window's
+  std::unique_ptr<peer_window> window_;     // the current connection's, once offered
+  bool window_decided_ = false;             // whether the current connection was offered one
+  uint16_t version_ = 0;                    // the current connection's protocol version
+  std::string dialled_local_;               // the local address the current connection uses; empty: TCP
+  std::string local_refused_;               // the local address whose failure was last logged
   peer_backlog backlog_;
   protocol::session_token link_id_{};  // random; a new one after the link gave up
   bool was_up_ = false;                // link_id_ has had a connection
   std::thread ack_reader_;
 
   std::mutex mutex_;  // guards statuses_, migrations_, fd_ (its value), started_, closing_, ending_,
-                      // acked_, broken_, thread_
+                      // acked_, broken_, thread_, local_address_
   std::condition_variable ready_;
   std::deque<peer_status> statuses_;
   std::deque<peer_migration> migrations_;
@@ -154,6 +182,7 @@ class peer_link {
   uint64_t acked_ = 0;     // the latest ack of the current link
   bool broken_ = false;    // the ack reader saw the connection end
   std::string broken_why_;
+  std::string local_address_;  // prefer_local(); empty: TCP only
   std::thread thread_;
 };
 

@@ -35,6 +35,8 @@ bool peer_reader::maybe_ack() {
 peer_reader::end peer_reader::run(std::string& why) {
   // Chunks count themselves into received_ once whole.
   bulk_reader chunks(fd_, core_.transfers, counter_, &received_);
+  // A daemon on the same host may share a window on a plain Unix socket (peer_window.hpp).
+  chunks.set_windows(bulk_reader::windows_for(*fd_), core_.label, "a peer");
   uint8_t head[bulk_reader::head_size];
   constexpr uint32_t status_limit = 64;  // the table's limit of peer_event_status
   uint8_t payload[status_limit];
@@ -53,6 +55,18 @@ peer_reader::end peer_reader::run(std::string& why) {
       }
       bulk_reader::end how;
       if (!chunks.receive_chunk(head, how, why)) return how == bulk_reader::end::closed ? end::closed : end::violation;
+      if (!maybe_ack()) {
+        why = "peer link closed (cannot send an ack)";
+        return end::closed;
+      }
+      continue;
+    }
+    if (bulk_reader::is_window_message(h)) {
+      // Checked there: the stream must be a plain Unix socket, one offer
+      // only, every slot number and size within the window.
+      bulk_reader::end how;
+      if (!chunks.receive_window_message(h, how, why))
+        return how == bulk_reader::end::closed ? end::closed : end::violation;
       if (!maybe_ack()) {
         why = "peer link closed (cannot send an ack)";
         return end::closed;

@@ -2,8 +2,10 @@
 // (hello with stream peer and the session's peer key). Its thread reads
 // peer_event_status frames, which complete imported events, and bulk_data
 // chunks, which go straight into the transfer table as the client's bulk
-// stream's do (bulk_reader::receive_chunk). Anything else, or a malformed
-// frame, ends this link only; the session goes on.
+// stream's do (bulk_reader::receive_chunk). A daemon on the same host may
+// share a window on a plain Unix socket (window_offer, window_chunk: the bulk
+// reader checks and lands them, peer_window.hpp). Anything else, or a
+// malformed frame, ends this link only; the session goes on.
 //
 // It counts the whole frames it has applied, over every connection of the
 // link (the session keeps the count by the hello's link id), and sends the

@@ -41,6 +41,7 @@ session::session(const protocol::session_token& id, const protocol::session_toke
       peer_(std::move(peer)),
       finished_(std::move(finished)) {
   core_->daemon = services.daemon;
+  core_->routes = services.routes;
 }
 
 session::~session() {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/stream.hpp"
+#include "server/peers/local_routes.hpp"
 #include "protocol/messages.hpp"
 #include "server/daemon/link_stats.hpp"
 #include "server/native/api.hpp"
@@ -61,6 +62,8 @@ struct session_services {
   printf_capture* printf = nullptr;
   link_stats* links = nullptr;   // daemon-wide traffic counters (null: none)
   std::string peer_address{};    // server_info.peer_address
+  /// local_route's answer, and whether peer links take other daemons' routes.
+  local_routes routes{};
   /// How long a session outlives its client's lost connection (0: not at all).
   std::chrono::milliseconds grace{0};
   /// What each session may hold (session_quota.hpp).

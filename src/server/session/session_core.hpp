@@ -13,6 +13,7 @@
 #include "server/daemon/link_stats.hpp"
 #include "server/native/api.hpp"
 #include "server/peers/event_imports.hpp"
+#include "server/peers/local_routes.hpp"
 #include "server/peers/peer_directory.hpp"
 #include "server/session/session_quota.hpp"
 #include "server/transport/bulk_writer.hpp"
@@ -45,6 +46,9 @@ struct session_core {
   printf_capture* const printf;  // null: no printf forwarding (tests)
   link_stats* const links;
   const std::string peer_address;
+  /// What local_route answers and whether add_peer_route is taken (set by
+  /// the session before its threads start).
+  local_routes routes;
   /// The main process, when the session runs in a worker (null otherwise):
   /// daemon-wide counters and the workers come from there.
   daemon_queries* daemon = nullptr;

@@ -101,7 +101,7 @@ bool bulk_reader::read_window_payload(const p::frame_header& h, uint8_t* payload
 bool bulk_reader::receive_offer(const p::frame_header& h, end& how, std::string& why) {
   how = end::violation;
   if (windows_ == windows::refused) {
-    why = "window_offer on a bulk stream that is not a plain Unix socket";
+    why = "window_offer on a stream that is not a plain Unix socket";
     return false;
   }
   if (window_) {
@@ -123,7 +123,7 @@ bool bulk_reader::receive_offer(const p::frame_header& h, end& how, std::string&
   }
   window_ = bulk_window::adopt(std::move(memory), offer.slots, offer.slot_size, p::max_bulk_chunk, why);
   if (!window_) return false;
-  FERRY_INFO("session", "session %s: the client shares a bulk window of %u slots of %llu bytes", session_.c_str(),
+  FERRY_INFO("session", "session %s: %s shares a bulk window of %u slots of %llu bytes", session_.c_str(), sharer_,
              offer.slots, static_cast<unsigned long long>(offer.slot_size));
   count_in(counter_, 1, p::frame_header_size + h.payload_size);
   return true;
@@ -160,6 +160,16 @@ bool bulk_reader::receive_window_chunk(const p::frame_header& h, end& how, std::
   return true;
 }
 
+bool bulk_reader::is_window_message(const p::frame_header& h) {
+  return h.flags == 0 && (h.message_id == static_cast<uint16_t>(p::message_id::window_offer) ||
+                          h.message_id == static_cast<uint16_t>(p::message_id::window_chunk));
+}
+
+bool bulk_reader::receive_window_message(const p::frame_header& h, end& how, std::string& why) {
+  return h.message_id == static_cast<uint16_t>(p::message_id::window_offer) ? receive_offer(h, how, why)
+                                                                            : receive_window_chunk(h, how, why);
+}
+
 bulk_reader::end bulk_reader::run(std::string& why) {
   static_assert(head_size == p::frame_header_size + p::bulk_prefix_size);
   uint8_t head[head_size];
@@ -169,12 +179,9 @@ bulk_reader::end bulk_reader::run(std::string& why) {
       return end::closed;
     }
     const p::frame_header h = p::load_header(head);
-    if (h.flags == 0 && (h.message_id == static_cast<uint16_t>(p::message_id::window_offer) ||
-                         h.message_id == static_cast<uint16_t>(p::message_id::window_chunk))) {
+    if (is_window_message(h)) {
       end how;
-      const bool offer = h.message_id == static_cast<uint16_t>(p::message_id::window_offer);
-      if (!(offer ? receive_offer(h, how, why) : receive_window_chunk(h, how, why)))
-        return how;
+      if (!receive_window_message(h, how, why)) return how;
       continue;
     }
     // The header alone tells a frame that can be no chunk (another message, a

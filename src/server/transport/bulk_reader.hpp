@@ -5,7 +5,9 @@
 //
 // A client on the same host (a plain Unix socket) may instead share a window
 // (common/bulk_window.hpp): window_offer hands it over once, and each
-// window_chunk names a slot whose bytes are copied into the staging.
+// window_chunk names a slot whose bytes are copied into the staging. A peer
+// link from a daemon on the same host does the same, and its reader hands
+// those messages to receive_window_message.
 #pragma once
 
 #include <atomic>
@@ -35,9 +37,11 @@ class bulk_reader {
   /// Unix socket, where descriptors can pass and both ends share a host.
   enum class windows { refused, accepted };
   /// `session` names the session in the log line that says a window came.
-  void set_windows(windows allowed, std::string session) {
+  /// `sharer` says who shares one there ("the client", "a peer").
+  void set_windows(windows allowed, std::string session, const char* sharer = "the client") {
     windows_ = allowed;
     session_ = std::move(session);
+    sharer_ = sharer;
   }
   /// Accepted when `fd` is a plain (not TLS) Unix socket.
   static windows windows_for(const stream& fd);
@@ -55,6 +59,14 @@ class bulk_reader {
   /// chunk into its transfer's staging and counts the frame. False with
   /// `end` and a reason otherwise.
   bool receive_chunk(const uint8_t* head, end& how, std::string& why);
+
+  /// Whether `h` is a window message (window_offer or window_chunk, flags 0).
+  static bool is_window_message(const protocol::frame_header& h);
+  /// Takes one window message whose header `h` was read: adopts the offered
+  /// window, or copies a named slot into its transfer and counts the frame
+  /// (window_offer is not counted: it belongs to one connection). False
+  /// with `end` and a reason otherwise.
+  bool receive_window_message(const protocol::frame_header& h, end& how, std::string& why);
 
  private:
   /// window_offer and window_chunk, whose header `h` was read.
@@ -77,6 +89,7 @@ class bulk_reader {
   control_outbox* acks_;
   windows windows_ = windows::refused;
   std::string session_;
+  const char* sharer_ = "the client";
   std::unique_ptr<bulk_window> window_;
 };
 

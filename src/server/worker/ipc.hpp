@@ -69,9 +69,13 @@ struct configure {
   uint8_t kernel_cache = 0;             // worker::kernel_cache_mode
   std::string kernel_cache_dir;         // shared mode: the directory (empty: the driver's default)
   std::string scratch;                  // this worker's directory, made by the main process (kernel_cache.hpp)
+  std::string local_unix_path;          // local_route: the daemon's --unix, absolute
+  std::string host_identity;            // local_route: the host (host_identity.hpp), read by the main process
+  uint8_t peer_shared_memory = 0;       // --peer-shared-memory
   FERRY_FIELDS(platform, device_type, devices, completions, log_level, grace_ms, memory_limit, objects_limit,
                queued_limit, in_flight_limit, open_files, peer_address, peer_ca_pem, peer_tls, peer_token, worker_user,
-               forbidden, announce, kernel_cache, kernel_cache_dir, scratch)
+               forbidden, announce, kernel_cache, kernel_cache_dir, scratch, local_unix_path, host_identity,
+               peer_shared_memory)
 };
 
 struct ready {

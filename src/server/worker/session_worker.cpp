@@ -196,6 +196,7 @@ bool session_worker::load_platforms(std::string& error) {
   services_ = std::make_unique<session_services>(session_services{catalog_, native::real_api(), printf_.get(), &links_,
                                                                   config_.peer_address});
   services_->grace = std::chrono::milliseconds(config_.grace_ms);
+  services_->routes = local_routes{config_.local_unix_path, config_.host_identity, config_.peer_shared_memory != 0};
   services_->limits = session_limits{config_.memory_limit, config_.objects_limit, config_.queued_limit,
                                      config_.in_flight_limit};
   services_->peer_credentials = peer_credentials_;

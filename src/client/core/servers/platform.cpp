@@ -60,6 +60,11 @@ std::unique_ptr<server> connect_server(const std::string& text, const protocol::
   }
   s->platform_info = std::move(info->platform);
   s->peer_address = info->peer_address.empty() ? s->address.to_string() : info->peer_address;
+  if (s->link->version() >= protocol::local_route_version) {
+    // Only asked of servers that answer it; without an answer peer links use TCP.
+    protocol::get_local_route ask;
+    if (auto route = s->link->call<protocol::local_route>(ask)) s->local_route = std::move(*route);
+  }
   for (auto& desc : info->devices) {
     auto* d = new device();
     d->host = s.get();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "client/core/diagnostics.hpp"
+#include "protocol/version.hpp"
 
 namespace ferry::client {
 
@@ -90,6 +91,9 @@ void introduce(server& from, server& to) {
   const uint32_t number = peer_number(to);
   if (!from.introduced.insert(number).second) return;
   from.link->post(protocol::add_peer{number, to.peer_address, to.link->session(), to.link->peer_key()});
+  // Older servers know no add_peer_route (they would end the session).
+  if (!to.local_route.unix_path.empty() && from.link->version() >= protocol::local_route_version)
+    from.link->post(protocol::add_peer_route{number, to.local_route.unix_path, to.local_route.host});
 }
 
 }  // namespace ferry::client

@@ -25,6 +25,10 @@ struct server {
   /// Where other servers reach this one (server_info.peer_address, else
   /// address_text).
   std::string peer_address;
+  /// How a server on the same host reaches this one without TCP
+  /// (local_route, protocol version 8; empty unix_path: no such way). Passed
+  /// on with add_peer_route; the other server decides whether it shares the host.
+  protocol::local_route local_route;
   /// This server's place among the connected servers: its bit in holder
   /// sets and its peer number in add_peer.
   uint32_t slot = 0;
