@@ -1,5 +1,7 @@
 #include "server/transport/completion_poller.hpp"
 
+#include <cstdlib>
+
 #include <sys/prctl.h>
 
 #include <algorithm>
@@ -46,11 +48,13 @@ void completion_poller::run() {
   using clock = std::chrono::steady_clock;
   std::vector<entry> active;
   clock::time_point last_change = clock::now();
+  std::chrono::microseconds longest = max_pause;
+  if (const char* text = std::getenv("FERRY_POLL_MAX_PAUSE_US")) longest = std::chrono::microseconds(std::atoi(text));
   for (;;) {
     std::chrono::microseconds pause{0};
     if (!active.empty()) {
       auto quiet = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - last_change);
-      if (quiet >= eager) pause = std::clamp(quiet / 16, min_pause, max_pause);
+      if (quiet >= eager) pause = std::clamp(quiet / 16, min_pause, std::max(min_pause, longest));
     }
     {
       std::unique_lock lock(mutex_);

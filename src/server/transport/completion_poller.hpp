@@ -53,6 +53,8 @@ class completion_poller {
 
   /// Polling pauses: none until `eager` has passed without a command
   /// ending, then a sixteenth of the time since, within [min_pause, max_pause].
+  /// FERRY_POLL_MAX_PAUSE_US in the daemon's environment replaces max_pause
+  /// (a measuring aid: docs/performance.md, "Long kernels").
   static constexpr std::chrono::microseconds eager{50};
   static constexpr std::chrono::microseconds min_pause{5};
   static constexpr std::chrono::microseconds max_pause{200};
