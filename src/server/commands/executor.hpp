@@ -312,11 +312,14 @@ class executor {
     cl_command_queue reads = nullptr;
     cl_command_queue writes = nullptr;
     native::callback_behaviour callbacks;
-    /// The device runs them out of order: a command with no wait list
-    /// starts at once, so a small one may be waited for on the spot.
+    /// The device was asked to run them out of order. NVIDIA's accepts and
+    /// still runs them in order, so a small command is waited for on the
+    /// spot only when everything before it on `reads` has ended too.
     bool out_of_order = false;
+    /// The latest command on `reads` (retained; null before the first).
+    cl_event last_read = nullptr;
   };
-  const own_queue* own_queue_of(cl_context context, cl_int& error);
+  own_queue* own_queue_of(cl_context context, cl_int& error);
   void release_own_queue(cl_context context);
   void finish_own_queues();
   /// migrate_in whose bytes are all here: the native write of `total` bytes

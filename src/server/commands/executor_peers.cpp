@@ -46,7 +46,7 @@ constexpr uint64_t small_migration = 64 * 1024;
 // ---------------------------------------------------------------------------
 // The daemon's own queues
 
-const executor::own_queue* executor::own_queue_of(cl_context context, cl_int& error) {
+executor::own_queue* executor::own_queue_of(cl_context context, cl_int& error) {
   auto it = own_queues_.find(context);
   if (it != own_queues_.end()) return &it->second;
   // The context's entry tells its first device and its platform's callback behaviour.
@@ -89,6 +89,7 @@ void executor::release_own_queue(cl_context context) {
     if (touched != touched_.end()) touched_.erase(touched);
     api_.clReleaseCommandQueue(queue);
   }
+  if (it->second.last_read) api_.clReleaseEvent(it->second.last_read);
   own_queues_.erase(it);
 }
 
@@ -100,6 +101,7 @@ void executor::finish_own_queues() {
   for (auto& [context, q] : own_queues_) {
     api_.clReleaseCommandQueue(q.reads);
     api_.clReleaseCommandQueue(q.writes);
+    if (q.last_read) api_.clReleaseEvent(q.last_read);
   }
   own_queues_.clear();
 }
@@ -217,11 +219,14 @@ bool executor::on(const p::migrate_out& m) {
     if (content->context != buffer->context) return fail(h, CL_INVALID_CONTEXT);
   }
   cl_int error;
-  const own_queue* own = own_queue_of(buffer->context, error);
+  own_queue* own = own_queue_of(buffer->context, error);
   if (own == nullptr) return fail(h, error);
   // Nothing to wait for: the map runs at once, and the bytes go to the peer
-  // link from here instead of from the map's callback.
-  const bool now = !content && m.size > 0 && m.size <= small_migration && own->out_of_order && wait_list_complete();
+  // link from here instead of from the map's callback. Not while an earlier
+  // map may still wait: a queue that runs in order would hold this one
+  // behind it, and the control reader with it (see own_queue).
+  const bool now = !content && m.size > 0 && m.size <= small_migration && own->out_of_order && wait_list_complete() &&
+                   (own->last_read == nullptr || event_status(api_, own->last_read, CL_QUEUED) == CL_COMPLETE);
   // The content size first (read: 8 bytes), then the range behind it, mapped
   // so that the peer link sends the buffer's own bytes without a copy. Only
   // the bytes below the content size are sent.
@@ -258,6 +263,9 @@ bool executor::on(const p::migrate_out& m) {
   hold_for_imports(size_read);
   hold_for_imports(event);
   if (size_read) api_.clReleaseEvent(size_read);
+  api_.clRetainEvent(event);
+  if (own->last_read) api_.clReleaseEvent(own->last_read);
+  own->last_read = event;
   touch(own->reads);
   bool keep = (h.flags & p::keep_event) != 0;
   if (keep) {

@@ -1,10 +1,10 @@
-// Migrations into a daemon whose own queues run in order, as NVIDIA's do
+// Migrations through a daemon whose own queues run in order, as NVIDIA's do
 // whatever they are asked (issue 22: the two-GPU stencil hung at 1 MiB
 // halos). The daemon runs in this process on the host's OpenCL (PoCL in CI)
-// through an api whose clCreateCommandQueueWithProperties refuses
-// out-of-order execution, so the daemon's own queues fall back to in-order
-// queues there too. A hand-made source on a peer link sends the bytes, in
-// the order that once deadlocked.
+// through an api whose clCreateCommandQueueWithProperties either refuses
+// out-of-order execution or, as NVIDIA's does, accepts it and makes an
+// in-order queue. A hand-made source on a peer link sends the bytes, in the
+// order that once deadlocked.
 #include <gtest/gtest.h>
 
 #include <CL/cl.h>
@@ -38,33 +38,66 @@ const native::device_catalog* host_catalog() {
   return found ? &catalog : nullptr;
 }
 
-// The host's OpenCL, except that a queue asked to run out of order is refused
-// (CL_INVALID_QUEUE_PROPERTIES), as on a device that cannot.
-cl_command_queue CL_API_CALL in_order_only(cl_context context, cl_device_id device,
-                                           const cl_queue_properties* properties, cl_int* error) {
+// How the api below answers a queue asked to run out of order.
+enum class out_of_order_queues {
+  refused,         ///< CL_INVALID_QUEUE_PROPERTIES, as a device that cannot
+  run_in_order,    ///< an in-order queue, and success (NVIDIA's OpenCL)
+};
+
+std::vector<cl_queue_properties> without_out_of_order(const cl_queue_properties* properties, bool& asked) {
+  std::vector<cl_queue_properties> kept;
+  asked = false;
   for (const cl_queue_properties* at = properties; at && at[0] != 0; at += 2) {
-    if (at[0] == CL_QUEUE_PROPERTIES && (at[1] & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0) {
-      if (error) *error = CL_INVALID_QUEUE_PROPERTIES;
-      return nullptr;
+    cl_queue_properties value = at[1];
+    if (at[0] == CL_QUEUE_PROPERTIES && (value & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0) {
+      asked = true;
+      value &= ~static_cast<cl_queue_properties>(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     }
+    kept.push_back(at[0]);
+    kept.push_back(value);
+  }
+  kept.push_back(0);
+  return kept;
+}
+
+cl_command_queue CL_API_CALL refuse_out_of_order(cl_context context, cl_device_id device,
+                                                 const cl_queue_properties* properties, cl_int* error) {
+  bool asked = false;
+  without_out_of_order(properties, asked);
+  if (asked) {
+    if (error) *error = CL_INVALID_QUEUE_PROPERTIES;
+    return nullptr;
   }
   return native::real_api().clCreateCommandQueueWithProperties(context, device, properties, error);
 }
 
-const native::api& in_order_api() {
-  static const native::api api = [] {
-    native::api copy = native::real_api();
-    copy.clCreateCommandQueueWithProperties = in_order_only;
-    return copy;
-  }();
-  return api;
+cl_command_queue CL_API_CALL run_out_of_order_in_order(cl_context context, cl_device_id device,
+                                                       const cl_queue_properties* properties, cl_int* error) {
+  bool asked = false;
+  std::vector<cl_queue_properties> kept = without_out_of_order(properties, asked);
+  return native::real_api().clCreateCommandQueueWithProperties(context, device, kept.data(), error);
 }
 
-p::command_header header(p::object_id command, p::object_id queue) {
+const native::api& api_for(out_of_order_queues how) {
+  static const native::api refusing = [] {
+    native::api copy = native::real_api();
+    copy.clCreateCommandQueueWithProperties = refuse_out_of_order;
+    return copy;
+  }();
+  static const native::api in_order = [] {
+    native::api copy = native::real_api();
+    copy.clCreateCommandQueueWithProperties = run_out_of_order_in_order;
+    return copy;
+  }();
+  return how == out_of_order_queues::refused ? refusing : in_order;
+}
+
+p::command_header header(p::object_id command, p::object_id queue, std::vector<p::object_id> wait = {}) {
   p::command_header h;
   h.command = command;
   h.queue = queue;
   h.flags = p::notify;
+  h.wait_list.assign(wait.begin(), wait.end());
   return h;
 }
 
@@ -85,7 +118,7 @@ std::vector<uint8_t> pattern(size_t size, unsigned seed) {
   return bytes;
 }
 
-class in_order_landing_test : public ::testing::Test {
+class in_order_landing_test : public ::testing::TestWithParam<out_of_order_queues> {
  protected:
   void SetUp() override {
     const native::device_catalog* catalog = host_catalog();
@@ -94,7 +127,7 @@ class in_order_landing_test : public ::testing::Test {
     config.port = 0;
     config.handshake_timeout_s = 2;
     config.session_grace_s = 0;
-    daemon_ = std::make_unique<server>(config, session_services{*catalog, in_order_api(), nullptr, nullptr, {}});
+    daemon_ = std::make_unique<server>(config, session_services{*catalog, api_for(GetParam()), nullptr, nullptr, {}});
     std::string error;
     ASSERT_TRUE(daemon_->start(error)) << error;
     ASSERT_TRUE(client_.open(daemon_->port()));
@@ -164,19 +197,49 @@ class in_order_landing_test : public ::testing::Test {
 // 1 MiB and more land straight in a mapped range: the second command's map
 // once went onto the in-order own queue ahead of the first one's unmap,
 // which it waited for through the client's queue.
-TEST_F(in_order_landing_test, a_later_landings_map_does_not_block_an_earlier_landing) {
+TEST_P(in_order_landing_test, a_later_landings_map_does_not_block_an_earlier_landing) {
   two_landings(2u << 20, false);
 }
 
 // Smaller ranges are written from staging; bytes that come out of order (two
 // sources) once put the later write ahead of the earlier one it waited for.
-TEST_F(in_order_landing_test, bytes_that_arrive_out_of_order_still_land) {
+TEST_P(in_order_landing_test, bytes_that_arrive_out_of_order_still_land) {
   two_landings(64u << 10, true);
 }
 
-TEST_F(in_order_landing_test, large_bytes_that_arrive_out_of_order_still_land) {
+TEST_P(in_order_landing_test, large_bytes_that_arrive_out_of_order_still_land) {
   two_landings(2u << 20, true);
 }
+
+// The source: a small migration with nothing to wait for was once waited for
+// on the spot, on the control reader's thread. Behind a large one whose map
+// waits for a user event, on a queue that runs in order, that wait never
+// ended, and the command that sets the event was never read.
+TEST_P(in_order_landing_test, a_small_migration_behind_a_waiting_one_does_not_stop_the_session) {
+  // The session is its own peer: its bytes come back to it, which is all a source needs.
+  ASSERT_TRUE(client_.send(p::add_peer{1, "127.0.0.1:" + std::to_string(daemon_->port()), client_.welcome.session,
+                                       client_.welcome.peer_key}));
+  ASSERT_TRUE(client_.send(p::create_user_event{7, 1}));
+  ASSERT_TRUE(client_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, 2u << 20, 0}));
+  ASSERT_TRUE(client_.send(p::create_buffer{4, 1, CL_MEM_READ_WRITE, 64, 0}));
+  ASSERT_TRUE(client_.send(p::migrate_out{header(40, 0, {7}), 3, 0, 2u << 20, 1, 500, 0}));
+  ASSERT_TRUE(client_.send(p::migrate_out{header(41, 0), 4, 0, 64, 1, 501, 0}));
+  ASSERT_TRUE(client_.send(p::set_user_event_status{7, CL_COMPLETE}));
+  auto sent = client_.wait_completion(40);
+  ASSERT_TRUE(sent) << "the migration behind the user event never completed";
+  EXPECT_EQ(sent->status, CL_COMPLETE);
+  sent = client_.wait_completion(41);
+  ASSERT_TRUE(sent) << "the small migration never completed";
+  EXPECT_EQ(sent->status, CL_COMPLETE);
+  sync(2);
+}
+
+INSTANTIATE_TEST_SUITE_P(own_queues, in_order_landing_test,
+                         ::testing::Values(out_of_order_queues::refused, out_of_order_queues::run_in_order),
+                         [](const ::testing::TestParamInfo<out_of_order_queues>& info) {
+                           return std::string(info.param == out_of_order_queues::refused ? "refused"
+                                                                                         : "accepted_run_in_order");
+                         });
 
 }  // namespace
 }  // namespace ferry::server
