@@ -13,9 +13,11 @@ inline constexpr uint32_t magic = 0x31595246;
 /// (now with the client's headers) to 100 and 101, and a client sends the
 /// layout of 32 and 33 (build_program_v4, compile_program_v4) to a server of
 /// version 4 or 5. Version 7 adds get_workers (the daemon runs each session
-/// in a worker process) and refusal codes 12-14.
+/// in a worker process) and refusal codes 12-14. Version 8 adds the read
+/// window of a bulk stream on a Unix socket (read_window_offer,
+/// read_window_chunk).
 inline constexpr uint16_t min_version = 4;
-inline constexpr uint16_t max_version = 7;
+inline constexpr uint16_t max_version = 8;
 /// The first version whose servers take the client's headers with a build.
 inline constexpr uint16_t headers_version = 6;
 /// The first version whose servers answer get_workers (session worker
@@ -23,6 +25,11 @@ inline constexpr uint16_t headers_version = 6;
 /// request for a protocol violation and ends the session, so a client asks
 /// only a server that chose this version or a later one.
 inline constexpr uint16_t workers_version = 7;
+/// The first version whose servers take read_window_offer and send a read's
+/// large chunks through that window. A server of an earlier version takes
+/// the offer for a protocol violation, so a client offers only to a server
+/// that chose this version or a later one.
+inline constexpr uint16_t read_window_version = 8;
 /// Default TCP port of ferryd.
 inline constexpr uint16_t default_port = 7780;
 

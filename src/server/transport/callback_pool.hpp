@@ -37,11 +37,13 @@
 namespace ferry::server {
 
 struct session_core;
+struct pipelined_read;
 
 enum class callback_kind : uint8_t {
   completion,  ///< report the command's completion
   write,       ///< free the write's staging; report completion if asked or failed
   read,        ///< hand the data to the bulk writer, which then reports completion
+  read_piece,  ///< hand one piece of a large read to the bulk writer (pipelined_read.hpp)
   migrate,     ///< migrate_out's map: hand the bytes to the peer link, which then reports completion
   exported,    ///< export_event: send the event's status on the peer link
   gate,        ///< a deferred migrate_in write: the control writer sets `gate` to its status
@@ -58,6 +60,7 @@ struct callback_slot {
   uint64_t offset = 0;          // migrate: the buffer offset the bytes start at
   uint32_t peer = 0;            // migrate, exported: the peer link
   uint64_t* content_size = nullptr;  // read: the size buffer's value (new, owned until delivery), or null
+  std::shared_ptr<pipelined_read> piece_of;  // read_piece: the read; `offset` and `size` say which piece
   cl_event gate = nullptr;      // gate: the user event to set (one reference, owned)
   callback_kind kind = callback_kind::completion;
   bool notify = false;          // report success too (failures are always reported)
