@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   std::vector<transfer_case> cases = default_cases();
   if (opts.size > 0) cases = {{opts.size, size_name(opts.size), 5}};
   session s(opts, info);
-  return s.run([&](target& t) {
+  const int rc = s.run([&](target& t) {
     for (const transfer_case& c : cases) {
       const int repeats = opts.repeats > 0 ? opts.repeats : c.default_repeats;
       host_bytes src = allocate_host(c.bytes), dst = allocate_host(c.bytes);
@@ -72,4 +72,17 @@ int main(int argc, char** argv) {
       }
     }
   });
+  // The ceiling of one byte stream on this machine, in the same run: what a
+  // read over TCP can at best reach (two threads of one process, 8 MiB writes).
+  if (opts.only != halves::native) {
+    for (const transfer_case& c : cases) {
+      const int repeats = opts.repeats > 0 ? opts.repeats : c.default_repeats;
+      const std::vector<double> samples = tcp_stream_mb_s(c.bytes, repeats);
+      if (samples.empty()) continue;
+      print_line("bandwidth", "tcp",
+                 "stream size=" + std::to_string(c.bytes) + " mb_s=" + format(median(samples)) +
+                     " repeats=" + std::to_string(samples.size()) + " (loopback TCP stream between two threads)");
+    }
+  }
+  return rc;
 }

@@ -121,6 +121,11 @@ bool bulk_window::wait_for_slot(int timeout_ms, uint32_t& index) {
   return true;
 }
 
+bool bulk_window::releases_in_range() const {
+  // Unsigned differences stay right when the counters wrap.
+  return sent_ - released().load(std::memory_order_acquire) <= slots_;
+}
+
 void bulk_window::release_slot() {
   released().fetch_add(1, std::memory_order_acq_rel);
   // One system call per slot (megabytes): cheaper than tracking whether the

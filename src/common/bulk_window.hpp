@@ -17,6 +17,15 @@
 // except the bytes it copies: slot numbers and sizes come from the frame,
 // and the memfd must be sealed against shrinking, so the client cannot make
 // a mapped page vanish under the daemon's copy (SIGBUS).
+//
+// Version 8 adds a second window for reads, the other way round: the client
+// still makes and seals the memfd (read_window_offer), but the daemon fills
+// the slots (wait_for_slot, slot_sent) and the client releases them
+// (release_slot) once it has copied a chunk out. The daemon then reads the
+// counter the client writes: it waits for it in bounded steps, and a count
+// beyond what was sent (releases_in_range) is a client breaking the rules.
+// "Client's side" and "daemon's side" below are those of the write window;
+// a read window swaps them.
 #pragma once
 
 #include <atomic>
@@ -62,6 +71,9 @@ class bulk_window {
   bool wait_for_slot(int timeout_ms, uint32_t& index);
   /// The slot from wait_for_slot is filled and its frame sent.
   void slot_sent() { ++sent_; }
+  /// Whether the other side has released no more slots than were sent: a
+  /// count beyond means it wrote the shared counter out of turn.
+  bool releases_in_range() const;
 
   // --- the daemon's side ---
   /// The oldest slot in use has been copied: it is the client's again.

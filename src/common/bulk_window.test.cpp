@@ -134,5 +134,22 @@ TEST(bulk_window, a_descriptor_travels_with_the_bytes) {
   EXPECT_FALSE(received.valid());
 }
 
+TEST(bulk_window, releases_beyond_what_was_sent_are_out_of_range) {
+  std::string why;
+  auto filler = bulk_window::create(2, bulk_window::min_slot_size, why);
+  ASSERT_TRUE(filler) << why;
+  auto emptier = bulk_window::adopt(unique_fd(::dup(filler->fd())), 2, bulk_window::min_slot_size,
+                                    bulk_window::min_slot_size, why);
+  ASSERT_TRUE(emptier) << why;
+  uint32_t slot = 0;
+  ASSERT_TRUE(filler->wait_for_slot(0, slot));
+  filler->slot_sent();
+  EXPECT_TRUE(filler->releases_in_range());
+  emptier->release_slot();  // the one chunk sent: fine
+  EXPECT_TRUE(filler->releases_in_range());
+  emptier->release_slot();  // one more than was ever filled
+  EXPECT_FALSE(filler->releases_in_range());
+}
+
 }  // namespace
 }  // namespace ferry

@@ -112,7 +112,9 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(106, add_peer_route, direction::to_server, 8192)                                \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)                           \
   X(81, window_offer, direction::to_server, 64)                                    \
-  X(82, window_chunk, direction::to_server, 64)
+  X(82, window_chunk, direction::to_server, 64)                                    \
+  X(83, read_window_offer, direction::to_server, 64)                               \
+  X(84, read_window_chunk, direction::to_client, 64)
 
 enum class message_id : uint16_t {
 #define FERRY_ENUM(id, name, dir, limit) name = id,
@@ -1103,6 +1105,27 @@ struct window_chunk {
   uint64_t size = 0;  // how many bytes of the slot the chunk is
   FERRY_FIELDS(transfer, offset, total, slot, size)
   bool operator==(const window_chunk&) const = default;
+};
+
+/// Bulk stream only (version 8), to the server: a second window, for the
+/// bytes of reads. The daemon fills its slots (round robin, in the order it
+/// sends read_window_chunk) and the client releases each one once copied out.
+struct read_window_offer {
+  uint32_t slots = 0;      // 1 to bulk_window::max_slots
+  uint64_t slot_size = 0;  // bytes a slot holds: 4 KiB to max_bulk_chunk
+  FERRY_FIELDS(slots, slot_size)
+  bool operator==(const read_window_offer&) const = default;
+};
+/// Bulk stream only, to the client, after read_window_offer: a chunk of a
+/// read whose bytes wait in a slot of the read window.
+struct read_window_chunk {
+  uint64_t transfer = 0;  // as in bulk_data
+  uint64_t offset = 0;
+  uint64_t total = 0;
+  uint32_t slot = 0;  // which slot holds the bytes
+  uint64_t size = 0;  // how many bytes of the slot the chunk is
+  FERRY_FIELDS(transfer, offset, total, slot, size)
+  bool operator==(const read_window_chunk&) const = default;
 };
 
 /// Maps each message struct to its id (message_traits<T>::id).

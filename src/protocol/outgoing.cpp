@@ -7,11 +7,24 @@
 
 namespace ferry::protocol {
 
-bool send_window_offer(int socket, const window_offer& offer, int memfd) {
+namespace {
+
+template <class Offer>
+bool send_offer_with_memfd(int socket, const Offer& offer, int memfd) {
   std::vector<uint8_t> frame;
   append_frame(frame, offer);
   return write_all(socket, frame.data(), frame_header_size) &&
          write_with_fd(socket, frame.data() + frame_header_size, frame.size() - frame_header_size, memfd);
+}
+
+}  // namespace
+
+bool send_window_offer(int socket, const window_offer& offer, int memfd) {
+  return send_offer_with_memfd(socket, offer, memfd);
+}
+
+bool send_read_window_offer(int socket, const read_window_offer& offer, int memfd) {
+  return send_offer_with_memfd(socket, offer, memfd);
 }
 
 stream_ptr open_stream(const endpoint& where, const credentials& who, int timeout_ms, std::string& error) {

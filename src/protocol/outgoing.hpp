@@ -40,6 +40,8 @@ struct credentials {
 /// the payload with `memfd` (SCM_RIGHTS). The daemon reads frame headers
 /// without room for descriptors, which would drop one sent with them.
 bool send_window_offer(int socket, const window_offer& offer, int memfd);
+/// The same for read_window_offer (version 8).
+bool send_read_window_offer(int socket, const read_window_offer& offer, int memfd);
 
 /// Connects to `where`, with TLS over TCP when `who.tls` is set (Unix
 /// sockets stay plain: they never leave the host). Null with a reason on

@@ -15,8 +15,9 @@ inline constexpr uint32_t magic = 0x31595246;
 /// version 4 or 5. Version 7 adds get_workers (the daemon runs each session
 /// in a worker process) and refusal codes 12-14. Version 8 adds
 /// get_local_route, local_route and add_peer_route (peer links between
-/// daemons of one host over a Unix socket), and window_offer and
-/// window_chunk on peer links.
+/// daemons of one host over a Unix socket), window_offer and window_chunk on
+/// peer links, and the read window of a bulk stream on a Unix socket
+/// (read_window_offer, read_window_chunk).
 inline constexpr uint16_t min_version = 4;
 inline constexpr uint16_t max_version = 8;
 /// The first version whose servers take the client's headers with a build.
@@ -30,6 +31,11 @@ inline constexpr uint16_t workers_version = 7;
 /// add_peer_route and read shared-memory windows on incoming peer links.
 /// Clients ask, and links offer windows, only at this version or later.
 inline constexpr uint16_t local_route_version = 8;
+/// The first version whose servers take read_window_offer and send a read's
+/// large chunks through that window. A server of an earlier version takes
+/// the offer for a protocol violation, so a client offers only to a server
+/// that chose this version or a later one.
+inline constexpr uint16_t read_window_version = 8;
 /// Default TCP port of ferryd.
 inline constexpr uint16_t default_port = 7780;
 

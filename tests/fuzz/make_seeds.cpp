@@ -187,6 +187,16 @@ stream peers() {
   return s;
 }
 
+// A client's bulk stream as the fuzz target's bulk reader takes it (the control
+// reader refuses it at its first frame): a chunk, then the window messages,
+// whose memfd a seed cannot carry.
+stream bulk_stream() {
+  stream s;
+  s << p::bulk_data{5, 0, 0} << p::window_offer{2, 4096} << p::window_chunk{6, 0, 10, 0, 10}
+    << p::read_window_offer{4, 8u << 20};
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -197,7 +207,7 @@ int main(int argc, char** argv) {
   const std::pair<const char*, stream> seeds[] = {
       {"session_and_objects", session_and_objects()}, {"buffer_commands", buffer_commands()},
       {"programs_and_kernels", programs_and_kernels()}, {"images_and_svm", images_and_svm()},
-      {"peers", peers()},
+      {"peers", peers()}, {"bulk_stream", bulk_stream()},
   };
   for (const auto& [name, s] : seeds) {
     const std::string path = std::string(argv[1]) + "/" + name + ".bin";

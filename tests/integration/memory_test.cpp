@@ -159,6 +159,102 @@ TEST_F(memory, large_transfers_arrive_intact) {
   ASSERT_TRUE(back == data) << "48 MiB differ after a round trip";
 }
 
+// A read of 16 MiB or more goes to the device a piece (8 MiB) at a time and
+// each piece to the client as soon as it is read (the daemon's "read in
+// pieces"); what arrives must still be every byte, in its place, whatever the
+// size, offset and blocking mode.
+TEST_F(memory, large_reads_in_pieces_arrive_byte_for_byte) {
+  constexpr size_t size = (size_t{100} << 20) + 4097;
+  const auto data = byte_pattern(size, 11);
+  auto mem = buffer(CL_MEM_READ_WRITE, size);
+  ASSERT_TRUE(mem);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue_, mem, CL_TRUE, 0, size, data.data(), 0, nullptr, nullptr));
+  std::vector<unsigned char> back(size, 0);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue_, mem, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr));
+  ASSERT_TRUE(back == data) << "the whole 100 MiB read differs";
+  // An odd size that is no multiple of the piece, at an odd offset.
+  struct range {
+    size_t offset, size;
+  };
+  for (range r : {range{(size_t{3} << 20) + 5, (size_t{37} << 20) + 11}, range{1, (size_t{16} << 20)},
+                  range{size - (size_t{24} << 20) - 1, (size_t{24} << 20) + 1}}) {
+    SCOPED_TRACE("offset " + std::to_string(r.offset) + " size " + std::to_string(r.size));
+    std::vector<unsigned char> part(r.size, 0);
+    event_handle done;
+    ASSERT_CL_OK(clEnqueueReadBuffer(queue_, mem, CL_FALSE, r.offset, r.size, part.data(), 0, nullptr, done.out()));
+    ASSERT_CL_OK(clWaitForEvents(1, done.address()));
+    EXPECT_EQ(event_status(done), CL_COMPLETE);
+    EXPECT_TRUE(std::equal(part.begin(), part.end(), data.begin() + static_cast<std::ptrdiff_t>(r.offset)))
+        << "the read differs from the buffer";
+  }
+  // CL_INVALID_VALUE if the region being read specified by (offset, size) is out of bounds.
+  EXPECT_CL(CL_INVALID_VALUE, clEnqueueReadBuffer(queue_, mem, CL_TRUE, size - (size_t{16} << 20) + 1,
+                                                  size_t{16} << 20, back.data(), 0, nullptr, nullptr));
+}
+
+// A read in pieces behind a user event that fails reports the same error as
+// a read in one piece does, once, and leaves the application's memory alone.
+TEST_F(memory, a_large_read_behind_a_failed_event_fails_like_a_small_one) {
+  constexpr size_t size = size_t{40} << 20;
+  auto mem = buffer(CL_MEM_READ_WRITE, size);
+  ASSERT_TRUE(mem);
+  std::vector<cl_int> statuses;
+  for (size_t bytes : {size_t{1024}, size}) {
+    SCOPED_TRACE(std::to_string(bytes) + " bytes");
+    cl_int rc = CL_SUCCESS;
+    event_handle gate(clCreateUserEvent(context_, &rc));
+    ASSERT_CL_OK(rc);
+    queue_handle q(clCreateCommandQueue(context_, device_, 0, &rc));
+    ASSERT_CL_OK(rc);
+    std::vector<unsigned char> host(bytes, 0x5c);
+    event_handle read;
+    ASSERT_CL_OK(clEnqueueReadBuffer(q, mem, CL_FALSE, 0, bytes, host.data(), 1, gate.address(), read.out()));
+    ASSERT_CL_OK(clFlush(q));
+    ASSERT_CL_OK(clSetUserEventStatus(gate, -1234));
+    // CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST if the execution status of any of the
+    // events in event_list is a negative integer value.
+    EXPECT_CL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST, clWaitForEvents(1, read.address()));
+    statuses.push_back(event_status(read));
+    EXPECT_LT(statuses.back(), 0);
+    EXPECT_TRUE(std::all_of(host.begin(), host.end(), [](unsigned char b) { return b == 0x5c; }))
+        << "a failed read wrote into the application's memory";
+  }
+  EXPECT_EQ(statuses[0], statuses[1]) << "a read in pieces fails with another error than a read in one";
+  // The session goes on: a large read still works.
+  const auto data = byte_pattern(size, 3);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(queue_, mem, CL_TRUE, 0, size, data.data(), 0, nullptr, nullptr));
+  std::vector<unsigned char> back(size, 0);
+  ASSERT_CL_OK(clEnqueueReadBuffer(queue_, mem, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr));
+  EXPECT_TRUE(back == data);
+}
+
+// A profiled read in pieces reports one span, from its first piece's start to its last
+// piece's end, in the order the specification gives the counters.
+TEST_F(memory, a_profiled_large_read_reports_its_whole_span) {
+  constexpr size_t size = (size_t{33} << 20) + 3;
+  cl_int rc = CL_SUCCESS;
+  const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  queue_handle q(clCreateCommandQueueWithProperties(context_, device_, properties, &rc));
+  ASSERT_CL_OK(rc);
+  const auto data = byte_pattern(size, 9);
+  auto mem = buffer(CL_MEM_READ_WRITE, size);
+  ASSERT_TRUE(mem);
+  ASSERT_CL_OK(clEnqueueWriteBuffer(q, mem, CL_TRUE, 0, size, data.data(), 0, nullptr, nullptr));
+  std::vector<unsigned char> back(size, 0);
+  event_handle read;
+  ASSERT_CL_OK(clEnqueueReadBuffer(q, mem, CL_TRUE, 0, size, back.data(), 0, nullptr, read.out()));
+  EXPECT_TRUE(back == data);
+  cl_ulong counters[4] = {};
+  const cl_profiling_info names[] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                     CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+  for (int i = 0; i < 4; ++i)
+    ASSERT_CL_OK(clGetEventProfilingInfo(read, names[i], sizeof counters[i], &counters[i], nullptr));
+  EXPECT_GT(counters[0], 0u);
+  EXPECT_LE(counters[0], counters[1]);
+  EXPECT_LE(counters[1], counters[2]);
+  EXPECT_LT(counters[2], counters[3]) << "a 33 MiB read took no time";
+}
+
 TEST_F(memory, copy_host_ptr_takes_a_snapshot_of_host_memory) {
   constexpr size_t n = 512;
   std::vector<cl_int> host(n);

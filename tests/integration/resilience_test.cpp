@@ -433,6 +433,37 @@ FERRY_IT_CHILD(nonblocking_write_during_outage) {
   return 0;
 }
 
+// Large reads (in pieces, each sent as soon as it is read) whose bytes are cut off on
+// their way to the client: the connection breaks after a few megabytes of each, the
+// session resumes, the daemon sends again what the client had not received, and every
+// read still arrives whole and in place.
+FERRY_IT_CHILD(large_reads_through_cuts) {
+  rig r;
+  CHILD_CHECK(r.ready(), "no daemon or proxy");
+  session s;
+  CHILD_CHECK(s.open(), "no Ferry device, context or program");
+  constexpr size_t size = (size_t{56} << 20) + 333;
+  std::vector<uint8_t> pattern(size);
+  for (size_t i = 0; i < size; ++i) pattern[i] = static_cast<uint8_t>(i * 31 + (i >> 18));
+  mem_handle buffer = create_buffer(s.context, CL_MEM_READ_WRITE, size);
+  CHILD_CHECK(buffer, "buffer");
+  cl_int rc = clEnqueueWriteBuffer(s.queue, buffer, CL_TRUE, 0, size, pattern.data(), 0, nullptr, nullptr);
+  CHILD_CHECK(rc == CL_SUCCESS, "write: %d", rc);
+  uint64_t cuts = r.proxy->cuts();
+  // Cut inside the first chunk, on a chunk's edge, and deep in the read.
+  for (uint64_t after : {uint64_t{3} << 20, uint64_t{16} << 20, (uint64_t{41} << 20) + 77}) {
+    std::vector<uint8_t> back(size, 0);
+    r.proxy->cut_after(after, ferry::tools::direction::to_client);
+    rc = clEnqueueReadBuffer(s.queue, buffer, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr);
+    CHILD_CHECK(rc == CL_SUCCESS, "read with a cut after %llu bytes: %d", static_cast<unsigned long long>(after), rc);
+    CHILD_CHECK(back == pattern, "the read with a cut after %llu bytes differs",
+                static_cast<unsigned long long>(after));
+    CHILD_CHECK(wait_for_cuts(*r.proxy, ++cuts), "no cut after %llu bytes", static_cast<unsigned long long>(after));
+  }
+  std::printf("PASS\n");
+  return 0;
+}
+
 // A link down for longer than the grace period: the session is over. A blocking wait on a
 // command accepted before the outage returns CL_DEVICE_NOT_AVAILABLE instead of hanging,
 // the old context's queue refuses new work, and a new context on the same device works
@@ -565,6 +596,10 @@ TEST(resilience, a_large_nonblocking_write_during_an_outage_returns_at_once_and_
 
 TEST(resilience, an_unaware_program_runs_a_hundred_thousand_kernels_through_fifty_cuts) {
   expect_child_passes("unaware_program_through_cuts", std::chrono::seconds(280));
+}
+
+TEST(resilience, large_reads_cut_off_on_their_way_resume_and_arrive_whole) {
+  expect_child_passes("large_reads_through_cuts");
 }
 
 TEST(resilience, grace_period_expiry_fails_waiting_work_and_a_new_context_works) {

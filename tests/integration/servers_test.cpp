@@ -220,6 +220,53 @@ FERRY_IT_CHILD(large_write) {
   return 0;
 }
 
+// Reads more than a read window holds (100 MiB and a bit, in pieces), an
+// odd range at an odd offset without blocking, and a small read, each
+// checked byte for byte against what was written.
+FERRY_IT_CHILD(large_read) {
+  cl_platform_id platform = find_ferry_platform();
+  CHILD_CHECK(platform != nullptr, "no Ferry platform");
+  auto devices = platform_devices(platform);
+  CHILD_CHECK(!devices.empty(), "no devices");
+  cl_int rc = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 1, &devices.front(), nullptr, nullptr, &rc);
+  CHILD_CHECK(rc == CL_SUCCESS, "clCreateContext: %d", rc);
+  cl_command_queue queue = clCreateCommandQueue(context, devices.front(), 0, &rc);
+  CHILD_CHECK(rc == CL_SUCCESS, "clCreateCommandQueue: %d", rc);
+  const size_t size = (100u << 20) + 4097;
+  cl_mem buffer = clCreateBuffer(context, CL_MEM_READ_WRITE, size, nullptr, &rc);
+  CHILD_CHECK(rc == CL_SUCCESS, "clCreateBuffer: %d", rc);
+  std::vector<uint8_t> expected(size);
+  for (size_t i = 0; i < size; ++i) expected[i] = static_cast<uint8_t>(i * 29 + (i >> 12));
+  rc = clEnqueueWriteBuffer(queue, buffer, CL_TRUE, 0, size, expected.data(), 0, nullptr, nullptr);
+  CHILD_CHECK(rc == CL_SUCCESS, "clEnqueueWriteBuffer: %d", rc);
+  struct range {
+    size_t offset, size;
+    cl_bool blocking;
+  };
+  // Twice the whole buffer: the first read's full chunks make the client offer its window.
+  for (range r : {range{0, size, CL_TRUE}, range{0, size, CL_TRUE}, range{(7u << 20) + 3, (33u << 20) + 17, CL_FALSE},
+                  range{size - 100, 100, CL_TRUE}}) {
+    std::vector<uint8_t> got(r.size, 0);
+    cl_event done = nullptr;
+    rc = clEnqueueReadBuffer(queue, buffer, r.blocking, r.offset, r.size, got.data(), 0, nullptr, &done);
+    CHILD_CHECK(rc == CL_SUCCESS, "clEnqueueReadBuffer at %zu of %zu bytes: %d", r.offset, r.size, rc);
+    rc = clWaitForEvents(1, &done);
+    CHILD_CHECK(rc == CL_SUCCESS, "clWaitForEvents: %d", rc);
+    clReleaseEvent(done);
+    size_t first_wrong = r.size;
+    for (size_t i = 0; i < r.size && first_wrong == r.size; ++i)
+      if (got[i] != expected[r.offset + i]) first_wrong = i;
+    CHILD_CHECK(first_wrong == r.size, "read at %zu: byte %zu is %d, expected %d", r.offset, first_wrong,
+                first_wrong < r.size ? got[first_wrong] : 0, first_wrong < r.size ? expected[r.offset + first_wrong] : 0);
+  }
+  clReleaseMemObject(buffer);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+  std::printf("OK\n");
+  return 0;
+}
+
 class servers : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -324,6 +371,41 @@ TEST_F(servers, large_writes_to_a_daemon_on_a_unix_socket_go_through_shared_memo
   EXPECT_TRUE(exited_with(*result.status, 0)) << describe_wait_status(*result.status) << "\n" << result.out;
   EXPECT_EQ(result.out, "OK\n");
   EXPECT_EQ(shared_windows(), 1) << "FERRY_BULK_WINDOW=0 shared a window:\n" << read_file(log);
+}
+
+TEST_F(servers, large_reads_from_a_daemon_on_a_unix_socket_come_through_a_read_window) {
+  const std::string socket_path = home_.path() + "/ferryd.sock", log = home_.path() + "/ferryd.log";
+  auto read_windows = [&] {
+    std::ifstream in(log);
+    std::string line;
+    int count = 0;
+    while (std::getline(in, line)) count += line.find("shares a read window") != std::string::npos;
+    return count;
+  };
+  daemon unix_daemon({"--unix", socket_path, "--log-level", "info"}, log);
+  ASSERT_TRUE(unix_daemon.started());
+  auto result = run_child("large_read", child_env("unix:" + socket_path, home_.path()));
+  ASSERT_TRUE(result.status.has_value()) << "the child hung:\n" << result.out;
+  EXPECT_TRUE(exited_with(*result.status, 0)) << describe_wait_status(*result.status) << "\n" << result.out;
+  EXPECT_EQ(result.out, "OK\n");
+  EXPECT_EQ(read_windows(), 1) << "the client did not share a read window:\n" << read_file(log);
+  // FERRY_BULK_WINDOW=0: the same bytes, on the socket.
+  auto env = child_env("unix:" + socket_path, home_.path());
+  env.push_back({"FERRY_BULK_WINDOW", "0"});
+  result = run_child("large_read", env);
+  ASSERT_TRUE(result.status.has_value()) << "the child hung:\n" << result.out;
+  EXPECT_TRUE(exited_with(*result.status, 0)) << describe_wait_status(*result.status) << "\n" << result.out;
+  EXPECT_EQ(result.out, "OK\n");
+  EXPECT_EQ(read_windows(), 1) << "FERRY_BULK_WINDOW=0 shared a read window:\n" << read_file(log);
+}
+
+TEST_F(servers, large_reads_over_tcp_arrive_byte_for_byte) {
+  daemon tcp_daemon;
+  ASSERT_TRUE(tcp_daemon.started());
+  auto result = run_child("large_read", child_env(tcp_daemon.address(), home_.path()));
+  ASSERT_TRUE(result.status.has_value()) << "the child hung:\n" << result.out;
+  EXPECT_TRUE(exited_with(*result.status, 0)) << describe_wait_status(*result.status) << "\n" << result.out;
+  EXPECT_EQ(result.out, "OK\n");
 }
 
 TEST_F(servers, daemon_rejects_bad_flags_with_status_2) {

@@ -1,5 +1,6 @@
 #include "client/net/bulk_receiver.hpp"
 
+#include <cstring>
 #include <string>
 
 #include "common/thread_name.hpp"
@@ -77,37 +78,105 @@ event* bulk_receiver::arrived(const protocol::bulk_data& prefix, uint64_t chunk)
   return done;
 }
 
+void bulk_receiver::landed(const protocol::bulk_data& prefix, uint64_t chunk) {
+  if (event* done = arrived(prefix, chunk)) {
+    request_ack_();  // the server keeps the staging of the read until then
+    link_.sink().part_done(done, CL_COMPLETE, nullptr);
+    link_.sink().release(done);  // the reference expect_data() took
+  }
+}
+
+bool bulk_receiver::receive_chunk(stream* from, const protocol::frame_header& h, std::string& why) {
+  // The header alone tells a frame that can be no chunk: refused before
+  // waiting for prefix bytes that need not come.
+  if (!protocol::check_bulk_header(h, why)) {
+    why = "malformed bulk frame: " + why;
+    return false;
+  }
+  uint8_t head[protocol::bulk_head_size];
+  protocol::store_header(head, h);
+  if (!read_exact(from, head + protocol::frame_header_size, protocol::bulk_prefix_size)) return false;
+  // Decoded and checked as the daemon checks what clients send: a hostile
+  // or broken server must not place a chunk outside its read.
+  protocol::bulk_data prefix;
+  uint64_t chunk = 0;
+  if (!protocol::load_bulk_head(head, prefix, chunk, why)) {
+    why = "malformed bulk frame: " + why;
+    return false;
+  }
+  uint8_t* destination = destination_of(prefix, chunk, why);
+  if (destination == nullptr) return false;
+  // A chunk cut in the middle is not counted: it comes again whole.
+  if (chunk != 0 && !read_exact(from, destination, chunk)) return false;
+  landed(prefix, chunk);
+  // A full-size chunk: this stream carries large reads, which a shared window
+  // moves faster than the socket (offered once per stream).
+  if (chunk == protocol::max_bulk_chunk && !read_window_decided_ && offer_read_window_) {
+    read_window_decided_ = true;
+    read_window_ = offer_read_window_(generation_);
+  }
+  return true;
+}
+
+bool bulk_receiver::receive_window_chunk(stream* from, const protocol::frame_header& h, std::string& why) {
+  uint8_t payload[window_payload_limit];
+  if (h.flags != 0 || h.payload_size > protocol::message_limit(h.message_id) || h.payload_size > sizeof payload) {
+    why = "read_window_chunk of " + std::to_string(h.payload_size) + " bytes with flags " + std::to_string(h.flags);
+    return false;
+  }
+  if (!read_exact(from, payload, h.payload_size)) return false;
+  protocol::read_window_chunk c;
+  const char* error = "";
+  if (!protocol::decode_payload(payload, h.payload_size, c, error)) {
+    why = std::string("malformed read_window_chunk: ") + error;
+    return false;
+  }
+  if (!read_window_) {
+    why = "read_window_chunk without a read window";
+    return false;
+  }
+  if (c.slot >= read_window_->slots() || c.size > read_window_->slot_size()) {
+    why = "read_window_chunk of " + std::to_string(c.size) + " bytes in slot " + std::to_string(c.slot) +
+          " of a window of " + std::to_string(read_window_->slots()) + " slots of " +
+          std::to_string(read_window_->slot_size()) + " bytes";
+    return false;
+  }
+  if (!protocol::check_chunk_place(c.offset, c.size, c.total, why)) return false;
+  const protocol::bulk_data prefix{c.transfer, c.offset, c.total};
+  uint8_t* destination = destination_of(prefix, c.size, why);
+  if (destination == nullptr) return false;
+  std::memcpy(destination, read_window_->slot(c.slot), c.size);
+  // The slot is the daemon's again once copied: it may be waiting for it.
+  read_window_->release_slot();
+  landed(prefix, c.size);
+  return true;
+}
+
 void bulk_receiver::read_loop(stream* from, uint64_t generation) {
   name_this_thread(thread_name("bulk", link_.name()));
+  // A new stream: the old one's read window went with it.
+  read_window_.reset();
+  read_window_decided_ = false;
+  generation_ = generation;
   for (;;) {
-    uint8_t head[protocol::bulk_head_size];
-    if (!read_exact(from, head, sizeof head)) break;
+    uint8_t header[protocol::frame_header_size];
+    if (!read_exact(from, header, sizeof header)) break;
     busy_.store(1, std::memory_order_release);
     struct not_busy {
       std::atomic<int>& flag;
       ~not_busy() { flag.store(0, std::memory_order_release); }
     } busy_until_done{busy_};
-    // Decoded and checked as the daemon checks what clients send: a hostile
-    // or broken server must not place a chunk outside its read.
-    protocol::bulk_data prefix;
-    uint64_t chunk = 0;
+    const protocol::frame_header h = protocol::load_header(header);
     std::string why;
-    if (!protocol::load_bulk_head(head, prefix, chunk, why)) {
-      link_.end_session("malformed bulk frame: " + why, CL_DEVICE_NOT_AVAILABLE);
-      return;
-    }
-    uint8_t* destination = destination_of(prefix, chunk, why);
-    if (destination == nullptr) {
+    const bool taken = h.message_id == static_cast<uint16_t>(protocol::message_id::read_window_chunk)
+                           ? receive_window_chunk(from, h, why)
+                           : receive_chunk(from, h, why);
+    if (taken) continue;
+    if (!why.empty()) {
       link_.end_session(why, CL_DEVICE_NOT_AVAILABLE);
       return;
     }
-    // A chunk cut in the middle is not counted: it comes again whole.
-    if (chunk != 0 && !read_exact(from, destination, chunk)) break;
-    if (event* done = arrived(prefix, chunk)) {
-      request_ack_();  // the server keeps the staging of the read until then
-      link_.sink().part_done(done, CL_COMPLETE, nullptr);
-      link_.sink().release(done);  // the reference expect_data() took
-    }
+    break;  // the stream closed inside a frame
   }
   if (!link_.stopping) link_.broken(generation, "bulk stream closed");
 }

@@ -2,6 +2,12 @@
 // their data, and the bulk reader thread that writes each chunk straight
 // into its read's destination and completes the read's data part.
 //
+// On a plain Unix socket to a daemon of version 8, the first full-size chunk
+// a stream brings makes the reader offer a read window (bulk_sender::
+// offer_read_window): from then on the daemon may put large chunks into its
+// slots and send read_window_chunk, which the reader checks like bulk_data,
+// copies out of the slot and releases.
+//
 // Locks: transfers_mutex_ guards transfers_ (and orders the count of bulk
 // frames received with them). It never nests with another lock.
 #pragma once
@@ -9,12 +15,16 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "client/net/link_state.hpp"
+#include "common/bulk_window.hpp"
+#include "protocol/frame.hpp"
 
 namespace ferry::client {
 
@@ -22,8 +32,11 @@ class bulk_receiver {
  public:
   /// `request_ack`: asks for an ack soon (the server keeps the staging of a
   /// read until the client acknowledges its last chunk).
-  bulk_receiver(link_state& link, std::function<void()> request_ack)
-      : link_(link), request_ack_(std::move(request_ack)) {}
+  /// `offer_read_window`: offers the server a read window on the bulk
+  /// stream of the generation given (null: none offered); may be empty.
+  bulk_receiver(link_state& link, std::function<void()> request_ack,
+                std::function<std::unique_ptr<bulk_window>(uint64_t)> offer_read_window = {})
+      : link_(link), request_ack_(std::move(request_ack)), offer_read_window_(std::move(offer_read_window)) {}
 
   /// Registers where the bulk data of a read goes (see connection).
   void expect_data(protocol::object_id transfer, void* destination, uint64_t size, event* e);
@@ -42,6 +55,17 @@ class bulk_receiver {
 
  private:
   void read_loop(stream* from, uint64_t generation);
+  /// A bulk_data frame whose header `h` was read; false when the stream
+  /// ended (`why` set when the server broke the protocol, empty when the
+  /// stream closed).
+  bool receive_chunk(stream* from, const protocol::frame_header& h, std::string& why);
+  /// A read_window_chunk frame whose header `h` was read; as receive_chunk.
+  bool receive_window_chunk(stream* from, const protocol::frame_header& h, std::string& why);
+  /// Bytes of a chunk are in place: counts them, completes the read's data
+  /// part after its last chunk.
+  void landed(const protocol::bulk_data& prefix, uint64_t chunk);
+  /// The most payload a read_window_chunk may have (its fields take 36 bytes).
+  static constexpr size_t window_payload_limit = 64;
   /// Where the chunk of `prefix` with `chunk` bytes goes; null, with `why`,
   /// when the server sent what nobody asked for.
   uint8_t* destination_of(const protocol::bulk_data& prefix, uint64_t chunk, std::string& why);
@@ -58,6 +82,12 @@ class bulk_receiver {
 
   link_state& link_;
   const std::function<void()> request_ack_;
+  const std::function<std::unique_ptr<bulk_window>(uint64_t)> offer_read_window_;
+  // The read loop's own (only its thread touches them): the current
+  // stream's read window, and whether it was offered one.
+  std::unique_ptr<bulk_window> read_window_;
+  bool read_window_decided_ = false;
+  uint64_t generation_ = 0;
   std::mutex transfers_mutex_;  // guards transfers_
   std::unordered_map<protocol::object_id, transfer> transfers_;
   std::atomic<int> busy_{0};  // 1 while the reader handles a chunk

@@ -5,7 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
 #include <vector>
+
+#include "protocol/frame.hpp"
 
 #include "client/net/test_parts.hpp"
 
@@ -95,6 +101,92 @@ TEST_F(bulk_receiver_test, a_failed_read_is_abandoned_with_the_event_it_held) {
   EXPECT_EQ(parts.receiver.abandon(45), nullptr);
   EXPECT_EQ(parts.receiver.abandon(44), recording_sink::handle(read));
   EXPECT_EQ(parts.receiver.abandon(44), nullptr);  // once
+}
+
+/// A daemon's side of a read window the receiver offered (version 8).
+class read_window_test : public bulk_receiver_test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    parts.read_window_offer = [this](uint64_t) {
+      std::string why;
+      auto window = bulk_window::create(1, protocol::max_bulk_chunk, why);
+      if (window)
+        daemon_side = bulk_window::adopt(unique_fd(::dup(window->fd())), 1, protocol::max_bulk_chunk,
+                                         protocol::max_bulk_chunk, why);
+      ++offers;
+      return window;
+    };
+  }
+  void send_window_chunk(const protocol::read_window_chunk& c) {
+    std::vector<uint8_t> frame;
+    protocol::append_frame(frame, c);
+    ASSERT_TRUE(write_all(server.bulk.get(), frame.data(), frame.size()));
+  }
+
+  std::unique_ptr<bulk_window> daemon_side;
+  int offers = 0;
+};
+
+TEST_F(read_window_test, after_a_full_chunk_a_read_window_is_offered_and_its_chunks_land_and_free_their_slot) {
+  fake_event read{50};
+  const uint64_t total = protocol::max_bulk_chunk + 1000;
+  await(read, total);
+  send(50, 0, protocol::max_bulk_chunk, total);  // a full chunk: this stream carries large reads
+  ASSERT_TRUE(testing::eventually([&] { return offers == 1; }));
+  ASSERT_TRUE(daemon_side);
+  const std::vector<uint8_t> data = counting(total);
+  std::memcpy(daemon_side->slot(0), data.data() + protocol::max_bulk_chunk, 1000);
+  send_window_chunk({50, protocol::max_bulk_chunk, total, 0, 1000});
+  daemon_side->slot_sent();
+  ASSERT_TRUE(parts.sink.wait_for_parts(read, 1));
+  EXPECT_EQ(destination, data);
+  uint32_t slot = 9;
+  EXPECT_TRUE(daemon_side->wait_for_slot(5000, slot)) << "the client kept the slot";
+  EXPECT_EQ(slot, 0u);
+  EXPECT_EQ(parts.link.received_bulk, 2u) << "a window chunk counts as a bulk frame";
+  EXPECT_EQ(offers, 1);
+}
+
+TEST_F(read_window_test, a_read_window_chunk_without_a_window_ends_the_session) {
+  fake_event read{51};
+  await(read, 100);
+  send_window_chunk({51, 0, 100, 0, 100});
+  ASSERT_TRUE(ends(parts.link));
+  EXPECT_EQ(destination, std::vector<uint8_t>(100, 0xEE));
+  EXPECT_EQ(offers, 0);
+}
+
+TEST_F(read_window_test, a_read_window_chunk_outside_the_window_or_its_read_ends_the_session) {
+  for (protocol::read_window_chunk bad : {protocol::read_window_chunk{52, protocol::max_bulk_chunk, 0, 1, 10},
+                                          protocol::read_window_chunk{52, protocol::max_bulk_chunk, 0, 0,
+                                                                      protocol::max_bulk_chunk + 1},
+                                          protocol::read_window_chunk{52, UINT64_MAX - 5, 0, 0, 10}}) {
+    connection_parts fresh;
+    std::unique_ptr<bulk_window> kept;
+    fresh.read_window_offer = [&](uint64_t) {
+      std::string why;
+      auto window = bulk_window::create(1, protocol::max_bulk_chunk, why);
+      kept = bulk_window::adopt(unique_fd(::dup(window->fd())), 1, protocol::max_bulk_chunk,
+                                protocol::max_bulk_chunk, why);
+      return window;
+    };
+    testing::server_end theirs = fresh.attach();
+    const uint64_t total = protocol::max_bulk_chunk + 100;
+    bad.total = total;
+    fake_event read{52};
+    std::vector<uint8_t> into(total, 0xEE);
+    fresh.receiver.expect_data(52, into.data(), total, recording_sink::handle(read));
+    fresh.receiver.start(fresh.link.bulk(), fresh.link.generation());
+    const std::vector<uint8_t> data = counting(total);
+    ASSERT_TRUE(write_bulk_frame(theirs.bulk.get(), 52, 0, total, data.data(), protocol::max_bulk_chunk));
+    ASSERT_TRUE(testing::eventually([&] { return kept != nullptr; }));
+    std::vector<uint8_t> frame;
+    protocol::append_frame(frame, bad);
+    ASSERT_TRUE(write_all(theirs.bulk.get(), frame.data(), frame.size()));
+    EXPECT_TRUE(ends(fresh.link)) << "slot " << bad.slot << " size " << bad.size << " offset " << bad.offset;
+    EXPECT_TRUE(std::all_of(into.begin() + protocol::max_bulk_chunk, into.end(), [](uint8_t b) { return b == 0xEE; }));
+  }
 }
 
 }  // namespace

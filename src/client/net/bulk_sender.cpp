@@ -10,6 +10,8 @@
 #include "common/log.hpp"
 #include "protocol/bulk_head.hpp"
 #include "protocol/dispatch.hpp"
+#include "protocol/outgoing.hpp"
+#include "protocol/version.hpp"
 
 namespace ferry::client {
 
@@ -43,9 +45,7 @@ bulk_window* bulk_sender::window_for_chunk(uint64_t chunk) {
   // new window with it (forget_window).
   window_decided_ = true;
   stream* s = link_.bulk();
-  if (!bulk_windows_enabled() || link_.version.load(std::memory_order_acquire) < 5 ||
-      link_.where().type != endpoint::kind::unix_socket || s->encrypted())
-    return nullptr;
+  if (!windows_possible(5)) return nullptr;
   std::string why;
   std::unique_ptr<bulk_window> w = bulk_window::create(window_slots, protocol::max_bulk_chunk, why);
   if (!w) {
@@ -61,6 +61,31 @@ bulk_window* bulk_sender::window_for_chunk(uint64_t chunk) {
   return window_.get();
 }
 
+bool bulk_sender::windows_possible(uint16_t least) const {
+  return bulk_windows_enabled() && link_.version.load(std::memory_order_acquire) >= least &&
+         link_.where().type == endpoint::kind::unix_socket && !link_.bulk()->encrypted();
+}
+
+std::unique_ptr<bulk_window> bulk_sender::offer_read_window(uint64_t generation) {
+  // Under the send mutex: the offer must not fall between a chunk's head and its bytes.
+  std::lock_guard lock(send_mutex_);
+  if (generation != link_.generation() || !windows_possible(protocol::read_window_version))
+    return nullptr;
+  std::string why;
+  std::unique_ptr<bulk_window> w = bulk_window::create(window_slots, protocol::max_bulk_chunk, why);
+  if (!w) {
+    FERRY_WARN("net", "%s: no shared-memory read window (%s); large reads come on the socket", link_.name().c_str(),
+               why.c_str());
+    return nullptr;
+  }
+  if (!protocol::send_read_window_offer(link_.bulk()->fd(),
+                                        protocol::read_window_offer{window_slots, protocol::max_bulk_chunk}, w->fd()))
+    return nullptr;  // the stream broke; its reader sees that next
+  FERRY_DEBUG("net", "%s: large reads come through a shared-memory window of %u x %u bytes", link_.name().c_str(),
+              window_slots, protocol::max_bulk_chunk);
+  return w;
+}
+
 void bulk_sender::forget_window() {
   window_.reset();
   window_decided_ = false;
@@ -73,8 +98,13 @@ bool bulk_sender::send_chunk(uint64_t generation, protocol::object_id transfer, 
   uint32_t slot = 0;
   // The daemon frees a slot as soon as it has copied it; a daemon that has
   // gone never does, so keep asking whether the streams still live.
-  while (!window->wait_for_slot(100, slot))
+  while (!window->wait_for_slot(100, slot)) {
     if (link_.stopping || link_.ended || generation != link_.generation()) return false;
+    if (!window->releases_in_range()) {
+      link_.end_session("the server released bulk window slots that were never filled", CL_DEVICE_NOT_AVAILABLE);
+      return false;
+    }
+  }
   std::memcpy(window->slot(slot), data, size);
   std::vector<uint8_t> frame;
   protocol::append_frame(frame, protocol::window_chunk{transfer, offset, total, slot, size});

@@ -60,6 +60,12 @@ class bulk_sender {
   /// Wakes the writers that wait for an acknowledgement (the session ended).
   void wake_waiters();
 
+  /// Offers the server a window for the bytes of large reads on the bulk
+  /// stream of `generation` (read_window_offer: version 8, a plain Unix
+  /// socket, FERRY_BULK_WINDOW not 0). The caller (the bulk receiver of that
+  /// stream) owns it and releases its slots. Null when none is offered.
+  std::unique_ptr<bulk_window> offer_read_window(uint64_t generation);
+
  private:
   // The resumer holds both mutexes while it resumes or starts a new session,
   // and checks the server's count against log_ then.
@@ -91,6 +97,9 @@ class bulk_sender {
   /// Slots of a window, each max_bulk_chunk bytes: enough that the copy into
   /// one overlaps the daemon's copy out of another.
   static constexpr uint32_t window_slots = 4;
+  /// Whether the current bulk stream could take a window (the protocol
+  /// version `least` or later, a plain Unix socket, windows not turned off).
+  bool windows_possible(uint16_t least) const;
 
   link_state& link_;
   std::mutex send_mutex_;  // serialises writes to the bulk socket; guards window_, window_decided_

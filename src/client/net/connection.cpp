@@ -7,7 +7,9 @@ namespace ferry::client {
 connection::connection(const endpoint& where, const protocol::credentials& who, completion_sink& sink)
     : link_(where, who, sink),
       sender_(link_),
-      receiver_(link_, [this] { channel_.request_ack(); }),
+      receiver_(
+          link_, [this] { channel_.request_ack(); },
+          [this](uint64_t generation) { return sender_.offer_read_window(generation); }),
       tracker_(link_, sender_, receiver_),
       channel_(link_, tracker_, sender_),
       resumer_(link_, channel_, sender_, receiver_, tracker_) {}

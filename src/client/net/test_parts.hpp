@@ -266,7 +266,12 @@ struct connection_parts {
   recording_sink sink;
   link_state link;
   bulk_sender sender{link};
-  bulk_receiver receiver{link, [this] { channel.request_ack(); }};
+  /// What the receiver's offer of a read window gives (tests set it; none by default).
+  std::function<std::unique_ptr<bulk_window>(uint64_t)> read_window_offer;
+  bulk_receiver receiver{link, [this] { channel.request_ack(); },
+                         [this](uint64_t generation) {
+                           return read_window_offer ? read_window_offer(generation) : nullptr;
+                         }};
   event_tracker tracker{link, sender, receiver};
   control_channel channel{link, tracker, sender};
   resumer session{link, channel, sender, receiver, tracker};

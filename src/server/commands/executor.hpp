@@ -257,6 +257,11 @@ class executor {
   /// write per piece, each behind a gate that opens when its bytes are in.
   bool write_in_pieces(const protocol::command_header& h, const object_entry& queue, cl_mem buffer,
                        uint64_t offset, uint64_t total, uint8_t* data);
+  /// A large enqueue_read_buffer: one native read per piece into one
+  /// staging, each piece sent by the bulk writer as soon as it is read
+  /// (pipelined_read.hpp); the command's own event is a marker behind them.
+  bool read_in_pieces(const protocol::command_header& h, const object_entry& queue, cl_mem buffer,
+                      uint64_t offset, uint64_t total);
 
   // Programs (executor_programs.cpp), kernels (executor_kernels.cpp) and
   // queries (executor_queries.cpp).

@@ -185,7 +185,8 @@ bool executor::finish(enqueue_outcome done) {
   queued_.enqueued(h.queue, queue.as_queue(), queue.out_of_order, done.event);
   bool keep = (h.flags & p::keep_event) != 0;
   bool notify = (h.flags & p::notify) != 0;
-  bool callback = notify || done.kind != callback_kind::completion;
+  // A read in pieces reports through its pieces' callbacks, never its own event's.
+  bool callback = done.kind != callback_kind::read_piece && (notify || done.kind != callback_kind::completion);
   hold_for_imports(done.event);
   if (done.event && !keep && !callback) api_.clReleaseEvent(done.event);  // requested only for hold_for_imports
   if (keep) {

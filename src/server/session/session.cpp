@@ -9,6 +9,7 @@
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
 #include "protocol/dispatch.hpp"
+#include "protocol/version.hpp"
 #include "server/commands/executor.hpp"
 #include "server/daemon/handshake.hpp"
 #include "server/peers/peer_reader.hpp"
@@ -98,11 +99,18 @@ bool session::attach_bulk(stream_ptr& fd, const std::string& peer, const protoco
   bulk_peer_ = peer;
   stream* bulk_fd = bulk_.get();
   FERRY_INFO("session", "session %s: bulk stream attached from %s", core_->label.c_str(), peer.c_str());
-  bulk_reader_ = std::thread([this, bulk_fd] {
+  const bulk_reader::windows windows = bulk_reader::windows_for(*bulk_fd);
+  // A client of version 8 on a plain Unix socket may share a window for its
+  // reads too: the reader takes the offer, the writer fills the slots.
+  std::shared_ptr<read_window_handoff> read_windows;
+  if (windows == bulk_reader::windows::accepted && welcome.version >= protocol::read_window_version)
+    read_windows = std::make_shared<read_window_handoff>();
+  bulk_reader_ = std::thread([this, bulk_fd, windows, read_windows] {
     name_thread("blk-r", core_->label);
     bulk_reader reader(bulk_fd, core_->transfers, counter(protocol::link_kind::client_bulk, bulk_peer_),
                        &core_->bulk_in, &core_->outbox);
-    reader.set_windows(bulk_reader::windows_for(*bulk_fd), core_->label);
+    reader.set_windows(windows, core_->label);
+    reader.set_read_windows(read_windows);
     std::string reason;
     bulk_reader::end end = reader.run(reason);
     {
@@ -116,7 +124,7 @@ bool session::attach_bulk(stream_ptr& fd, const std::string& peer, const protoco
       connection_broken(reason);
     }
   });
-  bulk_writer_ = std::thread([this, bulk_fd] {
+  bulk_writer_ = std::thread([this, bulk_fd, read_windows] {
     name_thread("blk-w", core_->label);
     uint64_t from = 0;
     uint64_t generation = 0;
@@ -134,6 +142,11 @@ bool session::attach_bulk(stream_ptr& fd, const std::string& peer, const protoco
     bulk_writer writer(bulk_fd, core_->bulk, generation, core_->outbox, core_->api,
                        [this](const std::string& why) { connection_broken(why); },
                        counter(protocol::link_kind::client_bulk, bulk_peer_), from);
+    if (read_windows)
+      writer.use_read_windows(read_windows, [this](const std::string& why) {
+        report_end(bulk_peer_, why, true);
+        close(why);
+      });
     writer.run();
   });
   return true;

@@ -7,11 +7,19 @@
 // the transfer table is aborted up front, so a create_buffer waiting for
 // initial contents gives up at once.
 //
+// The same bytes (their first 64 KiB, what a socket pair holds without a
+// reader) then go through a bulk reader, as a client's bulk stream on a
+// plain Unix socket of version 8: bulk_data, window_offer, window_chunk and
+// read_window_offer frames, each checked before anything is read into place.
+//
 // Build with clang and coverage for the library too, e.g.
 //   cmake -B build/fuzz -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
 //         -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address" -DFERRY_BUILD_TESTS=OFF
 //   cmake --build build/fuzz --target ferry_fuzz_decoder
 //   build/fuzz/bin/ferry_fuzz_decoder -max_total_time=60
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -21,10 +29,35 @@
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
 #include "server/session/session_core.hpp"
+#include "common/socket.hpp"
+#include "server/transport/bulk_reader.hpp"
 #include "server/transport/control_reader.hpp"
 
 using namespace ferry;
 using namespace ferry::server;
+
+namespace {
+
+void feed_bulk_reader(const uint8_t* data, size_t size) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return;
+  unique_fd client(pair[0]);
+  stream_ptr server = plain_stream(unique_fd(pair[1]));
+  // Written whole before the reader runs, then closed: the reader ends at
+  // the first refusal or at the end of the bytes.
+  if (!write_all(client.get(), data, std::min<size_t>(size, 64 * 1024))) return;
+  ::shutdown(client.get(), SHUT_WR);
+  transfer_table transfers(native::dry_api());
+  bulk_reader reader(server.get(), transfers);
+  reader.set_windows(bulk_reader::windows::accepted, "fuzz");
+  auto read_windows = std::make_shared<read_window_handoff>();
+  reader.set_read_windows(read_windows);
+  std::string why;
+  reader.run(why);
+  transfers.abort();
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const native::device_catalog catalog = [] {
@@ -51,5 +84,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   core->outbox.close();
   core->bulk.close();
+  feed_bulk_reader(data, size);
   return 0;
 }

@@ -98,6 +98,33 @@ bool bulk_reader::read_window_payload(const p::frame_header& h, uint8_t* payload
   return true;
 }
 
+std::unique_ptr<bulk_window> bulk_reader::adopt_offered_window(const p::frame_header& h, const char* what, end& how,
+                                                               std::string& why) {
+  uint8_t payload[window_payload_limit];
+  unique_fd memory;
+  if (!read_window_payload(h, payload, &memory, how, why)) return nullptr;
+  how = end::violation;
+  if (!memory.valid()) {
+    why = std::string(what) + " came without its memfd";
+    return nullptr;
+  }
+  // Both offers have the same fields: slots, then slot_size.
+  p::window_offer offer;
+  const char* error = "";
+  if (!p::decode_payload(payload, h.payload_size, offer, error)) {
+    why = std::string("malformed ") + what + ": " + error;
+    return nullptr;
+  }
+  std::unique_ptr<bulk_window> window =
+      bulk_window::adopt(std::move(memory), offer.slots, offer.slot_size, p::max_bulk_chunk, why);
+  if (!window) return nullptr;
+  FERRY_INFO("session", "session %s: %s shares a %s window of %u slots of %llu bytes", session_.c_str(), sharer_,
+             h.message_id == static_cast<uint16_t>(p::message_id::read_window_offer) ? "read" : "bulk", offer.slots,
+             static_cast<unsigned long long>(offer.slot_size));
+  count_in(counter_, 1, p::frame_header_size + h.payload_size);
+  return window;
+}
+
 bool bulk_reader::receive_offer(const p::frame_header& h, end& how, std::string& why) {
   how = end::violation;
   if (windows_ == windows::refused) {
@@ -108,24 +135,24 @@ bool bulk_reader::receive_offer(const p::frame_header& h, end& how, std::string&
     why = "a second window_offer";
     return false;
   }
-  uint8_t payload[window_payload_limit];
-  unique_fd memory;
-  if (!read_window_payload(h, payload, &memory, how, why)) return false;
-  if (!memory.valid()) {
-    why = "window_offer came without its memfd";
+  window_ = adopt_offered_window(h, "window_offer", how, why);
+  return window_ != nullptr;
+}
+
+bool bulk_reader::receive_read_window_offer(const p::frame_header& h, end& how, std::string& why) {
+  how = end::violation;
+  if (windows_ == windows::refused || !read_windows_) {
+    why = "read_window_offer on a bulk stream that is not a plain Unix socket of version 8 or later";
     return false;
   }
-  p::window_offer offer;
-  const char* error = "";
-  if (!p::decode_payload(payload, h.payload_size, offer, error)) {
-    why = std::string("malformed window_offer: ") + error;
+  if (read_window_offered_) {
+    why = "a second read_window_offer";
     return false;
   }
-  window_ = bulk_window::adopt(std::move(memory), offer.slots, offer.slot_size, p::max_bulk_chunk, why);
-  if (!window_) return false;
-  FERRY_INFO("session", "session %s: %s shares a bulk window of %u slots of %llu bytes", session_.c_str(), sharer_,
-             offer.slots, static_cast<unsigned long long>(offer.slot_size));
-  count_in(counter_, 1, p::frame_header_size + h.payload_size);
+  std::unique_ptr<bulk_window> window = adopt_offered_window(h, "read_window_offer", how, why);
+  if (!window) return false;
+  read_window_offered_ = true;
+  read_windows_->offer(std::move(window));
   return true;
 }
 
@@ -179,9 +206,11 @@ bulk_reader::end bulk_reader::run(std::string& why) {
       return end::closed;
     }
     const p::frame_header h = p::load_header(head);
-    if (is_window_message(h)) {
+    const bool read_window = h.flags == 0 && h.message_id == static_cast<uint16_t>(p::message_id::read_window_offer);
+    if (is_window_message(h) || read_window) {
       end how;
-      if (!receive_window_message(h, how, why)) return how;
+      const bool taken = read_window ? receive_read_window_offer(h, how, why) : receive_window_message(h, how, why);
+      if (!taken) return how;
       continue;
     }
     // The header alone tells a frame that can be no chunk (another message, a

@@ -7,7 +7,9 @@
 // (common/bulk_window.hpp): window_offer hands it over once, and each
 // window_chunk names a slot whose bytes are copied into the staging. A peer
 // link from a daemon on the same host does the same, and its reader hands
-// those messages to receive_window_message.
+// those messages to receive_window_message. From version 8 a client may also
+// share a second window for reads (read_window_offer), which this reader
+// checks and hands to the stream's bulk writer.
 #pragma once
 
 #include <atomic>
@@ -18,6 +20,7 @@
 #include "common/stream.hpp"
 #include "protocol/frame.hpp"
 #include "server/daemon/link_stats.hpp"
+#include "server/transport/read_window_handoff.hpp"
 #include "server/transport/transfer_table.hpp"
 
 namespace ferry::server {
@@ -45,6 +48,10 @@ class bulk_reader {
   }
   /// Accepted when `fd` is a plain (not TLS) Unix socket.
   static windows windows_for(const stream& fd);
+  /// Where a read window the client offers goes (the stream's bulk
+  /// writer). Without one, or with windows refused, read_window_offer is a
+  /// protocol violation.
+  void set_read_windows(std::shared_ptr<read_window_handoff> to) { read_windows_ = std::move(to); }
 
   enum class end { closed, violation };
   /// The bulk reader thread's body. Returns when the connection closes
@@ -71,6 +78,11 @@ class bulk_reader {
  private:
   /// window_offer and window_chunk, whose header `h` was read.
   bool receive_offer(const protocol::frame_header& h, end& how, std::string& why);
+  bool receive_read_window_offer(const protocol::frame_header& h, end& how, std::string& why);
+  /// Reads an offer's payload and its memfd, and maps the window it shares
+  /// (`what` names the message in reasons); null with `how` and `why` otherwise.
+  std::unique_ptr<bulk_window> adopt_offered_window(const protocol::frame_header& h, const char* what, end& how,
+                                                    std::string& why);
   bool receive_window_chunk(const protocol::frame_header& h, end& how, std::string& why);
   /// Reads a window message's payload (within its limit and
   /// window_payload_limit, the buffer's size), and the descriptor that came
@@ -91,6 +103,8 @@ class bulk_reader {
   std::string session_;
   const char* sharer_ = "the client";
   std::unique_ptr<bulk_window> window_;
+  std::shared_ptr<read_window_handoff> read_windows_;
+  bool read_window_offered_ = false;
 };
 
 }  // namespace ferry::server

@@ -7,8 +7,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <future>
+#include <thread>
 #include <vector>
 
 #include "common/test_stream_pair.hpp"
@@ -37,10 +39,12 @@ class reader_on_a_socket_pair : public ::testing::Test {
   }
   /// Runs a reader into `transfers` until the client's end closes or it
   /// refuses something.
-  void start_reader(transfer_table& transfers, bulk_reader::windows allowed) {
-    outcome_ = std::async(std::launch::async, [this, &transfers, allowed] {
+  void start_reader(transfer_table& transfers, bulk_reader::windows allowed,
+                    std::shared_ptr<read_window_handoff> read_windows = nullptr) {
+    outcome_ = std::async(std::launch::async, [this, &transfers, allowed, read_windows] {
       bulk_reader reader(server_.get(), transfers);
       reader.set_windows(allowed, "test");
+      reader.set_read_windows(read_windows);
       std::string why;
       bulk_reader::end end = reader.run(why);
       return std::make_pair(end, why);
@@ -257,6 +261,89 @@ TEST_F(bulk_stream_reader, a_chunk_over_bytes_already_sent_ends_the_stream_as_a_
   auto [end, reason] = finish();
   EXPECT_EQ(end, bulk_reader::end::violation) << reason;
   EXPECT_NE(reason.find("overlaps"), std::string::npos) << reason;
+}
+
+// Version 8: a second window, for reads, which the reader hands to the
+// stream's bulk writer.
+class read_window_reader : public reader_on_a_socket_pair {
+ protected:
+  void offer_read_window(const bulk_window& window, uint32_t slots, uint64_t size) {
+    ASSERT_TRUE(p::send_read_window_offer(client_.get(), p::read_window_offer{slots, size}, window.fd()));
+  }
+  std::unique_ptr<bulk_window> new_window() {
+    std::string why;
+    auto window = bulk_window::create(2, slot_size, why);
+    EXPECT_TRUE(window) << why;
+    return window;
+  }
+  /// Waits (bounded) for the handoff to hold a window.
+  std::unique_ptr<bulk_window> handed_over() {
+    for (int i = 0; i < 2000; ++i) {
+      if (auto window = handoff_->take()) return window;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return nullptr;
+  }
+
+  transfer_table transfers_{native::dry_api()};
+  std::shared_ptr<read_window_handoff> handoff_ = std::make_shared<read_window_handoff>();
+};
+
+TEST_F(read_window_reader, an_offered_read_window_reaches_the_writer_mapped_as_the_client_made_it) {
+  auto window = new_window();
+  ASSERT_TRUE(window);
+  start_reader(transfers_, bulk_reader::windows::accepted, handoff_);
+  ASSERT_NO_FATAL_FAILURE(offer_read_window(*window, 2, slot_size));
+  auto adopted = handed_over();
+  ASSERT_TRUE(adopted) << "the reader kept the read window to itself";
+  EXPECT_EQ(adopted->slots(), 2u);
+  EXPECT_EQ(adopted->slot_size(), slot_size);
+  // The same memory: what the daemon puts in a slot, the client sees.
+  std::memset(adopted->slot(1), 0xa5, 16);
+  EXPECT_EQ(window->slot(1)[15], 0xa5);
+  auto [end, why] = finish();
+  EXPECT_EQ(end, bulk_reader::end::closed) << why;
+}
+
+TEST_F(read_window_reader, a_read_window_offer_where_read_windows_are_not_taken_is_refused) {
+  auto window = new_window();
+  ASSERT_TRUE(window);
+  start_reader(transfers_, bulk_reader::windows::accepted);  // an older client's version: no handoff
+  ASSERT_NO_FATAL_FAILURE(offer_read_window(*window, 2, slot_size));
+  auto [end, why] = finish();
+  EXPECT_EQ(end, bulk_reader::end::violation) << why;
+  EXPECT_NE(why.find("read_window_offer on a bulk stream"), std::string::npos) << why;
+}
+
+TEST_F(read_window_reader, a_read_window_offer_on_a_stream_that_refuses_windows_is_refused) {
+  auto window = new_window();
+  ASSERT_TRUE(window);
+  start_reader(transfers_, bulk_reader::windows::refused, handoff_);
+  ASSERT_NO_FATAL_FAILURE(offer_read_window(*window, 2, slot_size));
+  auto [end, why] = finish();
+  EXPECT_EQ(end, bulk_reader::end::violation) << why;
+  EXPECT_EQ(handoff_->take(), nullptr);
+}
+
+TEST_F(read_window_reader, a_second_read_window_offer_is_refused) {
+  auto first = new_window(), second = new_window();
+  ASSERT_TRUE(first && second);
+  start_reader(transfers_, bulk_reader::windows::accepted, handoff_);
+  ASSERT_NO_FATAL_FAILURE(offer_read_window(*first, 2, slot_size));
+  ASSERT_NO_FATAL_FAILURE(offer_read_window(*second, 2, slot_size));
+  auto [end, why] = finish();
+  EXPECT_EQ(end, bulk_reader::end::violation) << why;
+  EXPECT_NE(why.find("a second read_window_offer"), std::string::npos) << why;
+}
+
+TEST_F(read_window_reader, a_read_window_of_too_many_slots_is_refused) {
+  auto window = new_window();
+  ASSERT_TRUE(window);
+  start_reader(transfers_, bulk_reader::windows::accepted, handoff_);
+  ASSERT_NO_FATAL_FAILURE(offer_read_window(*window, bulk_window::max_slots + 1, slot_size));
+  auto [end, why] = finish();
+  EXPECT_EQ(end, bulk_reader::end::violation) << why;
+  EXPECT_EQ(handoff_->take(), nullptr);
 }
 
 }  // namespace

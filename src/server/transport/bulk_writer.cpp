@@ -60,14 +60,18 @@ uint64_t bulk_frames(uint64_t size) {
   return size == 0 ? 1 : (size + protocol::max_bulk_chunk - 1) / protocol::max_bulk_chunk;
 }
 
-uint64_t bulk_outbox::keep(uint64_t transfer, staging_ptr data, uint64_t size) {
+uint64_t bulk_outbox::keep(uint64_t transfer, std::shared_ptr<const void> owner, const uint8_t* data, uint64_t base,
+                          uint64_t size, uint64_t total) {
   std::lock_guard lock(kept_mutex_);
   kept_transfer k;
   k.first_frame = frames_kept_ + 1;
   k.frames = bulk_frames(size);
   k.transfer = transfer;
-  k.data = std::move(data);
+  k.owner = std::move(owner);
+  k.data = data;
+  k.base = base;
   k.size = size;
+  k.total = total;
   frames_kept_ += k.frames;
   kept_.push_back(std::move(k));
   return frames_kept_;
@@ -97,6 +101,11 @@ bool bulk_outbox::acknowledge(uint64_t received) {
   return true;
 }
 
+bool bulk_outbox::stopped(uint64_t generation) {
+  std::lock_guard lock(mutex_);
+  return closed_ || generation != generation_;
+}
+
 bool bulk_outbox::resend(stream* fd, uint64_t received, link_counter* counter) {
   std::lock_guard lock(kept_mutex_);
   // Frames acknowledged before are gone: a client cannot have lost them.
@@ -104,24 +113,33 @@ bool bulk_outbox::resend(stream* fd, uint64_t received, link_counter* counter) {
   for (const kept_transfer& k : kept_) {
     const uint64_t last = k.first_frame + k.frames - 1;
     if (last <= received) continue;
-    // Frames are max_bulk_chunk bytes each, so the frame says where it starts.
-    uint64_t offset = received >= k.first_frame ? (received + 1 - k.first_frame) * protocol::max_bulk_chunk : 0;
+    // Frames are max_bulk_chunk bytes each (pieces are whole chunks), so
+    // the frame says where it starts. Always on the socket: the new
+    // stream's client has offered no read window yet.
+    uint64_t at = received >= k.first_frame ? (received + 1 - k.first_frame) * protocol::max_bulk_chunk : 0;
     do {
-      if (!write_bulk_chunk(fd, k.transfer, k.data.get(), k.size, offset, counter)) return false;
-    } while (offset < k.size);
+      const uint64_t chunk = std::min<uint64_t>(k.size - at, protocol::max_bulk_chunk);
+      if (!write_bulk_frame(fd, k.transfer, k.base + at, k.total, k.data + at, chunk, counter)) return false;
+      at += chunk;
+    } while (at < k.size);
   }
   return true;
 }
 
-bool write_bulk_chunk(stream* fd, uint64_t transfer, const uint8_t* data, uint64_t size, uint64_t& offset,
-                      link_counter* counter) {
+bool write_bulk_frame(stream* fd, uint64_t transfer, uint64_t offset, uint64_t total, const uint8_t* bytes,
+                      uint64_t chunk, link_counter* counter) {
   // Header and prefix go out in the same writev as the chunk they announce.
   uint8_t head[protocol::bulk_head_size];
-  uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
-  protocol::store_bulk_head(head, protocol::bulk_data{transfer, offset, size}, chunk);
-  iovec pieces[2] = {{head, sizeof head}, {const_cast<uint8_t*>(data) + offset, static_cast<size_t>(chunk)}};
+  protocol::store_bulk_head(head, protocol::bulk_data{transfer, offset, total}, chunk);
+  iovec pieces[2] = {{head, sizeof head}, {const_cast<uint8_t*>(bytes), static_cast<size_t>(chunk)}};
   count_out(counter, 1, sizeof head + chunk);  // before the write (link_counter says why)
-  if (!writev_all(fd, pieces, chunk ? 2 : 1)) return false;
+  return writev_all(fd, pieces, chunk ? 2 : 1);
+}
+
+bool write_bulk_chunk(stream* fd, uint64_t transfer, const uint8_t* data, uint64_t size, uint64_t& offset,
+                      link_counter* counter) {
+  uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
+  if (!write_bulk_frame(fd, transfer, offset, size, data + offset, chunk, counter)) return false;
   offset += chunk;
   return true;
 }
@@ -134,6 +152,115 @@ bool write_bulk(stream* fd, uint64_t transfer, const uint8_t* data, uint64_t siz
   return true;
 }
 
+bulk_window* bulk_writer::read_window() {
+  if (!window_ && handoff_) window_ = handoff_->take();
+  return window_.get();
+}
+
+bulk_writer::sent bulk_writer::send_chunk(uint64_t transfer, uint64_t offset, uint64_t total, const uint8_t* bytes,
+                                          uint64_t chunk) {
+  // Small chunks cost less on the socket than a slot's hand-off.
+  bulk_window* window = chunk >= window_chunk_from ? read_window() : nullptr;
+  if (window == nullptr || chunk > window->slot_size())
+    return write_bulk_frame(fd_, transfer, offset, total, bytes, chunk, counter_) ? sent::ok : sent::broken;
+  uint32_t slot = 0;
+  // The client frees a slot as soon as it has copied it out. Waits are
+  // bounded: a stream that was dropped meanwhile (the client went away)
+  // retires this writer, and a counter beyond what was sent is a client
+  // that wrote the shared page out of turn.
+  while (!window->wait_for_slot(slot_wait_ms, slot)) {
+    if (!window->releases_in_range()) {
+      violation_ = "the client released read window slots that were never filled";
+      return sent::violation;
+    }
+    if (jobs_.stopped(generation_)) return sent::broken;
+  }
+  std::memcpy(window->slot(slot), bytes, chunk);
+  std::vector<uint8_t> frame;
+  protocol::append_frame(frame, protocol::read_window_chunk{transfer, offset, total, slot, chunk});
+  count_out(counter_, 1, frame.size() + chunk);
+  if (!write_all(fd_, frame.data(), frame.size())) return sent::broken;
+  window->slot_sent();
+  return sent::ok;
+}
+
+bulk_writer::sent bulk_writer::send_range(uint64_t transfer, const uint8_t* data, uint64_t base, uint64_t size,
+                                          uint64_t total) {
+  uint64_t at = 0;
+  do {
+    const uint64_t chunk = std::min<uint64_t>(size - at, protocol::max_bulk_chunk);
+    if (sent how = send_chunk(transfer, base + at, total, data + at, chunk); how != sent::ok) return how;
+    at += chunk;
+  } while (at < size);
+  return sent::ok;
+}
+
+bulk_writer::sent bulk_writer::send_read(bulk_job& job) {
+  job.status = true_status(api_, job.event, job.status, job.verify);
+  sent how = sent::ok;
+  if (job.status == CL_COMPLETE) {
+    // Kept until the client has it all: a connection may break on the way.
+    const uint64_t size = job.sent_size();
+    const uint8_t* bytes = job.data.get();
+    std::shared_ptr<const void> owner(job.data.release(), staging_deleter{});
+    const uint64_t last = jobs_.keep(job.command, std::move(owner), bytes, 0, size, size);
+    how = send_range(job.command, bytes, 0, size, size);
+    jobs_.written(last);
+  }
+  job.data.reset();
+  command_record r;
+  r.command = job.command;
+  r.event = std::exchange(job.event, nullptr);
+  r.status = job.status;
+  r.profiling = job.profiling;
+  // Only after the last byte is written: the completion tells the client the data went out first.
+  control_.push(r);
+  return how;
+}
+
+bulk_writer::sent bulk_writer::send_piece(bulk_job& job) {
+  pipelined_read& read = *job.whole;
+  const cl_int status = true_status(api_, job.event, job.status, job.verify);
+  // The first failure is the read's; pieces after it are not sent (the
+  // client drops what it got of a read that failed).
+  if (status != CL_COMPLETE && read.status == CL_COMPLETE) read.status = status < 0 ? status : CL_INVALID_VALUE;
+  sent how = sent::ok;
+  if (read.status == CL_COMPLETE && !read.reported) {
+    if (read.profiling && job.event) {
+      static constexpr cl_profiling_info names[] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                                    CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+      std::array<cl_ulong, 4> piece{};
+      for (size_t i = 0; i < 4; ++i)
+        api_.clGetEventProfilingInfo(job.event, names[i], sizeof(cl_ulong), &piece[i], nullptr);
+      read.add_counters(piece);
+    }
+    const uint8_t* bytes = read.data.get() + job.piece_offset;
+    // The frames keep the whole read's staging (shared with the other pieces) alive.
+    const uint64_t last = jobs_.keep(read.command, job.whole, bytes, job.piece_offset, job.size, read.size);
+    how = send_range(read.command, bytes, job.piece_offset, job.size, read.size);
+    jobs_.written(last);
+  }
+  if (job.event) api_.clReleaseEvent(std::exchange(job.event, nullptr));
+  if (--read.pieces_left == 0 && !read.reported) {
+    // Once, after the last piece: the completion follows every byte sent.
+    command_record r;
+    r.command = read.command;
+    r.status = read.status;
+    if (read.profiling && read.status == CL_COMPLETE) r.counters = read.counters;
+    control_.push(r);
+  }
+  job.whole.reset();
+  return how;
+}
+
+void bulk_writer::report(sent how, const std::string& why) {
+  if (how == sent::violation && violated_) {
+    violated_(violation_);
+    return;
+  }
+  broken_(why);
+}
+
 void bulk_writer::run() {
   if (!jobs_.resend(fd_, resume_from_, counter_)) {
     broken_("bulk stream write failed while sending again what the client missed");
@@ -141,26 +268,9 @@ void bulk_writer::run() {
   }
   bulk_job job;
   while (jobs_.pop(job, generation_)) {
-    job.status = true_status(api_, job.event, job.status, job.verify);
-    bool sent = true;
-    if (job.status == CL_COMPLETE) {
-      // Kept until the client has it all: a connection may break on the way.
-      const uint8_t* bytes = job.data.get();
-      const uint64_t size = job.sent_size();
-      const uint64_t last = jobs_.keep(job.command, std::move(job.data), size);
-      sent = write_bulk(fd_, job.command, bytes, size, counter_);
-      jobs_.written(last);
-    }
-    job.data.reset();
-    command_record r;
-    r.command = job.command;
-    r.event = std::exchange(job.event, nullptr);
-    r.status = job.status;
-    r.profiling = job.profiling;
-    // Only after the last byte is written: the completion tells the client the data went out first.
-    control_.push(r);
-    if (!sent) {
-      broken_("bulk stream write failed");
+    const sent how = job.whole ? send_piece(job) : send_read(job);
+    if (how != sent::ok) {
+      report(how, "bulk stream write failed");
       return;
     }
   }

@@ -2,11 +2,18 @@
 // sent as bulk_data frames, each followed (after its last chunk is written) by
 // the read's completion on the control stream, so that a client that sees the
 // completion knows the data went out before it.
+//
+// A large read comes in pieces (pipelined_read.hpp), each sent as soon as its
+// native read is done. To a client on the same host (a plain Unix socket)
+// that shared a read window (read_window_offer), large chunks go through that
+// window's slots: the writer copies a chunk into the next slot and sends only
+// read_window_chunk; the client copies it out and releases the slot.
 #pragma once
 
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -16,10 +23,13 @@
 #include <string>
 #include <utility>
 
+#include "common/bulk_window.hpp"
 #include "common/stream.hpp"
 #include "protocol/messages.hpp"
 #include "server/daemon/link_stats.hpp"
 #include "server/native/api.hpp"
+#include "server/transport/pipelined_read.hpp"
+#include "server/transport/read_window_handoff.hpp"
 #include "server/transport/staging.hpp"
 
 namespace ferry::server {
@@ -40,6 +50,10 @@ struct bulk_job {
   /// the range below the value is sent.
   std::unique_ptr<uint64_t> content_size;
   uint64_t offset = 0;
+  /// One piece of a large read (then `data` is null): the read it belongs
+  /// to, and where the piece's `size` bytes start in it.
+  std::shared_ptr<pipelined_read> whole;
+  uint64_t piece_offset = 0;
 
   /// The bytes to send.
   uint64_t sent_size() const {
@@ -59,6 +73,8 @@ struct bulk_job {
     verify = other.verify;
     content_size = std::move(other.content_size);
     offset = other.offset;
+    whole = std::move(other.whole);
+    piece_offset = other.piece_offset;
     return *this;
   }
 };
@@ -80,11 +96,17 @@ class bulk_outbox {
   /// Stops the writer of a bulk stream that broke (its pop returns false)
   /// while jobs keep coming for the writer of the next stream.
   void retire_writer();
+  /// Whether the writer of `generation` must stop (closed, or retired): for
+  /// a writer that waits for something else than a job (a read window slot).
+  bool stopped(uint64_t generation);
 
-  /// Keeps the bytes of a transfer about to be sent until the client
-  /// acknowledges its frames (a resumed session sends them again). Returns
-  /// the number of its last frame.
-  uint64_t keep(uint64_t transfer, staging_ptr data, uint64_t size);
+  /// Keeps bytes about to be sent until the client acknowledges their
+  /// frames (a resumed session sends them again): the `size` bytes at
+  /// `data`, which are [base, base + size) of a transfer of `total` bytes
+  /// (a whole read, or one piece of it). `owner` keeps `data` alive. Returns
+  /// the number of the last frame.
+  uint64_t keep(uint64_t transfer, std::shared_ptr<const void> owner, const uint8_t* data, uint64_t base,
+                uint64_t size, uint64_t total);
   /// The writer is done with the frames up to `frame` (written, or failed).
   /// Only those are freed when acknowledged: the client may acknowledge a
   /// frame before the writer's write call returns.
@@ -110,8 +132,11 @@ class bulk_outbox {
     uint64_t first_frame = 0;  // number of its first frame
     uint64_t frames = 0;
     uint64_t transfer = 0;
-    staging_ptr data;
+    std::shared_ptr<const void> owner;  // keeps `data` alive
+    const uint8_t* data = nullptr;      // bytes [base, base + size) of the transfer
+    uint64_t base = 0;
     uint64_t size = 0;
+    uint64_t total = 0;
   };
   /// Moves the transfers both acknowledged and written into `done` (freed by
   /// the caller outside the lock). Called with kept_mutex_ held.
@@ -126,6 +151,13 @@ class bulk_outbox {
 
 /// Frames write_bulk uses for `size` bytes.
 uint64_t bulk_frames(uint64_t size);
+
+/// Writes one bulk_data frame: `chunk` bytes (at most max_bulk_chunk) at
+/// `bytes`, which are [offset, offset + chunk) of transfer `transfer` of
+/// `total` bytes; header and prefix in the same system call as the chunk.
+/// Counts the frame. False when the socket fails.
+bool write_bulk_frame(stream* fd, uint64_t transfer, uint64_t offset, uint64_t total, const uint8_t* bytes,
+                      uint64_t chunk, link_counter* counter);
 
 /// Writes `size` bytes of `data` as bulk transfer `transfer`, in bulk_data
 /// frames of at most max_bulk_chunk bytes (one empty frame when `size` is 0),
@@ -157,11 +189,46 @@ class bulk_writer {
         resume_from_(resume_from),
         generation_(generation) {}
 
+  /// Large chunks may go through the read window the client offers on this
+  /// stream (`handoff`, filled by the stream's bulk reader). A client that
+  /// breaks the window's rules is reported to `violated`, which ends the
+  /// session (the writer then returns).
+  void use_read_windows(std::shared_ptr<read_window_handoff> handoff,
+                        std::function<void(const std::string&)> violated) {
+    handoff_ = std::move(handoff);
+    violated_ = std::move(violated);
+  }
+
   /// The bulk writer thread's body; returns when the outbox closes or the
   /// socket fails (jobs still queued wait for the next connection).
   void run();
 
+  /// Chunks of at least this many bytes go through a read window (the
+  /// client sends a write's chunks above bulk_log::copy_limit, the same
+  /// size, through its window): a smaller one costs less on the socket than
+  /// the hand-off of a slot.
+  static constexpr uint64_t window_chunk_from = 64 * 1024;
+  /// How long one wait for a read window slot lasts before the writer
+  /// looks whether its stream is still the session's.
+  static constexpr int slot_wait_ms = 100;
+
  private:
+  /// How sending went: on, the socket failed, or the client broke the rules.
+  enum class sent { ok, broken, violation };
+  /// Sends a whole finished read (not a piece) and reports it.
+  sent send_read(bulk_job& job);
+  /// Sends one piece of a large read; after its last piece, reports the read.
+  sent send_piece(bulk_job& job);
+  /// Sends [base, base + size) of a transfer of `total` bytes, held at `data`.
+  sent send_range(uint64_t transfer, const uint8_t* data, uint64_t base, uint64_t size, uint64_t total);
+  /// One chunk: through the read window when it is large and there is one,
+  /// else as bulk_data on the socket.
+  sent send_chunk(uint64_t transfer, uint64_t offset, uint64_t total, const uint8_t* bytes, uint64_t chunk);
+  /// The read window, once the client has offered one.
+  bulk_window* read_window();
+  /// Stops after a failure: tells the session why.
+  void report(sent how, const std::string& why);
+
   stream* fd_;
   bulk_outbox& jobs_;
   control_outbox& control_;
@@ -170,6 +237,10 @@ class bulk_writer {
   link_counter* counter_;
   uint64_t resume_from_;
   uint64_t generation_;  // of this writer: a later one retires it
+  std::shared_ptr<read_window_handoff> handoff_;
+  std::function<void(const std::string&)> violated_;
+  std::unique_ptr<bulk_window> window_;
+  std::string violation_;  // why the client broke the window's rules
 };
 
 }  // namespace ferry::server

@@ -55,6 +55,7 @@ callback_slot* callback_pool::acquire() {
 
 void callback_pool::release(callback_slot* slot) {
   delete std::exchange(slot->content_size, nullptr);
+  slot->piece_of.reset();
   std::lock_guard lock(mutex_);
   slot->prev->next = slot->next;
   slot->next->prev = slot->prev;
@@ -101,6 +102,16 @@ void callback_pool::deliver(callback_slot* slot, cl_int status, quiet_sessions* 
     item.native = event;
     item.verify = verify;
     core->peers.post(slot->peer, std::move(item));
+  } else if (slot->kind == callback_kind::read_piece) {
+    bulk_job job;
+    job.command = slot->command;
+    job.whole = std::move(slot->piece_of);
+    job.piece_offset = slot->offset;
+    job.size = slot->size;
+    job.status = status;
+    job.event = event;
+    job.verify = verify;
+    core->bulk.push(std::move(job));
   } else if (slot->kind == callback_kind::read) {
     bulk_job job;
     job.command = slot->command;

@@ -38,11 +38,13 @@ namespace ferry::server {
 
 struct session_core;
 class deferred_step;
+struct pipelined_read;
 
 enum class callback_kind : uint8_t {
   completion,  ///< report the command's completion
   write,       ///< free the write's staging; report completion if asked or failed
   read,        ///< hand the data to the bulk writer, which then reports completion
+  read_piece,  ///< hand one piece of a large read to the bulk writer (pipelined_read.hpp)
   migrate,     ///< migrate_out's map: hand the bytes to the peer link, which then reports completion
   exported,    ///< export_event: send the event's status on the peer link
   gate,        ///< a deferred migrate_in write: the control writer sets `gate` to its status
@@ -60,6 +62,7 @@ struct callback_slot {
   uint64_t offset = 0;          // migrate: the buffer offset the bytes start at
   uint32_t peer = 0;            // migrate, exported: the peer link
   uint64_t* content_size = nullptr;  // read: the size buffer's value (new, owned until delivery), or null
+  std::shared_ptr<pipelined_read> piece_of;  // read_piece: the read; `offset` and `size` say which piece
   cl_event gate = nullptr;      // gate: the user event to set (one reference, owned)
   std::shared_ptr<deferred_step> then;  // step: what runs once the event has ended
   callback_kind kind = callback_kind::completion;

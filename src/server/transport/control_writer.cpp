@@ -150,6 +150,8 @@ void control_writer::process(const command_record& r, std::vector<uint8_t>& out)
         if (api.clGetEventProfilingInfo(r.event, counters[i], sizeof value, &value, nullptr) == CL_SUCCESS)
           c.profiling[i] = value;
       }
+    } else if (r.counters && status == CL_COMPLETE) {
+      for (size_t i = 0; i < 4; ++i) c.profiling[i] = (*r.counters)[i];
     }
     message_.entries.push_back(c);
     if (message_.entries.size() == max_completions_per_frame) flush_completions(out);

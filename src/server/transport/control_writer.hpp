@@ -20,11 +20,13 @@
 
 #include <CL/cl.h>
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,9 @@ struct command_record {
   cl_int status = CL_COMPLETE;
   bool notify = true;        ///< report success too (failures are always reported)
   bool profiling = false;    ///< ask `event` for its profiling counters
+  /// The counters (queued, submit, start, end) where no one event has them:
+  /// a read in pieces spans its first piece's start to its last piece's end.
+  std::optional<std::array<cl_ulong, 4>> counters;
   bool drain_printf = false; ///< a kernel that may print: send pending printf text first
   bool verify = false;       ///< the callback may have said CL_COMPLETE for a failure
   bool write = false;        ///< a bulk write: free the staging of `transfer`
