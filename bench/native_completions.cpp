@@ -20,6 +20,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -59,8 +60,11 @@ void CL_CALLBACK on_complete(cl_event, cl_int, void* user) {
   s->changed.notify_one();
 }
 
-enum class how { wait, poll, callback };
-const char* name_of(how h) { return h == how::wait ? "wait" : h == how::poll ? "poll" : "callback"; }
+// paced: polling with a 100 µs sleep between looks, as a poller that backs off does.
+enum class how { wait, poll, paced, callback };
+const char* name_of(how h) {
+  return h == how::wait ? "wait" : h == how::poll ? "poll" : h == how::paced ? "paced" : "callback";
+}
 
 // Microseconds from enqueue until the command is seen ended, `how` says how.
 double one_round(cl_command_queue queue, const std::function<void(cl_event*)>& enqueue, how h) {
@@ -74,11 +78,14 @@ double one_round(cl_command_queue queue, const std::function<void(cl_event*)>& e
   if (h == how::wait) {
     check(clWaitForEvents(1, &event), "clWaitForEvents");
     seen = clock_type::now();
-  } else if (h == how::poll) {
+  } else if (h == how::poll || h == how::paced) {
     cl_int status = CL_QUEUED;
-    while (status > CL_COMPLETE)
+    for (;;) {
       check(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr),
             "clGetEventInfo");
+      if (status <= CL_COMPLETE) break;
+      if (h == how::paced) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
     seen = clock_type::now();
   } else {
     std::unique_lock lock(signal.mutex);
@@ -154,15 +161,26 @@ int run(const std::string& platform_name, int repeats, int spin_rounds) {
     const char* name;
     std::function<void(cl_event*)> enqueue;
   };
+  // A marker behind a kernel, as a remote clFinish is: is it seen ended as
+  // soon as the kernel is?
+  auto marker_after = [&](int rounds) {
+    return [&, rounds](cl_event* event) {
+      spin(rounds, items)(nullptr);
+      check(clEnqueueMarkerWithWaitList(queue, 0, nullptr, event), "clEnqueueMarkerWithWaitList");
+    };
+  };
   const command commands[] = {
       {"short_kernel", spin(1, 1)},
       {"long_kernel", spin(spin_rounds, items)},
+      {"marker_after_long_kernel", marker_after(spin_rounds)},
+      {"kernel_10x_longer", spin(10 * spin_rounds, items)},
+      {"marker_after_10x_longer_kernel", marker_after(10 * spin_rounds)},
       {"write_1MiB", write},
   };
   for (const command& c : commands) {
     for (int i = 0; i < 3; ++i) one_round(queue, c.enqueue, how::wait);  // warm-up
     std::string line = std::string("completions native ") + c.name;
-    for (how h : {how::wait, how::poll, how::callback}) {
+    for (how h : {how::wait, how::poll, how::paced, how::callback}) {
       std::vector<double> us;
       for (int i = 0; i < repeats; ++i) us.push_back(one_round(queue, c.enqueue, h));
       char figure[64];
