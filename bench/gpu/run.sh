@@ -33,6 +33,7 @@ environment:
   FERRY_GPU_PLATFORM   native platform name to look for (default: NVIDIA)
   FERRY_GPU_LIBRARY    NVIDIA's OpenCL library (default: libnvidia-opencl.so.1)
   FERRY_GPU_QUICK=1    tiny repeat counts and sizes (checks the script, measures nothing)
+  FERRY_GPU_STENCIL_SIZES  the stencil's grid sides (default: 512 768 1024)
   FERRY_GPU_DEVICE_TYPE  device type the daemons serve (default: gpu; cpu checks the
                        script on PoCL, with FERRY_GPU_PLATFORM=Portable and
                        FERRY_GPU_LIBRARY=libpocl.so.2)
@@ -179,6 +180,9 @@ stop_daemons() {
 }
 # Unix sockets in a short directory of their own: a socket's path has at most 107 bytes.
 socket_dir=$(mktemp -d "${TMPDIR:-/tmp}/ferry-gpu.XXXXXX")
+# Session workers run as nobody when ferryd runs as root, and a worker dials the other
+# daemon's socket for the same-host peer link: mktemp's 0700 would keep it out (TCP then).
+chmod 755 "$socket_dir"
 trap 'stop_daemons; rm -rf "$socket_dir"' EXIT
 
 # start_daemon GPU: starts ferryd serving that GPU; its address goes into $address (not
@@ -278,7 +282,7 @@ if [ "$run_pair" = 1 ]; then
   done
   # Two daemons sharing one GPU prove the stencil works; a smaller grid keeps that short.
   # On two GPUs: 512^3 (a step about as short as the exchange), 768^3 and 1024^3.
-  stencil_sizes=$(q 64 "512 768 1024")
+  stencil_sizes=${FERRY_GPU_STENCIL_SIZES:-$(q 64 "512 768 1024")}
   [ "$pair_mode" = shared ] && [ "$quick" != 1 ] && stencil_sizes=256
   for size in $stencil_sizes; do
     bench stencil "${pair_args[@]}" --repeats "$(q 1 3)" --commands "$(q 4 50)" --size "$size"
