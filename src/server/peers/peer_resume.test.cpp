@@ -21,6 +21,7 @@
 #include "server/daemon/server.hpp"
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
+#include "server/testing/host_catalog.hpp"
 #include "server/testing/test_client.hpp"
 
 namespace ferry::server {
@@ -28,19 +29,9 @@ namespace {
 
 namespace p = protocol;
 using testing::client;
+using testing::chunk_frame;
 using testing::connection;
-
-const native::device_catalog* host_catalog() {
-  static native::device_catalog catalog;
-  static bool found = [] {
-    ::setenv("FERRY_IN_DAEMON", "1", 1);
-    std::string error;
-    native::catalog_filter filter;
-    if (const char* platform = std::getenv("FERRY_TEST_PLATFORM")) filter.platform = platform;
-    return native::device_catalog::discover(filter, catalog, error);
-  }();
-  return found ? &catalog : nullptr;
-}
+using testing::host_catalog;
 
 p::command_header header(p::object_id command, p::object_id queue, uint32_t flags = p::notify,
                          std::vector<p::object_id> wait = {}) {
@@ -177,17 +168,6 @@ class peer_resume_test : public ::testing::Test {
       if (ack->control == frames) return true;
       if (ack->control > frames) return false;
     }
-  }
-
-  /// A bulk_data frame of `bytes` as transfer `transfer`.
-  static std::vector<uint8_t> chunk_frame(uint64_t transfer, const std::vector<uint8_t>& bytes) {
-    std::vector<uint8_t> frame(p::frame_header_size);
-    p::writer w(frame);
-    p::encode_value(w, p::bulk_data{transfer, 0, bytes.size()});
-    frame.insert(frame.end(), bytes.begin(), bytes.end());
-    p::store_header(frame.data(), p::frame_header{static_cast<uint32_t>(frame.size() - p::frame_header_size),
-                                                  static_cast<uint16_t>(p::message_id::bulk_data), 0});
-    return frame;
   }
 
   const native::device_catalog* catalog_ = nullptr;

@@ -18,6 +18,7 @@
 #include "server/daemon/server.hpp"
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
+#include "server/testing/host_catalog.hpp"
 #include "server/testing/test_client.hpp"
 
 namespace ferry::server {
@@ -27,17 +28,7 @@ namespace p = protocol;
 using testing::client;
 using testing::connection;
 
-const native::device_catalog* catalog() {
-  static native::device_catalog found_catalog;
-  static bool found = [] {
-    ::setenv("FERRY_IN_DAEMON", "1", 1);
-    std::string error;
-    native::catalog_filter filter;
-    if (const char* platform = std::getenv("FERRY_TEST_PLATFORM")) filter.platform = platform;
-    return native::device_catalog::discover(filter, found_catalog, error);
-  }();
-  return found ? &found_catalog : nullptr;
-}
+const native::device_catalog* catalog() { return testing::host_catalog(); }
 
 class quota_test : public ::testing::Test {
  protected:
