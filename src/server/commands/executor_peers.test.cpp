@@ -9,6 +9,8 @@
 
 #include <CL/cl.h>
 
+#include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -211,6 +213,32 @@ TEST_P(in_order_landing_test, a_small_migration_behind_a_waiting_one_does_not_st
   ASSERT_TRUE(sent) << "the small migration never completed";
   EXPECT_EQ(sent->status, CL_COMPLETE);
   sync(2);
+}
+
+// A landing whose bytes are all in waits for its `before` marker on the host;
+// the session ends first (the import `before` waits for never comes). The
+// teardown fails the import, `before` fails with it, and the landing must
+// fail its gate then, or the teardown's clFinish of the queue never returns.
+TEST_P(in_order_landing_test, a_session_ending_while_a_landing_waits_for_its_turn_still_ends) {
+  constexpr uint64_t size = 2u << 20;
+  ASSERT_TRUE(client_.send(p::import_event{7, 1}));
+  ASSERT_TRUE(client_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, size, 0}));
+  ASSERT_TRUE(client_.send(p::migrate_in{header(50, 2, {7}), 3, 0, size, 500}));
+  sync(1);
+  connection link = open_link();
+  const std::vector<uint8_t> frame = chunk_frame(500, pattern(size, 5));
+  ASSERT_TRUE(link.send_raw(frame.data(), frame.size()));
+  auto ack = link.expect<p::ack>();
+  ASSERT_TRUE(ack) << "the destination never acknowledged the chunk";
+  EXPECT_EQ(ack->control, 1u);
+  link.reset();
+  client_.control.reset();
+  client_.bulk.reset();
+  auto stopped = std::async(std::launch::async, [this] { daemon_->stop(); });
+  if (stopped.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    ADD_FAILURE() << "the session's teardown never ended";
+    std::_Exit(1);  // its threads cannot be joined: end the test binary rather than hang
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(own_queues, in_order_landing_test,
