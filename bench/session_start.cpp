@@ -10,6 +10,7 @@
 // spare taken by one is replaced before the next, as for clients that come one by one
 // (a session that finds no ready spare waits for a worker to start: the max shows it).
 #include <CL/cl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -39,9 +40,11 @@ int child(bool want_ferry, const std::string& native_name, clock_type::time_poin
     return 1;
   }
   cl_platform_id chosen = nullptr;
+  std::string seen;  // the platforms' names, for the failure line
   for (cl_platform_id p : platforms) {
     char name[256] = {};
     clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name, nullptr);
+    seen += std::string(seen.empty() ? "" : ", ") + name;
     const bool ferry = std::strstr(name, "Ferry") != nullptr;
     if (ferry == want_ferry && (want_ferry || native_name.empty() || std::strstr(name, native_name.c_str()))) {
       chosen = p;
@@ -51,7 +54,9 @@ int child(bool want_ferry, const std::string& native_name, clock_type::time_poin
   const auto platform_done = clock_type::now();
   cl_device_id device = nullptr;
   if (chosen == nullptr) {
-    std::printf("FAIL no %s platform among %u\n", want_ferry ? "Ferry" : "native", count);
+    std::printf("FAIL no %s platform named like '%s' among %u: %s (OCL_ICD_FILENAMES=%s)\n",
+                want_ferry ? "Ferry" : "native", want_ferry ? "Ferry" : native_name.c_str(), count, seen.c_str(),
+                std::getenv("OCL_ICD_FILENAMES") ? std::getenv("OCL_ICD_FILENAMES") : "");
     return 1;
   }
   if (cl_int rc = clGetDeviceIDs(chosen, CL_DEVICE_TYPE_ALL, 1, &device, nullptr); rc != CL_SUCCESS) {
@@ -104,11 +109,15 @@ int main(int argc, char** argv) {
   const char* pause = std::getenv("FERRY_BENCH_PAUSE_MS");
   const int pause_ms = pause && *pause ? std::atoi(pause) : 2500;
   session s(opts, info);
+  // The executable by its real path: a driver may look at argv[0] (application profiles).
+  std::string self(4096, '\0');
+  const ssize_t length = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+  self = length > 0 ? self.substr(0, static_cast<size_t>(length)) : std::string("/proc/self/exe");
   return s.run([&](target& t) {
     std::vector<double> us, platform_us, context_us, write_us;
     for (int i = 0; i < rounds + 1; ++i) {
       ferry::test::spawn_options child;
-      child.argv = {"/proc/self/exe", "--child", t.label == "native" ? "native" : "ferry", opts.native_platform};
+      child.argv = {self, "--child", t.label == "native" ? "native" : "ferry", opts.native_platform};
       ferry::test::child_process p = ferry::test::child_process::spawn(child);
       const std::string out = p.read_all(clock_type::now() + std::chrono::seconds(60));
       p.wait(clock_type::now() + std::chrono::seconds(10));
