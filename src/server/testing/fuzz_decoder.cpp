@@ -29,9 +29,11 @@
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
 #include "server/session/session_core.hpp"
+#include "server/session/session_quota.hpp"
 #include "common/socket.hpp"
 #include "server/transport/bulk_reader.hpp"
 #include "server/transport/control_reader.hpp"
+#include "server/transport/staging.hpp"
 
 using namespace ferry;
 using namespace ferry::server;
@@ -47,7 +49,16 @@ void feed_bulk_reader(const uint8_t* data, size_t size) {
   // the first refusal or at the end of the bytes.
   if (!write_all(client.get(), data, std::min<size_t>(size, 64 * 1024))) return;
   ::shutdown(client.get(), SHUT_WR);
-  transfer_table transfers(native::dry_api());
+  // Staging as a daemon started with --session-in-flight 64M would grant in a
+  // busy session (one that holds some staging already: the first transfer
+  // alone may be any size, by design). A chunk may announce a total of up to
+  // 1 TiB; the quota refuses it (its bytes are then dropped) before the
+  // fuzzer's memory limit would.
+  session_limits limits;
+  limits.in_flight = uint64_t{64} << 20;
+  session_quota quota(limits, "fuzz");
+  staging_ptr busy(acquire_staging(4096, &quota.in_flight()));
+  transfer_table transfers(native::dry_api(), &quota);
   bulk_reader reader(server.get(), transfers);
   reader.set_windows(bulk_reader::windows::accepted, "fuzz");
   auto read_windows = std::make_shared<read_window_handoff>();
