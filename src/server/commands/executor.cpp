@@ -128,6 +128,9 @@ void executor::shutdown() {
   // Nothing may wait forever: writes whose bytes never came, user events the
   // client never set. (A negative status ends the commands behind them.)
   core_->transfers.fail_pending(CL_DEVICE_NOT_AVAILABLE);
+  for (const auto& weak : deferred_writes_)
+    if (auto landing = weak.lock()) landing->failed(CL_DEVICE_NOT_AVAILABLE);
+  deferred_writes_.clear();
   bool sweep = false;
   objects_.for_each([&](p::object_id, object_entry& entry) {
     if (entry.kind == object_kind::event && entry.user_event && entry.handle && !entry.status_set) {

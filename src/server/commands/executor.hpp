@@ -360,6 +360,10 @@ class executor {
   };
   std::vector<queue_fence> queue_fences_;       // markers of released queues (see fence_released_queue)
   std::unordered_map<cl_context, own_queue> own_queues_;
+  /// migrate_in writes whose bytes come later, while any of them lives: a
+  /// landing may wait on the host for its turn after its bytes have left
+  /// the transfer table, and the teardown fails it before finishing queues.
+  std::vector<std::weak_ptr<transfer_table::landing>> deferred_writes_;
   struct made_context {
     cl_context context;
     bool blocking_release;  // released through context_releaser

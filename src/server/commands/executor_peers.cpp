@@ -435,6 +435,7 @@ class deferred_write final : public transfer_table::landing,
   void landed(uint8_t* staging, uint64_t staged, uint64_t total) override {
     {
       std::lock_guard lock(mutex_);
+      if (failed_) return;
       if (!before_ended_) {
         // run() lands it once `before` has ended.
         waiting_ = landing_args{staging, staged, total};
@@ -444,15 +445,15 @@ class deferred_write final : public transfer_table::landing,
     land(staging, staged, total);
   }
 
+  /// Also the session's teardown (executor::shutdown), before it finishes
+  /// the queues: a landing still waiting for `before` must not set its gate
+  /// after they and their context are gone (PoCL then touches freed events).
+  /// Once only; waits for a landing in progress to end.
   void failed(cl_int status) override {
-    {
-      std::lock_guard lock(mutex_);
-      failed_ = true;
-      waiting_.reset();
-      if (zone_) native::unmap(api_, zone_, 1, &mapped_, nullptr);
-    }
-    std::shared_ptr<session_core> live = core_.lock();
-    fail_gate(live.get(), status);
+    std::lock_guard op(op_mutex_);
+    if (finished_) return;
+    finished_ = true;
+    fail_now(status);
   }
 
   /// `before` has ended (control writer thread).
@@ -483,16 +484,19 @@ class deferred_write final : public transfer_table::landing,
       mapped_ = nullptr;
   }
 
-  /// Every byte is in and `before` has ended or the queue runs out of order:
-  /// the unmap and the staged write go on the own queue.
+  /// Every byte is in and `before` has ended: the unmap and the staged
+  /// write go on the own queue, and the gate opens once they are done.
   void land(uint8_t* staging, uint64_t staged, uint64_t total) {
+    std::lock_guard op(op_mutex_);
+    if (finished_) return;
+    finished_ = true;
     std::shared_ptr<session_core> live = core_.lock();
-    if (!live) return failed(CL_DEVICE_NOT_AVAILABLE);
+    if (!live) return fail_now(CL_DEVICE_NOT_AVAILABLE);
     FERRY_TRACE("peer", "session %s: %llu bytes landed, %llu of them through staging", live->label.c_str(),
                 static_cast<unsigned long long>(total), static_cast<unsigned long long>(staged));
     // A platform may never finish a command behind an event that failed already.
     const cl_int status = event_status(api_, before_, CL_COMPLETE);
-    if (status < 0) return failed(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    if (status < 0) return fail_now(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
     // The direct bytes reach the buffer with the unmap; the staged ones are
     // written behind it (a write-invalidate unmap may have overwritten them).
     cl_event last = nullptr;
@@ -537,6 +541,18 @@ class deferred_write final : public transfer_table::landing,
     callback_pool::arm(api_, slot);
   }
 
+  /// Fails the gate with `status` (op_mutex_ held, finished_ just set).
+  void fail_now(cl_int status) {
+    {
+      std::lock_guard lock(mutex_);
+      failed_ = true;
+      waiting_.reset();
+      if (zone_) native::unmap(api_, zone_, 1, &mapped_, nullptr);
+    }
+    std::shared_ptr<session_core> live = core_.lock();
+    fail_gate(live.get(), status);
+  }
+
   void fail_gate(session_core* live, cl_int status) {
     api_.clSetUserEventStatus(gate_, status);
     if (live) live->callbacks.sweep_failures(api_);
@@ -552,6 +568,10 @@ class deferred_write final : public transfer_table::landing,
   cl_event before_;
   cl_event gate_;
   uint64_t map_size_ = 0;
+  // Makes landing and failing one at a time and once (finished_): the
+  // gate is set, or handed to a callback slot, by exactly one of them.
+  std::mutex op_mutex_;
+  bool finished_ = false;
   // Guards what the reader thread (direct, landed), the control writer
   // (run) and a failure may touch at once. A leaf: nothing is called under
   // it that takes another lock of the session.
@@ -587,6 +607,9 @@ bool executor::defer_write(const p::command_header& h, const object_entry& queue
   hold_for_imports(before);
   const landing_queue landing{own->writes, own->out_of_order, own->callbacks};
   auto deferred = std::make_shared<deferred_write>(api_, core_, landing, buffer.as_mem(), offset, before, gate);
+  // Known until it has landed or failed, so that the teardown can fail it (deferred_write::failed).
+  std::erase_if(deferred_writes_, [](const std::weak_ptr<transfer_table::landing>& w) { return w.expired(); });
+  deferred_writes_.push_back(deferred);
   api_.clReleaseEvent(before);
   api_.clReleaseEvent(gate);
   deferred->start(size, *core_);
