@@ -346,9 +346,12 @@ TEST_F(servers, unix_socket_servers_work) {
   ASSERT_NO_FATAL_FAILURE(expect_vector_add_works(child_env("unix:" + socket_path, home_.path())));
 }
 
-TEST_F(servers, large_writes_to_a_daemon_on_a_unix_socket_go_through_shared_memory) {
-  const std::string socket_path = home_.path() + "/ferryd.sock", log = home_.path() + "/ferryd.log";
-  const std::string shared = "shares a bulk window";
+// Runs child `program` against a daemon on a Unix socket, with the shared-memory
+// windows and then with FERRY_BULK_WINDOW=0: both must succeed, and the daemon's log
+// must say `shared` ("shares a bulk window", "shares a read window") once, for the
+// first run only.
+void expect_one_window_shared(const temp_dir& home, const std::string& program, const std::string& shared) {
+  const std::string socket_path = home.path() + "/ferryd.sock", log = home.path() + "/ferryd.log";
   auto shared_windows = [&] {
     std::ifstream in(log);
     std::string line;
@@ -358,45 +361,27 @@ TEST_F(servers, large_writes_to_a_daemon_on_a_unix_socket_go_through_shared_memo
   };
   daemon unix_daemon({"--unix", socket_path, "--log-level", "info"}, log);
   ASSERT_TRUE(unix_daemon.started());
-  auto result = run_child("large_write", child_env("unix:" + socket_path, home_.path()));
+  auto result = run_child(program, child_env("unix:" + socket_path, home.path()));
   ASSERT_TRUE(result.status.has_value()) << "the child hung:\n" << result.out;
   EXPECT_TRUE(exited_with(*result.status, 0)) << describe_wait_status(*result.status) << "\n" << result.out;
   EXPECT_EQ(result.out, "OK\n");
-  EXPECT_EQ(shared_windows(), 1) << "the client did not share a window:\n" << read_file(log);
+  EXPECT_EQ(shared_windows(), 1) << "the client did not share the window (" << shared << "):\n" << read_file(log);
   // FERRY_BULK_WINDOW=0: the same bytes, on the socket.
-  auto env = child_env("unix:" + socket_path, home_.path());
+  auto env = child_env("unix:" + socket_path, home.path());
   env.push_back({"FERRY_BULK_WINDOW", "0"});
-  result = run_child("large_write", env);
+  result = run_child(program, env);
   ASSERT_TRUE(result.status.has_value()) << "the child hung:\n" << result.out;
   EXPECT_TRUE(exited_with(*result.status, 0)) << describe_wait_status(*result.status) << "\n" << result.out;
   EXPECT_EQ(result.out, "OK\n");
-  EXPECT_EQ(shared_windows(), 1) << "FERRY_BULK_WINDOW=0 shared a window:\n" << read_file(log);
+  EXPECT_EQ(shared_windows(), 1) << "FERRY_BULK_WINDOW=0 shared a window (" << shared << "):\n" << read_file(log);
+}
+
+TEST_F(servers, large_writes_to_a_daemon_on_a_unix_socket_go_through_shared_memory) {
+  expect_one_window_shared(home_, "large_write", "shares a bulk window");
 }
 
 TEST_F(servers, large_reads_from_a_daemon_on_a_unix_socket_come_through_a_read_window) {
-  const std::string socket_path = home_.path() + "/ferryd.sock", log = home_.path() + "/ferryd.log";
-  auto read_windows = [&] {
-    std::ifstream in(log);
-    std::string line;
-    int count = 0;
-    while (std::getline(in, line)) count += line.find("shares a read window") != std::string::npos;
-    return count;
-  };
-  daemon unix_daemon({"--unix", socket_path, "--log-level", "info"}, log);
-  ASSERT_TRUE(unix_daemon.started());
-  auto result = run_child("large_read", child_env("unix:" + socket_path, home_.path()));
-  ASSERT_TRUE(result.status.has_value()) << "the child hung:\n" << result.out;
-  EXPECT_TRUE(exited_with(*result.status, 0)) << describe_wait_status(*result.status) << "\n" << result.out;
-  EXPECT_EQ(result.out, "OK\n");
-  EXPECT_EQ(read_windows(), 1) << "the client did not share a read window:\n" << read_file(log);
-  // FERRY_BULK_WINDOW=0: the same bytes, on the socket.
-  auto env = child_env("unix:" + socket_path, home_.path());
-  env.push_back({"FERRY_BULK_WINDOW", "0"});
-  result = run_child("large_read", env);
-  ASSERT_TRUE(result.status.has_value()) << "the child hung:\n" << result.out;
-  EXPECT_TRUE(exited_with(*result.status, 0)) << describe_wait_status(*result.status) << "\n" << result.out;
-  EXPECT_EQ(result.out, "OK\n");
-  EXPECT_EQ(read_windows(), 1) << "FERRY_BULK_WINDOW=0 shared a read window:\n" << read_file(log);
+  expect_one_window_shared(home_, "large_read", "shares a read window");
 }
 
 TEST_F(servers, large_reads_over_tcp_arrive_byte_for_byte) {
