@@ -42,6 +42,13 @@ class bulk_window {
  public:
   /// What precedes the slots: the counter, on a page of its own.
   static constexpr uint64_t header_size = 4096;
+  /// Chunks up to about this size go on the socket whichever way a window
+  /// runs (client writes, daemon reads, peer migrations): one socket write
+  /// costs less than a copy into a slot and the hand-off of the slot.
+  static constexpr uint64_t small_chunk = 64 * 1024;
+  /// How long a sender waits for a free slot before it asks whether its
+  /// connection still lives (the other side may be gone and free none).
+  static constexpr int slot_wait_ms = 100;
   /// The most slots a window may have, and the least and most bytes a slot may hold.
   static constexpr uint32_t max_slots = 16;
   static constexpr uint64_t min_slot_size = 4096;

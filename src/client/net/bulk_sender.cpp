@@ -39,7 +39,7 @@ bool write_bulk_frame(stream* to, protocol::object_id transfer, uint64_t offset,
 }
 
 bulk_window* bulk_sender::window_for_chunk(uint64_t chunk) {
-  if (chunk <= bulk_log::copy_limit) return nullptr;  // small: one socket write costs less than a hand-off
+  if (chunk <= bulk_window::small_chunk) return nullptr;  // small: one socket write costs less than a hand-off
   if (window_decided_) return window_.get();
   // One offer per bulk stream: a resumed session gets a new stream, and a
   // new window with it (forget_window).
@@ -98,7 +98,7 @@ bool bulk_sender::send_chunk(uint64_t generation, protocol::object_id transfer, 
   uint32_t slot = 0;
   // The daemon frees a slot as soon as it has copied it; a daemon that has
   // gone never does, so keep asking whether the streams still live.
-  while (!window->wait_for_slot(100, slot)) {
+  while (!window->wait_for_slot(bulk_window::slot_wait_ms, slot)) {
     if (link_.stopping || link_.ended || generation != link_.generation()) return false;
     if (!window->releases_in_range()) {
       link_.end_session("the server released bulk window slots that were never filled", CL_DEVICE_NOT_AVAILABLE);

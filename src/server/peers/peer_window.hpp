@@ -35,12 +35,11 @@ class peer_window {
   /// Slots of a window, each max_bulk_chunk bytes: enough that copying into
   /// one overlaps the destination's copy out of another.
   static constexpr uint32_t slots = 4;
-  /// Chunks up to this size go on the socket: one write costs less than a
-  /// copy into a slot and a hand-off.
-  static constexpr uint64_t min_chunk = 64 * 1024;
+  /// Chunks up to this size go on the socket (bulk_window::small_chunk).
+  static constexpr uint64_t min_chunk = bulk_window::small_chunk;
   /// How long one wait for a free slot lasts before the link is asked
   /// whether its connection still lives.
-  static constexpr int wait_step_ms = 100;
+  static constexpr int wait_step_ms = bulk_window::slot_wait_ms;
 
   /// Whether the connection `fd` can carry a window: a plain (not TLS) Unix
   /// socket to a destination that speaks `version`.
