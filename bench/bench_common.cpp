@@ -219,12 +219,12 @@ std::unique_ptr<target> target::first(std::size_t count) const {
                                   std::vector<std::string>(locations.begin(), locations.begin() + count));
 }
 
-cl_kernel target::kernel(const char* source, const char* name) {
+cl_kernel target::kernel(const char* source, const char* name, const char* options) {
   cl_int rc = CL_SUCCESS;
   cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &rc);
   check(rc, "clCreateProgramWithSource");
   programs_.push_back(program);
-  if (clBuildProgram(program, static_cast<cl_uint>(devices.size()), devices.data(), "", nullptr, nullptr) !=
+  if (clBuildProgram(program, static_cast<cl_uint>(devices.size()), devices.data(), options, nullptr, nullptr) !=
       CL_SUCCESS) {
     std::string logs;
     for (cl_device_id d : devices) {

@@ -86,9 +86,9 @@ struct target {
   /// A new target over the first `count` devices of this one (its own context).
   std::unique_ptr<target> first(std::size_t count) const;
 
-  /// Builds `source` for every device and returns the kernel `name`; throws bench_error
-  /// on failure.
-  cl_kernel kernel(const char* source, const char* name);
+  /// Builds `source` for every device (with build `options`) and returns the kernel
+  /// `name`; throws bench_error on failure.
+  cl_kernel kernel(const char* source, const char* name, const char* options = "");
 
  private:
   std::vector<cl_program> programs_;

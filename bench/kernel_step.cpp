@@ -84,6 +84,54 @@ cl_uint calibrate(cl_command_queue queue, busy_kernel& k, double target_us) {
   return iterations;
 }
 
+// What the device says of a batch of kernels on a profiling queue: the
+// median kernel's duration (END - START) and the median idle time between
+// one kernel's end and the next one's start. A kernel that runs longer through
+// Ferry than natively, or gaps that only Ferry has, are the device's share of
+// what a step costs; the rest is in noticing the end.
+struct device_profile {
+  double kernel_us = 0;
+  double gap_us = 0;
+};
+
+device_profile profile_batch(target& t, busy_kernel& k) {
+  cl_int rc = CL_SUCCESS;
+  const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  cl_command_queue queue = clCreateCommandQueueWithProperties(t.context, t.device, properties, &rc);
+  check(rc, "clCreateCommandQueueWithProperties (profiling)");
+  std::vector<cl_event> events(calibration_batch, nullptr);
+  const size_t global = work_items;
+  device_profile p;
+  try {
+    for (cl_event& e : events)
+      check(clEnqueueNDRangeKernel(queue, k.kernel, 1, nullptr, &global, nullptr, 0, nullptr, &e),
+            "clEnqueueNDRangeKernel (profiled)");
+    check(clFinish(queue), "clFinish");
+    std::vector<double> durations, gaps;
+    cl_ulong previous_end = 0;
+    for (cl_event e : events) {
+      cl_ulong start = 0, end = 0;
+      check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr),
+            "clGetEventProfilingInfo");
+      check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr),
+            "clGetEventProfilingInfo");
+      durations.push_back(static_cast<double>(end - start) / 1000.0);
+      if (previous_end != 0) gaps.push_back((static_cast<double>(start) - static_cast<double>(previous_end)) / 1000.0);
+      previous_end = end;
+    }
+    p.kernel_us = ferry::bench::median(durations);
+    p.gap_us = ferry::bench::median(gaps);
+  } catch (...) {
+    for (cl_event e : events)
+      if (e) clReleaseEvent(e);
+    clReleaseCommandQueue(queue);
+    throw;
+  }
+  for (cl_event e : events) clReleaseEvent(e);
+  clReleaseCommandQueue(queue);
+  return p;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,6 +166,7 @@ int main(int argc, char** argv) {
     for (size_t d = 0; d < durations_us.size(); ++d) {
       if (iterations[d] == 0) iterations[d] = calibrate(t.queue, k, durations_us[d]);
       const double kernel_us = batch_kernel_us(t.queue, k, iterations[d]);
+      const device_profile device = profile_batch(t, k);
       std::vector<double> per_step;
       for (int r = 0; r < repeats; ++r) {
         for (int i = 0; i < warmup_steps; ++i) {
@@ -137,7 +186,27 @@ int main(int argc, char** argv) {
       print_line("kernel_step", t.label,
                  "kernel_us=" + key + " iterations=" + std::to_string(iterations[d]) + " batch_kernel_us=" +
                      format(kernel_us) + " step_us=" + format(step_us) + " wait_us=" + format(step_us - kernel_us) +
+                     " device_kernel_us=" + format(device.kernel_us) + " device_gap_us=" + format(device.gap_us) +
                      " steps=" + std::to_string(steps) + " repeats=" + std::to_string(repeats));
+    }
+    // ferryd builds every program with -cl-kernel-arg-info (to answer
+    // clGetKernelArgInfo): the same kernel built so natively shows whether
+    // that option alone changes the device's time.
+    if (t.label == "native") {
+      busy_kernel with_arg_info;
+      with_arg_info.kernel = t.kernel(busy_source, "busy", "-cl-kernel-arg-info");
+      with_arg_info.out = clCreateBuffer(t.context, CL_MEM_READ_WRITE, work_items * sizeof(float), nullptr, &rc);
+      check(rc, "clCreateBuffer");
+      check(clSetKernelArg(with_arg_info.kernel, 0, sizeof with_arg_info.out, &with_arg_info.out), "clSetKernelArg");
+      for (size_t d = 0; d < durations_us.size(); ++d) {
+        set_iterations(with_arg_info, iterations[d]);
+        set_iterations(k, iterations[d]);
+        const device_profile plain = profile_batch(t, k), info_built = profile_batch(t, with_arg_info);
+        print_line("kernel_step", "native",
+                   "kernel_us=" + std::to_string(static_cast<long>(durations_us[d])) +
+                       " device_kernel_us=" + format(plain.kernel_us) +
+                       " device_kernel_us_with_arg_info=" + format(info_built.kernel_us));
+      }
     }
   });
 

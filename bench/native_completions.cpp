@@ -16,12 +16,13 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "native_device.hpp"
 
 namespace {
 
@@ -36,13 +37,8 @@ double median_of(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-struct failure {
-  std::string what;
-};
-
-void check(cl_int rc, const char* what) {
-  if (rc != CL_SUCCESS) throw failure{std::string(what) + " failed: " + std::to_string(rc)};
-}
+using ferry::bench::native::check;
+using ferry::bench::native::failure;
 
 // Set from the platform's callback thread; the measuring thread waits on it.
 struct callback_signal {
@@ -107,39 +103,13 @@ kernel void spin(global float* data, int rounds) {
 )";
 
 int run(const std::string& platform_name, int repeats, int spin_rounds) {
-  cl_uint count = 0;
-  check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
-  std::vector<cl_platform_id> platforms(count);
-  check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
-  cl_platform_id platform = nullptr;
-  std::string found;
-  for (cl_platform_id p : platforms) {
-    char name[256] = {};
-    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name, nullptr);
-    if (std::string(name) == "Ferry") continue;
-    if (platform_name.empty() || std::strstr(name, platform_name.c_str())) {
-      platform = p;
-      found = name;
-      break;
-    }
-  }
-  if (platform == nullptr) throw failure{"no OpenCL platform named like '" + platform_name + "'"};
-  cl_device_id device = nullptr;
-  check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
-  char device_name[256] = {};
-  clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof device_name, device_name, nullptr);
-  std::fprintf(stderr, "ferry_bench_native_completions: %s / %s\n", found.c_str(), device_name);
+  ferry::bench::native::device d(platform_name);
+  std::fprintf(stderr, "ferry_bench_native_completions: %s / %s\n", d.platform_name.c_str(), d.device_name.c_str());
   cl_int error = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &error);
-  check(error, "clCreateContext");
-  cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, nullptr, &error);
+  cl_context context = d.context;
+  cl_command_queue queue = clCreateCommandQueueWithProperties(context, d.id, nullptr, &error);
   check(error, "clCreateCommandQueueWithProperties");
-  const char* source = kernel_source;
-  cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &error);
-  check(error, "clCreateProgramWithSource");
-  check(clBuildProgram(program, 1, &device, "", nullptr, nullptr), "clBuildProgram");
-  cl_kernel kernel = clCreateKernel(program, "spin", &error);
-  check(error, "clCreateKernel");
+  cl_kernel kernel = d.kernel(kernel_source, "spin");
   const size_t items = 1 << 18, bytes = 1 << 20;
   cl_mem data = clCreateBuffer(context, CL_MEM_READ_WRITE, items * sizeof(float), nullptr, &error);
   check(error, "clCreateBuffer");
@@ -191,10 +161,7 @@ int run(const std::string& platform_name, int repeats, int spin_rounds) {
     std::fflush(stdout);
   }
   clReleaseMemObject(data);
-  clReleaseKernel(kernel);
-  clReleaseProgram(program);
   clReleaseCommandQueue(queue);
-  clReleaseContext(context);
   return 0;
 }
 

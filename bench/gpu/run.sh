@@ -92,7 +92,7 @@ NVIDIA driver's OpenCL part; set FERRY_GPU_LIBRARY to its path if it lives elsew
 command -v nvidia-smi >/dev/null || echo "run.sh: nvidia-smi not found; the results will not name the driver" >&2
 
 # --- build ------------------------------------------------------------------------------
-benches_single="native_completions noop kernel_step session_start throughput bandwidth write_burst sgemm"
+benches_single="native_completions native_overlap noop kernel_step session_start throughput bandwidth write_burst sgemm"
 benches_pair="migrate migrate_bandwidth stencil"
 if [ "$skip_build" != 1 ]; then
   targets="ferryd ferry_icd"
@@ -256,6 +256,8 @@ if [ "$run_single" = 1 ]; then
   bench sgemm --repeats "$(q 1 5)" --commands "$(q 1 10)" --size "$(q 512 4096)"
   # Native only: why ferryd polls completions on NVIDIA (--completions).
   bench native_completions --repeats "$(q 3 50)" --spin "$(q 100 20000)"
+  # Native only: what NVIDIA runs beside a kernel (the overlapped exchange and ferryd's own queue).
+  bench native_overlap --repeats "$(q 2 10)" --size "$(q 65536 4194304)"
   # The same daemon over its Unix socket: the same-host path (shared-memory window).
   export FERRY_SERVERS=$unix_address
   label=unix

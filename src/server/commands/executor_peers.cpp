@@ -288,6 +288,9 @@ bool executor::on(const p::migrate_out& m) {
   slot->notify = (h.flags & p::notify) != 0;
   slot->follow(own->callbacks);
   core_->peers.start(m.peer);
+  FERRY_TRACE("timeline", "command %llu: migrate_out of %llu bytes to peer %u, map enqueued%s",
+              static_cast<unsigned long long>(h.command), static_cast<unsigned long long>(m.size), m.peer,
+              now ? ", waited for here" : "");
   if (now && api_.clWaitForEvents(1, &event) == CL_SUCCESS) callback_pool::deliver(slot, CL_COMPLETE);
   else callback_pool::arm(api_, slot);
   return true;
@@ -378,9 +381,9 @@ class deferred_write final : public transfer_table::landing,
                              public deferred_step,
                              public std::enable_shared_from_this<deferred_write> {
  public:
-  deferred_write(const native::api& api, std::weak_ptr<session_core> core, const landing_queue& own, cl_mem buffer,
-                 uint64_t offset, cl_event before, cl_event gate)
-      : api_(api), core_(std::move(core)), own_(own.queue), out_of_order_(own.out_of_order),
+  deferred_write(const native::api& api, std::weak_ptr<session_core> core, p::object_id command,
+                 const landing_queue& own, cl_mem buffer, uint64_t offset, cl_event before, cl_event gate)
+      : api_(api), core_(std::move(core)), command_(command), own_(own.queue), out_of_order_(own.out_of_order),
         callbacks_(own.callbacks), buffer_(buffer), offset_(offset), before_(before), gate_(gate) {
     api_.clRetainCommandQueue(own_);
     api_.clRetainMemObject(buffer_);
@@ -414,6 +417,7 @@ class deferred_write final : public transfer_table::landing,
     }
     callback_slot* slot = core.callbacks.acquire();
     slot->core = core_.lock();
+    slot->command = command_;
     api_.clRetainEvent(before_);
     slot->event = before_;
     slot->kind = callback_kind::step;
@@ -428,6 +432,8 @@ class deferred_write final : public transfer_table::landing,
     if (!ready_) {
       if (event_status(api_, mapped_, CL_QUEUED) != CL_COMPLETE) return nullptr;
       ready_ = true;
+      FERRY_TRACE("timeline", "command %llu: the landing's map is ready, chunks land directly",
+                  static_cast<unsigned long long>(command_));
     }
     return zone_.bytes() + at;
   }
@@ -482,6 +488,8 @@ class deferred_write final : public transfer_table::landing,
     if (native::map(api_, own_, buffer_, CL_MAP_WRITE_INVALIDATE_REGION, static_cast<size_t>(offset_),
                     static_cast<size_t>(map_size_), 1, &before_, &mapped_, zone_) != CL_SUCCESS)
       mapped_ = nullptr;
+    FERRY_TRACE("timeline", "command %llu: the landing's map of %llu bytes %s", static_cast<unsigned long long>(command_),
+                static_cast<unsigned long long>(map_size_), mapped_ ? "enqueued" : "refused: staging only");
   }
 
   /// Every byte is in and `before` has ended: the unmap and the staged
@@ -492,8 +500,9 @@ class deferred_write final : public transfer_table::landing,
     finished_ = true;
     std::shared_ptr<session_core> live = core_.lock();
     if (!live) return fail_now(CL_DEVICE_NOT_AVAILABLE);
-    FERRY_TRACE("peer", "session %s: %llu bytes landed, %llu of them through staging", live->label.c_str(),
-                static_cast<unsigned long long>(total), static_cast<unsigned long long>(staged));
+    FERRY_TRACE("timeline", "command %llu: %llu bytes landed, %llu of them through staging; unmapping",
+                static_cast<unsigned long long>(command_), static_cast<unsigned long long>(total),
+                static_cast<unsigned long long>(staged));
     // A platform may never finish a command behind an event that failed already.
     const cl_int status = event_status(api_, before_, CL_COMPLETE);
     if (status < 0) return fail_now(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
@@ -533,6 +542,7 @@ class deferred_write final : public transfer_table::landing,
     api_.clFlush(own_);
     callback_slot* slot = live->callbacks.acquire();
     slot->core = live;
+    slot->command = command_;
     slot->event = last;
     slot->kind = callback_kind::gate;
     api_.clRetainEvent(gate_);
@@ -560,6 +570,7 @@ class deferred_write final : public transfer_table::landing,
 
   const native::api& api_;
   std::weak_ptr<session_core> core_;  // the transfer table holds this: no cycle
+  p::object_id command_;              // the migrate_in, for the trace log
   cl_command_queue own_;
   bool out_of_order_;
   native::callback_behaviour callbacks_;
@@ -606,12 +617,15 @@ bool executor::defer_write(const p::command_header& h, const object_entry& queue
   }
   hold_for_imports(before);
   const landing_queue landing{own->writes, own->out_of_order, own->callbacks};
-  auto deferred = std::make_shared<deferred_write>(api_, core_, landing, buffer.as_mem(), offset, before, gate);
+  auto deferred = std::make_shared<deferred_write>(api_, core_, h.command, landing, buffer.as_mem(), offset, before, gate);
   // Known until it has landed or failed, so that the teardown can fail it (deferred_write::failed).
   std::erase_if(deferred_writes_, [](const std::weak_ptr<transfer_table::landing>& w) { return w.expired(); });
   deferred_writes_.push_back(deferred);
   api_.clReleaseEvent(before);
   api_.clReleaseEvent(gate);
+  FERRY_TRACE("timeline", "command %llu: migrate_in of %llu bytes waits for them (transfer %llu)",
+              static_cast<unsigned long long>(h.command), static_cast<unsigned long long>(size),
+              static_cast<unsigned long long>(transfer));
   deferred->start(size, *core_);
   touch(own->writes);
   uint8_t* data = nullptr;

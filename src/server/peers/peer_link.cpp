@@ -344,6 +344,7 @@ bool peer_link::send_statuses(std::deque<peer_status>& statuses, std::string& wh
     backlog_.add_status(item, out);
   }
   const size_t count = statuses.size();
+  FERRY_TRACE("timeline", "sending %zu event statuses to %s", count, target_.address.c_str());
   // Numbered and kept now: if the write fails, the destination's count says which to send again.
   statuses.clear();
   // Only this thread writes; fd_ changes only on this thread too.
@@ -356,6 +357,7 @@ bool peer_link::send_statuses(std::deque<peer_status>& statuses, std::string& wh
 }
 
 void peer_link::complete_migration(peer_migration& item) {
+  FERRY_TRACE("timeline", "command %llu: the destination has every byte", static_cast<unsigned long long>(item.command));
   item.content_size.reset();
   command_record r;
   r.command = item.command;
@@ -464,6 +466,8 @@ void peer_link::run() {
       if (next->status != CL_COMPLETE) fail_item(api_, outbox_, *next, next->status);
       else {
         const uint64_t to_send = next->payload_size();
+        FERRY_TRACE("timeline", "command %llu: sending %llu bytes to %s", static_cast<unsigned long long>(next->command),
+                    static_cast<unsigned long long>(to_send), target_.address.c_str());
         backlog_.begin(std::move(*next), to_send);
       }
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/log.hpp"
 #include "server/session/session_core.hpp"
 #include "server/transport/completion_poller.hpp"
 
@@ -74,7 +75,28 @@ size_t callback_pool::outstanding() const {
 }
 
 
+namespace {
+
+const char* kind_name(callback_kind kind) {
+  switch (kind) {
+    case callback_kind::completion: return "completion";
+    case callback_kind::write: return "write";
+    case callback_kind::read: return "read";
+    case callback_kind::read_piece: return "read piece";
+    case callback_kind::migrate: return "migrate_out's map";
+    case callback_kind::exported: return "exported event";
+    case callback_kind::gate: return "landing";
+    case callback_kind::step: return "landing's 'before'";
+  }
+  return "?";
+}
+
+}  // namespace
+
 void callback_pool::deliver(callback_slot* slot, cl_int status, quiet_sessions* quiet) {
+  // The timeline of a command, with the peer and landing lines (FERRY_LOG=trace).
+  FERRY_TRACE("timeline", "command %llu: %s ended (%d)", static_cast<unsigned long long>(slot->command),
+              kind_name(slot->kind), status);
   // Only queues a record: every OpenCL call it implies (true status,
   // profiling, releases) runs later on the session's writer threads.
   // `core` keeps the session's shared state alive until the slot is back.

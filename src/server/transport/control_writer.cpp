@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/log.hpp"
 #include "common/socket.hpp"
 #include "server/daemon/printf_capture.hpp"
 #include "server/transport/callback_pool.hpp"
@@ -133,6 +134,7 @@ void control_writer::process(const command_record& r, std::vector<uint8_t>& out)
     // Here, not in the native callback: setting a user event may run callbacks.
     api.clSetUserEventStatus(r.gate, status < 0 ? status : CL_COMPLETE);
     api.clReleaseEvent(r.gate);
+    FERRY_TRACE("timeline", "command %llu: gate set (%d)", static_cast<unsigned long long>(r.command), status);
     // Commands behind the gate fail; some platforms call back for none of them.
     if (status < 0 && sweeper_) sweeper_->sweep_failures(api);
   } else if (r.notify || status != CL_COMPLETE) {

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/log.hpp"
 #include "protocol/bulk_head.hpp"
 
 namespace ferry::server {
@@ -156,6 +157,9 @@ bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint
   }
   auto [it, created] = entries_.try_emplace(transfer);
   entry& e = it->second;
+  if (created || !e.sized)
+    FERRY_TRACE("timeline", "transfer %llu: first chunk of %llu bytes", static_cast<unsigned long long>(transfer),
+                static_cast<unsigned long long>(total));
   if (created) {
     // Bytes before their command: weighed as the command's own staging would be
     // (executor::claim_bulk), or a client could stage without bound for
@@ -298,7 +302,11 @@ void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
   }
   set_gates(open, CL_COMPLETE);
   if (failed) failed->failed(failure);
-  if (landed) landed->landed(data, staged, total);
+  if (landed) {
+    FERRY_TRACE("timeline", "transfer %llu: every byte is here, %llu through staging",
+                static_cast<unsigned long long>(transfer), static_cast<unsigned long long>(staged));
+    landed->landed(data, staged, total);
+  }
   if (drop) destroy(finished);
 }
 
