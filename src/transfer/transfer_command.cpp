@@ -1,0 +1,93 @@
+#include "transfer/transfer_command.hpp"
+
+#include <memory>
+#include <utility>
+
+#include "common/log.hpp"
+#include "transfer/transfer_events.hpp"
+#include "transfer/worker_pool.hpp"
+
+namespace ferry::transfer {
+namespace {
+
+/// Runs `work` for one command and ends its events; returns its outcome.
+cl_int run(const transfer_call& call, const transfer_setting& given, transfer_events& events,
+         const std::function<transfer_outcome(const transfer_setting&)>& work) {
+  transfer_outcome outcome;
+  if (cl_int started = events.wait_for_start(); started != CL_SUCCESS) {
+    outcome = {started, "an event of its wait list failed"};
+  } else {
+    transfer_setting setting = given;
+    setting.copies = events.copies();
+    outcome = work(setting);
+  }
+  if (outcome.status != CL_SUCCESS)
+    FERRY_WARN("transfer", "%s failed (%d): %s", call.name, outcome.status, outcome.cause.c_str());
+  events.finish(outcome.status == CL_SUCCESS ? CL_COMPLETE : outcome.status);
+  return outcome.status;
+}
+
+}  // namespace
+
+cl_int check_call(const transfer_call& call, transfer_setting& setting) {
+  if (call.queue == nullptr ||
+      clGetCommandQueueInfo(call.queue, CL_QUEUE_CONTEXT, sizeof setting.context, &setting.context, nullptr) !=
+          CL_SUCCESS ||
+      clGetCommandQueueInfo(call.queue, CL_QUEUE_DEVICE, sizeof setting.device, &setting.device, nullptr) !=
+          CL_SUCCESS)
+    return CL_INVALID_COMMAND_QUEUE;
+  cl_context buffer_context = nullptr;
+  cl_mem_object_type type = 0;
+  size_t buffer_size = 0;
+  cl_mem_flags flags = 0;
+  if (call.buffer == nullptr ||
+      clGetMemObjectInfo(call.buffer, CL_MEM_CONTEXT, sizeof buffer_context, &buffer_context, nullptr) !=
+          CL_SUCCESS ||
+      clGetMemObjectInfo(call.buffer, CL_MEM_TYPE, sizeof type, &type, nullptr) != CL_SUCCESS ||
+      clGetMemObjectInfo(call.buffer, CL_MEM_SIZE, sizeof buffer_size, &buffer_size, nullptr) != CL_SUCCESS ||
+      clGetMemObjectInfo(call.buffer, CL_MEM_FLAGS, sizeof flags, &flags, nullptr) != CL_SUCCESS ||
+      type != CL_MEM_OBJECT_BUFFER)
+    return CL_INVALID_MEM_OBJECT;
+  if (buffer_context != setting.context) return CL_INVALID_CONTEXT;
+  if ((call.num_events > 0) != (call.wait_list != nullptr)) return CL_INVALID_EVENT_WAIT_LIST;
+  for (cl_uint i = 0; i < call.num_events; ++i) {
+    cl_context event_context = nullptr;
+    if (call.wait_list[i] == nullptr ||
+        clGetEventInfo(call.wait_list[i], CL_EVENT_CONTEXT, sizeof event_context, &event_context, nullptr) !=
+            CL_SUCCESS)
+      return CL_INVALID_EVENT_WAIT_LIST;
+    if (event_context != setting.context) return CL_INVALID_CONTEXT;
+  }
+  for (size_t r = 0; r < call.range_count; ++r) {
+    const size_t offset = call.ranges[r][0], size = call.ranges[r][1];
+    if (offset > buffer_size || size > buffer_size - offset) return CL_INVALID_VALUE;
+  }
+  // As clEnqueueReadBuffer / clEnqueueWriteBuffer would refuse them.
+  const bool host_reads = call.way != direction::to_device, host_writes = call.way != direction::from_device;
+  if (host_reads && (flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS))) return CL_INVALID_OPERATION;
+  if (host_writes && (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS))) return CL_INVALID_OPERATION;
+  return CL_SUCCESS;
+}
+
+cl_int enqueue_transfer(const transfer_call& call, const transfer_setting& setting,
+                        std::function<transfer_outcome(const transfer_setting&)> work) {
+  auto events = std::make_shared<transfer_events>();
+  if (cl_int rc = events->create(call.queue, setting.context, setting.device, call.num_events, call.wait_list);
+      rc != CL_SUCCESS)
+    return rc;
+  if (call.event) *call.event = events->returned_reference();
+  if (call.blocking) {
+    // The cause's own code, as a blocking clEnqueueReadBuffer returns its failure.
+    if (cl_int outcome = run(call, setting, *events, work); outcome != CL_SUCCESS) return outcome;
+    return events->wait_returned() == CL_SUCCESS ? CL_SUCCESS : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  }
+  // The call's arguments live on in the task (the wait list is not needed any more).
+  transfer_call kept = call;
+  kept.wait_list = nullptr;
+  kept.event = nullptr;
+  auto task = [kept, setting, events, work = std::move(work)] { (void)run(kept, setting, *events, work); };
+  if (!run_in_background(task)) task();
+  return CL_SUCCESS;
+}
+
+}  // namespace ferry::transfer

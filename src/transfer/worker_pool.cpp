@@ -1,0 +1,72 @@
+#include "transfer/worker_pool.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+#include "common/thread_name.hpp"
+
+namespace ferry::transfer {
+namespace {
+
+class pool {
+ public:
+  bool run(std::function<void()> task) {
+    std::unique_lock lock(mutex_);
+    tasks_.push_back(std::move(task));
+    if (idle_ >= tasks_.size()) {
+      ready_.notify_one();
+      return true;
+    }
+    try {
+      std::thread([this] { serve(); }).detach();
+      ++threads_;
+    } catch (const std::system_error&) {
+      tasks_.pop_back();
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  void serve() {
+    name_this_thread("ferry-transfer");
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (tasks_.empty()) {
+        ++idle_;
+        const bool woken = ready_.wait_for(lock, idle_for, [&] { return !tasks_.empty(); });
+        --idle_;
+        if (!woken) {
+          --threads_;
+          return;
+        }
+      }
+      std::function<void()> task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+
+  static constexpr std::chrono::seconds idle_for{5};
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> tasks_;
+  size_t idle_ = 0, threads_ = 0;
+};
+
+pool& the_pool() {
+  static auto* p = new pool;  // threads may outlive static destruction: never destroyed
+  return *p;
+}
+
+}  // namespace
+
+bool run_in_background(std::function<void()> task) { return the_pool().run(std::move(task)); }
+
+}  // namespace ferry::transfer
