@@ -10,6 +10,9 @@
 namespace ferry::transfer {
 namespace {
 
+// Log lines say which library wrote them (the application may load libferry too).
+[[maybe_unused]] const bool named = (set_log_component("ferry-transfer"), true);
+
 /// Runs `work` for one command and ends its events; returns its outcome.
 cl_int run(const transfer_call& call, const transfer_setting& given, transfer_events& events,
          const std::function<transfer_outcome(const transfer_setting&)>& work) {

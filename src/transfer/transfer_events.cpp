@@ -49,6 +49,10 @@ cl_int transfer_events::create(cl_command_queue queue, cl_context context, cl_de
 transfer_events::~transfer_events() {
   // Whatever waits on the user events must not wait forever.
   if (!finished_) finish(CL_DEVICE_NOT_AVAILABLE);
+  // The fill behind `status` runs once it is set; PoCL 3.1 reaches freed
+  // events when its queue and events go while it is still pending (a later
+  // context's commands then crash in pocl_lock_events_inorder).
+  if (events_queue_) clFinish(events_queue_);
   for (cl_event e : {before_, gate_, hold_, status_, returned_})
     if (e) clReleaseEvent(e);
   if (scratch_) clReleaseMemObject(scratch_);
