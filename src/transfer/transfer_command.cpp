@@ -75,7 +75,8 @@ cl_int check_call(const transfer_call& call, transfer_setting& setting) {
 cl_int enqueue_transfer(const transfer_call& call, const transfer_setting& setting,
                         std::function<transfer_outcome(const transfer_setting&)> work) {
   auto events = std::make_shared<transfer_events>();
-  if (cl_int rc = events->create(call.queue, setting.context, setting.device, call.num_events, call.wait_list);
+  if (cl_int rc = events->create(call.queue, setting.context, setting.device, call.num_events, call.wait_list,
+                                   call.event != nullptr);
       rc != CL_SUCCESS)
     return rc;
   if (call.event) *call.event = events->returned_reference();
@@ -89,7 +90,11 @@ cl_int enqueue_transfer(const transfer_call& call, const transfer_setting& setti
   kept.wait_list = nullptr;
   kept.event = nullptr;
   auto task = [kept, setting, events, work = std::move(work)] { (void)run(kept, setting, *events, work); };
-  if (!run_in_background(task)) task();
+  if (events->in_order()) {
+    run_after(call.queue, std::move(task));
+  } else if (!run_in_background(task)) {
+    task();
+  }
   return CL_SUCCESS;
 }
 

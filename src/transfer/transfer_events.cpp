@@ -14,23 +14,27 @@ cl_command_queue_properties queue_properties(cl_command_queue queue) {
 }  // namespace
 
 cl_int transfer_events::create(cl_command_queue queue, cl_context context, cl_device_id device, cl_uint num_events,
-                               const cl_event* wait_list) {
+                               const cl_event* wait_list, bool returned) {
   cl_int rc = CL_SUCCESS;
   const bool in_order = (queue_properties(queue) & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
-  const cl_queue_properties profiled[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-  events_queue_ = clCreateCommandQueueWithProperties(context, device, profiled, &rc);
-  if (rc != CL_SUCCESS) return rc;
+  in_order_ = in_order;
   copies_ = clCreateCommandQueueWithProperties(context, device, nullptr, &rc);
-  if (rc != CL_SUCCESS) return rc;
-  scratch_ = clCreateBuffer(context, CL_MEM_READ_WRITE, 64, nullptr, &rc);
-  if (rc != CL_SUCCESS) return rc;
-  status_ = clCreateUserEvent(context, &rc);
   if (rc != CL_SUCCESS) return rc;
   gate_ = clCreateUserEvent(context, &rc);
   if (rc != CL_SUCCESS) return rc;
-  const cl_uchar zero = 0;
-  rc = clEnqueueFillBuffer(events_queue_, scratch_, &zero, 1, 0, 1, 1, &status_, &returned_);
-  if (rc != CL_SUCCESS) return rc;
+  if (returned) {
+    const cl_queue_properties profiled[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    events_queue_ = clCreateCommandQueueWithProperties(context, device, profiled, &rc);
+    if (rc != CL_SUCCESS) return rc;
+    scratch_ = clCreateBuffer(context, CL_MEM_READ_WRITE, 64, nullptr, &rc);
+    if (rc != CL_SUCCESS) return rc;
+    status_ = clCreateUserEvent(context, &rc);
+    if (rc != CL_SUCCESS) return rc;
+    const cl_uchar zero = 0;
+    rc = clEnqueueFillBuffer(events_queue_, scratch_, &zero, 1, 0, 1, 1, &status_, &returned_);
+    if (rc != CL_SUCCESS) return rc;
+    clFlush(events_queue_);
+  }
   // An out-of-order queue orders nothing by itself: with no wait list the
   // transfer may start at once, and later commands name its event.
   if (in_order || num_events > 0) {
@@ -42,7 +46,6 @@ cl_int transfer_events::create(cl_command_queue queue, cl_context context, cl_de
     if (rc != CL_SUCCESS) return rc;
   }
   clFlush(queue);
-  clFlush(events_queue_);
   return CL_SUCCESS;
 }
 
@@ -69,7 +72,7 @@ cl_int transfer_events::wait_for_start() {
 }
 
 cl_event transfer_events::returned_reference() {
-  clRetainEvent(returned_);
+  if (returned_) clRetainEvent(returned_);
   return returned_;
 }
 
@@ -82,7 +85,7 @@ void transfer_events::finish(cl_int status) {
 }
 
 cl_int transfer_events::wait_returned() {
-  if (returned_ == nullptr) return CL_INVALID_EVENT;
+  if (returned_ == nullptr) return CL_SUCCESS;
   return clWaitForEvents(1, &returned_);
 }
 

@@ -30,10 +30,11 @@ namespace ferry::transfer {
 class transfer_events {
  public:
   /// Creates the events on `queue` (whose context and device are given)
-  /// behind `wait_list`. On failure returns the OpenCL code and leaves
-  /// nothing enqueued that would wait forever.
+  /// behind `wait_list`; the application's event only when `returned` is
+  /// asked for (most calls pass no event). On failure returns the OpenCL
+  /// code and leaves nothing enqueued that would wait forever.
   cl_int create(cl_command_queue queue, cl_context context, cl_device_id device, cl_uint num_events,
-                const cl_event* wait_list);
+                const cl_event* wait_list, bool returned);
   ~transfer_events();
   transfer_events() = default;
   transfer_events(const transfer_events&) = delete;
@@ -44,13 +45,15 @@ class transfer_events {
   cl_int wait_for_start();
   /// The transfer's own in-order queue for its device copies.
   cl_command_queue copies() const { return copies_; }
-  /// The event to give the application (a new reference).
+  /// The event to give the application (a new reference), if create made one.
   cl_event returned_reference();
   /// Ends the transfer with `status` (CL_COMPLETE or a negative code): sets
   /// `status`, then opens `gate`. Once only.
   void finish(cl_int status);
-  /// The application's event: ended, for a blocking call.
+  /// The application's event, if any, has ended (a blocking call returns then).
   cl_int wait_returned();
+  /// The application's queue runs in order: transfers on it run one after another.
+  bool in_order() const { return in_order_; }
 
  private:
   cl_event before_ = nullptr;
@@ -62,6 +65,7 @@ class transfer_events {
   cl_command_queue events_queue_ = nullptr;
   cl_mem scratch_ = nullptr;
   bool finished_ = false;
+  bool in_order_ = true;
 };
 
 }  // namespace ferry::transfer

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -65,8 +66,54 @@ pool& the_pool() {
   return *p;
 }
 
+// Tasks waiting behind a running one of the same key. A key with an entry
+// has a pool task draining it; the entry goes once drained.
+class chains {
+ public:
+  void run_after(const void* key, std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      auto [it, created] = waiting_.try_emplace(key);
+      it->second.push_back(std::move(task));
+      if (!created) return;
+    }
+    // No thread to be had: the caller drains the chain itself.
+    if (!the_pool().run([this, key] { drain(key); })) drain(key);
+  }
+
+ private:
+  void drain(const void* key) {
+    for (;;) {
+      std::function<void()> next;
+      {
+        std::lock_guard lock(mutex_);
+        auto it = waiting_.find(key);
+        if (it->second.empty()) {
+          waiting_.erase(it);
+          return;
+        }
+        next = std::move(it->second.front());
+        it->second.pop_front();
+      }
+      next();
+    }
+  }
+
+  std::mutex mutex_;
+  std::map<const void*, std::deque<std::function<void()>>> waiting_;
+};
+
+chains& the_chains() {
+  static auto* c = new chains;
+  return *c;
+}
+
 }  // namespace
 
 bool run_in_background(std::function<void()> task) { return the_pool().run(std::move(task)); }
+
+void run_after(const void* key, std::function<void()> task) {
+  the_chains().run_after(key, std::move(task));
+}
 
 }  // namespace ferry::transfer

@@ -13,4 +13,11 @@ namespace ferry::transfer {
 /// be started (the caller then runs it itself).
 bool run_in_background(std::function<void()> task);
 
+/// Runs `task` after every earlier task of the same `key`, on one pool thread
+/// per key at a time. Transfers of one in-order queue run one after another
+/// anyway (each waits for the one before): a hundred non-blocking ones then
+/// take one thread, not a hundred. When no thread can be started, the
+/// caller's thread runs the chain.
+void run_after(const void* key, std::function<void()> task);
+
 }  // namespace ferry::transfer
