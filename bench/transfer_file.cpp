@@ -38,12 +38,6 @@ std::vector<size_case> default_cases() {
           {size_t{1} << 30, "1GiB", 3}};
 }
 
-std::string size_name(size_t bytes) {
-  for (auto [shift, unit] : {std::pair{30, "GiB"}, std::pair{20, "MiB"}, std::pair{10, "KiB"}})
-    if (bytes % (size_t{1} << shift) == 0) return std::to_string(bytes >> shift) + unit;
-  return std::to_string(bytes) + "B";
-}
-
 /// The kind of file system `path` lives on, by its magic number.
 std::string file_system_of(const std::string& path) {
   struct statfs fs {};
@@ -218,7 +212,7 @@ int main(int argc, char** argv) {
   info.size_meaning = "bytes of one size to measure instead of 4 MiB, 64 MiB, 256 MiB and 1 GiB";
   const options opts = parse_options(argc, argv, info);
   std::vector<size_case> cases = default_cases();
-  if (opts.size > 0) cases = {{opts.size, size_name(opts.size), 3}};
+  if (opts.size > 0) cases = {{opts.size, size_label(opts.size), 3}};
 
   try {
     scratch_files files;

@@ -237,25 +237,21 @@ class transfer_file : public ferry_and_native_test, public ::testing::WithParamI
     ASSERT_NO_FATAL_FAILURE(ferry_and_native_test::SetUp());
     side_ = GetParam() == platform_kind::native ? &native_ : &ferry_;
     ASSERT_TRUE(dir_.made()) << "no scratch directory";
+    if (!self_check) baseline_ = object_counts(platform_, device_);
   }
 
   // A transfer's thread releases the command's own queues, events and scratch buffer once
   // the application's event has completed (PoCL needs the fill behind the event finished
-  // before they go), so they may still be alive when a test ends. The leak check waits
-  // for them: any object still alive after a minute fails it.
+  // before they go), so they may still be alive when a test body ends. The leak check
+  // first waits for Ferry's counts to come back to what SetUp left (the fixture's context
+  // and queue); whatever is still alive after a minute fails it.
   void TearDown() override {
-    if (ferry_.queue) {
-      EXPECT_CL_OK(clFinish(ferry_.queue));
-    }
-    ferry_.queue.reset();
-    ferry_.context.reset();
-    queue_ = nullptr;
-    context_ = nullptr;
-    if (!self_check && platform_ != nullptr && device_ != nullptr) {
+    if (!self_check && baseline_) {
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
       for (;;) {
         const auto counts = object_counts(platform_, device_);
-        if (!counts || (counts->client_objects == 0 && counts->server_objects == 0) ||
+        if (!counts || (counts->client_objects <= baseline_->client_objects &&
+                        counts->server_objects <= baseline_->server_objects) ||
             std::chrono::steady_clock::now() > deadline)
           break;
         std::this_thread::yield();
@@ -317,6 +313,18 @@ class transfer_file : public ferry_and_native_test, public ::testing::WithParamI
     EXPECT_CL_OK(rc);
     return q;
   }
+  /// Runs `body(queue, in_order)` twice: on an out-of-order queue, where the second
+  /// command names the first's event in its wait list (skipped when the device has no
+  /// such queue), and on the in-order queue, where the queue alone orders them.
+  template <class Body>
+  void for_each_ordering(Body body) {
+    if (queue_handle own = out_of_order_queue()) {
+      SCOPED_TRACE("wait list, out-of-order queue");
+      body(own.get(), false);
+    }
+    SCOPED_TRACE("in-order queue");
+    body(queue(), true);
+  }
   event_handle user_event() {
     cl_int rc = CL_SUCCESS;
     event_handle e(clCreateUserEvent(context(), &rc));
@@ -336,6 +344,7 @@ class transfer_file : public ferry_and_native_test, public ::testing::WithParamI
 
   cl_side* side_ = nullptr;
   scratch_dir dir_;
+  std::optional<cl_ferry_object_counts> baseline_;
 };
 
 INSTANTIATE_TEST_SUITE_P(platforms, transfer_file, ::testing::Values(platform_kind::native, platform_kind::ferry),
@@ -452,27 +461,19 @@ TEST_P(transfer_file, buffer_to_file_waits_for_the_kernel_that_writes_the_buffer
   ASSERT_TRUE(p);
   kernel_handle fill_kernel = create_kernel(p, "fill_pattern");
   const std::vector<unsigned char> expected = pattern(size, 42);
-  struct way {
-    const char* name;
-    bool in_order;
-  };
-  for (const way w : {way{"wait list, out-of-order queue", false}, way{"in-order queue", true}}) {
-    SCOPED_TRACE(w.name);
-    queue_handle own = w.in_order ? queue_handle() : out_of_order_queue();
-    if (!w.in_order && !own) continue;  // no out-of-order queue: the in-order case still runs
-    const cl_command_queue q = w.in_order ? queue() : own.get();
+  for_each_ordering([&](cl_command_queue q, bool in_order) {
     mem_handle source = buffer(size);
     fill(source, 0, std::vector<unsigned char>(size, 0));
-    file_handle out = new_file(std::string("after-kernel-") + (w.in_order ? "in" : "out"));
+    file_handle out = new_file(std::string("after-kernel-") + (in_order ? "in" : "out"));
     event_handle start = user_event();
     event_handle kernel_done = enqueue_fill_pattern(q, fill_kernel, source, size, 42, start.address());
     event_handle written;
-    EXPECT_CL_OK(clEnqueueReadBufferToStdioFile(q, source, CL_FALSE, 0, size, out.get(), w.in_order ? 0 : 1,
-                                                w.in_order ? nullptr : kernel_done.address(), written.out()));
+    EXPECT_CL_OK(clEnqueueReadBufferToStdioFile(q, source, CL_FALSE, 0, size, out.get(), in_order ? 0 : 1,
+                                                in_order ? nullptr : kernel_done.address(), written.out()));
     EXPECT_CL_OK(clSetUserEventStatus(start, CL_COMPLETE));
     EXPECT_EQ(expect_complete(written, "buffer to file"), "");
     EXPECT_EQ(first_difference(file_contents(out.get()), expected), "");
-  }
+  });
 }
 
 TEST_P(transfer_file, kernel_that_reads_the_buffer_waits_for_file_to_buffer) {
@@ -483,18 +484,10 @@ TEST_P(transfer_file, kernel_that_reads_the_buffer_waits_for_file_to_buffer) {
   const std::vector<unsigned char> data = pattern(size, 9);
   std::vector<unsigned char> expected(size);
   std::transform(data.begin(), data.end(), expected.begin(), [](unsigned char c) { return c + 1; });
-  struct way {
-    const char* name;
-    bool in_order;
-  };
-  for (const way w : {way{"wait list, out-of-order queue", false}, way{"in-order queue", true}}) {
-    SCOPED_TRACE(w.name);
-    queue_handle own = w.in_order ? queue_handle() : out_of_order_queue();
-    if (!w.in_order && !own) continue;
-    const cl_command_queue q = w.in_order ? queue() : own.get();
+  for_each_ordering([&](cl_command_queue q, bool in_order) {
     mem_handle in = buffer(size), out = buffer(size);
     fill(in, 0, std::vector<unsigned char>(size, 0));
-    file_handle file = file_of(std::string("before-kernel-") + (w.in_order ? "in" : "out"), data);
+    file_handle file = file_of(std::string("before-kernel-") + (in_order ? "in" : "out"), data);
     event_handle start = user_event();
     event_handle read;
     EXPECT_CL_OK(clEnqueueWriteBufferFromStdioFile(q, in, CL_FALSE, 0, size, file.get(), 1, start.address(),
@@ -503,12 +496,12 @@ TEST_P(transfer_file, kernel_that_reads_the_buffer_waits_for_file_to_buffer) {
     EXPECT_CL_OK(clSetKernelArg(add_one, 1, sizeof(cl_mem), out.address()));
     size_t global = size;
     event_handle kernel_done;
-    EXPECT_CL_OK(clEnqueueNDRangeKernel(q, add_one, 1, nullptr, &global, nullptr, w.in_order ? 0 : 1,
-                                        w.in_order ? nullptr : read.address(), kernel_done.out()));
+    EXPECT_CL_OK(clEnqueueNDRangeKernel(q, add_one, 1, nullptr, &global, nullptr, in_order ? 0 : 1,
+                                        in_order ? nullptr : read.address(), kernel_done.out()));
     EXPECT_CL_OK(clSetUserEventStatus(start, CL_COMPLETE));
     EXPECT_EQ(expect_complete(kernel_done, "the kernel"), "");
     EXPECT_EQ(first_difference(contents(out, 0, size), expected), "");
-  }
+  });
 }
 
 TEST_P(transfer_file, nothing_moves_until_the_user_event_of_the_wait_list_is_set) {
