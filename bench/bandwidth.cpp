@@ -21,12 +21,6 @@ std::vector<transfer_case> default_cases() {
           {size_t{1} << 30, "1GiB", 3}};
 }
 
-std::string size_name(size_t bytes) {
-  for (auto [shift, unit] : {std::pair{30, "GiB"}, std::pair{20, "MiB"}, std::pair{10, "KiB"}})
-    if (bytes % (size_t{1} << shift) == 0) return std::to_string(bytes >> shift) + unit;
-  return std::to_string(bytes) + "B";
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -37,7 +31,7 @@ int main(int argc, char** argv) {
   info.size_meaning = "bytes of one transfer size to measure instead of 4 KiB, 1 MiB, 64 MiB and 1 GiB";
   const options opts = parse_options(argc, argv, info);
   std::vector<transfer_case> cases = default_cases();
-  if (opts.size > 0) cases = {{opts.size, size_name(opts.size), 5}};
+  if (opts.size > 0) cases = {{opts.size, size_label(opts.size), 5}};
   session s(opts, info);
   const int rc = s.run([&](target& t) {
     for (const transfer_case& c : cases) {

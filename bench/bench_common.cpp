@@ -498,6 +498,12 @@ mem_object::~mem_object() {
   if (mem_) clReleaseMemObject(mem_);
 }
 
+std::string size_label(std::size_t bytes) {
+  for (auto [shift, unit] : {std::pair{30, "GiB"}, std::pair{20, "MiB"}, std::pair{10, "KiB"}})
+    if (bytes % (std::size_t{1} << shift) == 0) return std::to_string(bytes >> shift) + unit;
+  return std::to_string(bytes) + "B";
+}
+
 host_bytes allocate_host(std::size_t bytes) {
   constexpr std::size_t page = 4096;
   host_bytes p(static_cast<unsigned char*>(std::aligned_alloc(page, (bytes + page - 1) / page * page)));

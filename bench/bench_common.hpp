@@ -217,6 +217,9 @@ void check_matrix_product(const std::vector<float>& a, const std::vector<float>&
 /// Whether check_matrix_product compares every entry for this n.
 bool checks_every_entry(std::size_t n);
 
+/// "4KiB", "64MiB", "1GiB", or "<n>B" when no unit divides `bytes`: a size in result keys.
+std::string size_label(std::size_t bytes);
+
 /// `value` rounded up to a multiple of `multiple` (a global size to a work-group size).
 inline std::size_t round_up(std::size_t value, std::size_t multiple) {
   return (value + multiple - 1) / multiple * multiple;

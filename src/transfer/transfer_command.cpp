@@ -75,8 +75,11 @@ cl_int check_call(const transfer_call& call, transfer_setting& setting) {
 cl_int enqueue_transfer(const transfer_call& call, const transfer_setting& setting,
                         std::function<transfer_outcome(const transfer_setting&)> work) {
   auto events = std::make_shared<transfer_events>();
+  // A program may release the buffer right after a non-blocking call (PoCL
+  // aborted in can_run_command when the transfer then copied from it).
+  events->keep_buffer(call.buffer);
   if (cl_int rc = events->create(call.queue, setting.context, setting.device, call.num_events, call.wait_list,
-                                   call.event != nullptr);
+                                 call.event != nullptr);
       rc != CL_SUCCESS)
     return rc;
   if (call.event) *call.event = events->returned_reference();

@@ -59,8 +59,14 @@ transfer_events::~transfer_events() {
   for (cl_event e : {before_, gate_, hold_, status_, returned_})
     if (e) clReleaseEvent(e);
   if (scratch_) clReleaseMemObject(scratch_);
+  if (kept_buffer_) clReleaseMemObject(kept_buffer_);
   if (copies_) clReleaseCommandQueue(copies_);
   if (events_queue_) clReleaseCommandQueue(events_queue_);
+}
+
+void transfer_events::keep_buffer(cl_mem buffer) {
+  if (kept_buffer_ != nullptr || clRetainMemObject(buffer) != CL_SUCCESS) return;
+  kept_buffer_ = buffer;
 }
 
 cl_int transfer_events::wait_for_start() {

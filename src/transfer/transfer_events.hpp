@@ -43,6 +43,10 @@ class transfer_events {
   /// Waits for `before` to end: CL_SUCCESS, or
   /// CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST when the wait list failed.
   cl_int wait_for_start();
+  /// Keeps `buffer` alive until these events go: the program may release it
+  /// once the call has returned, as it may with any enqueued command, and the
+  /// transfer still copies to or from it.
+  void keep_buffer(cl_mem buffer);
   /// The transfer's own in-order queue for its device copies.
   cl_command_queue copies() const { return copies_; }
   /// The event to give the application (a new reference), if create made one.
@@ -64,6 +68,7 @@ class transfer_events {
   cl_command_queue copies_ = nullptr;
   cl_command_queue events_queue_ = nullptr;
   cl_mem scratch_ = nullptr;
+  cl_mem kept_buffer_ = nullptr;
   bool finished_ = false;
   bool in_order_ = true;
 };
