@@ -52,6 +52,15 @@ void expect_pending(cl_event event, const char* what) {
                                            " before its sender started");
 }
 
+/// Rank 0's side of several cases: `size` bytes of pattern(seed) sent with a blocking
+/// send command.
+void send_pattern(ranks& r, std::size_t size, std::uint32_t seed, int tag) {
+  cl_mem buffer = r.device.buffer_with(pattern(size, seed));
+  MPI_TEST_CL(CL_SUCCESS, clEnqueueSendBuffer(r.device.queue(), buffer, CL_TRUE, 0, size, r.other, tag, r.comm, 0,
+                                              nullptr, nullptr));
+  clReleaseMemObject(buffer);
+}
+
 // Sizes 0, 1, odd, and several blocks; from offset 3 of the sender's buffer to offset 5
 // of the receiver's, whose bytes around the range must stay as they were.
 void command_to_command(ranks& r) {
@@ -164,10 +173,7 @@ std::vector<std::size_t> expected_messages(std::size_t size) {
 void send_blocks(ranks& r) {
   const std::size_t size = 3 * mib + 5;
   if (r.self == 0) {
-    cl_mem buffer = r.device.buffer_with(pattern(size, 35));
-    MPI_TEST_CL(CL_SUCCESS, clEnqueueSendBuffer(r.device.queue(), buffer, CL_TRUE, 0, size, 1, 35, r.comm, 0,
-                                                nullptr, nullptr));
-    clReleaseMemObject(buffer);
+    send_pattern(r, size, 35, 35);
   } else {
     std::vector<std::size_t> sizes;
     bytes got(size);
@@ -240,10 +246,7 @@ void sendrecv_halo(ranks& r) {
 void any_source_any_tag(ranks& r) {
   const std::size_t size = 2 * mib + 1;
   if (r.self == 0) {
-    cl_mem buffer = r.device.buffer_with(pattern(size, 55));
-    MPI_TEST_CL(CL_SUCCESS, clEnqueueSendBuffer(r.device.queue(), buffer, CL_TRUE, 0, size, 1, 55, r.comm, 0,
-                                                nullptr, nullptr));
-    clReleaseMemObject(buffer);
+    send_pattern(r, size, 55, 55);
     const bytes sent = pattern(1000, 56);
     MPI_Send(sent.data(), 1000, MPI_BYTE, 1, 56, r.comm);
   } else {
@@ -307,12 +310,8 @@ void recv_then_kernel(ranks& r) {
   const std::size_t size = 1 * mib + 77;
   if (r.self == 0) {
     MPI_Barrier(r.comm);
-    for (int tag : {70, 71}) {
-      cl_mem buffer = r.device.buffer_with(pattern(size, static_cast<std::uint32_t>(tag)));
-      MPI_TEST_CL(CL_SUCCESS, clEnqueueSendBuffer(r.device.queue(), buffer, CL_TRUE, 0, size, 1, tag, r.comm, 0,
-                                                  nullptr, nullptr));
-      clReleaseMemObject(buffer);
-    }
+    send_pattern(r, size, 70, 70);
+    send_pattern(r, size, 71, 71);
   } else {
     cl_mem received[2] = {r.device.buffer_filled(size, sentinel), r.device.buffer_filled(size, sentinel)};
     cl_mem results[2] = {r.device.buffer_filled(size, 0), r.device.buffer_filled(size, 0)};
