@@ -35,6 +35,8 @@ for f in "$himeno" "$ferry"; do
   [ -x "$f" ] || { echo "himeno.sh: $f not found (build with MPI, see docs/transfer.md)" >&2; exit 1; }
 done
 mpiexec=${MPIEXEC:-mpiexec}
+# mpiexec's hwloc would list OpenCL devices, through Ferry a session of its own.
+export HWLOC_COMPONENTS=-opencl
 flags=""
 if "$mpiexec" --version 2>/dev/null | grep -q -e "Open MPI" -e OpenRTE; then flags="--oversubscribe --allow-run-as-root"; fi
 
