@@ -15,11 +15,20 @@ cl_event create_user_event_on_servers(cl_context c) {
 }
 
 void set_user_event_status(event* e, cl_int status) {
+  // Here before the servers: once a server has the status, a command waiting for the event
+  // can complete there and its completion reach the application (another thread) before
+  // this thread would get to set it after posting, and the application would see the
+  // command complete while the event it waited for had not (found by the MPI tests: a
+  // marker behind clCreateEventFromMPIRequest's event). An API reference of this call's
+  // own: the application may release the event as soon as it sees it complete, and its
+  // release must reach the servers after the status, not before.
+  retain_api(e);
+  complete_event(e, status);
   for (server* s : e->context->servers) {
     s->link->post(protocol::set_user_event_status{e->id, status});
     s->link->flush();
   }
-  complete_event(e, status);
+  release_api(e);
 }
 
 }  // namespace ferry::client
