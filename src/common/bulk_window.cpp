@@ -121,6 +121,16 @@ bool bulk_window::wait_for_slot(int timeout_ms, uint32_t& index) {
   return true;
 }
 
+bulk_window::fill bulk_window::fill_next_slot(const uint8_t* data, uint64_t size, const std::function<bool()>& go_on,
+                                             uint32_t& index) {
+  while (!wait_for_slot(slot_wait_ms, index)) {
+    if (!releases_in_range()) return fill::out_of_turn;
+    if (!go_on()) return fill::stopped;
+  }
+  std::memcpy(slot(index), data, size);
+  return fill::filled;
+}
+
 bool bulk_window::releases_in_range() const {
   // Unsigned differences stay right when the counters wrap.
   return sent_ - released().load(std::memory_order_acquire) <= slots_;

@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -78,6 +79,15 @@ class bulk_window {
   bool wait_for_slot(int timeout_ms, uint32_t& index);
   /// The slot from wait_for_slot is filled and its frame sent.
   void slot_sent() { ++sent_; }
+  /// What fill_next_slot did.
+  enum class fill { filled, stopped, out_of_turn };
+  /// Waits for the next free slot, in steps of slot_wait_ms, asking
+  /// `go_on` between steps whether to wait longer (the other side may be
+  /// gone and free none), and copies `size` bytes into it. `out_of_turn`:
+  /// the other side released slots that were never filled (it wrote the
+  /// shared counter out of turn). The caller then sends the slot's frame
+  /// and calls slot_sent. Every sender of chunks through a window does this.
+  fill fill_next_slot(const uint8_t* data, uint64_t size, const std::function<bool()>& go_on, uint32_t& index);
   /// Whether the other side has released no more slots than were sent: a
   /// count beyond means it wrote the shared counter out of turn.
   bool releases_in_range() const;

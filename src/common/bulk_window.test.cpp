@@ -39,6 +39,26 @@ TEST(bulk_window, the_daemon_sees_what_the_client_writes_into_a_slot) {
   EXPECT_EQ(daemon->slot(2)[slot_size - 1], 0x5a);
 }
 
+TEST(bulk_window, fill_next_slot_copies_into_the_free_slot_and_stops_or_refuses_while_waiting) {
+  auto [client, daemon] = make_pair_of_windows(1);
+  ASSERT_TRUE(client && daemon);
+  const uint8_t bytes[3] = {1, 2, 3};
+  uint32_t slot = 99;
+  ASSERT_EQ(client->fill_next_slot(bytes, sizeof bytes, [] { return true; }, slot), bulk_window::fill::filled);
+  EXPECT_EQ(slot, 0u);
+  EXPECT_EQ(std::memcmp(daemon->slot(0), bytes, sizeof bytes), 0);
+  client->slot_sent();
+  // The only slot is the daemon's: the sender is asked after each wait, and stops when told.
+  int asked = 0;
+  EXPECT_EQ(client->fill_next_slot(bytes, sizeof bytes, [&] { return ++asked < 2; }, slot),
+            bulk_window::fill::stopped);
+  EXPECT_EQ(asked, 2);
+  // Two releases for the one slot sent: the daemon wrote the counter out of turn.
+  daemon->release_slot();
+  daemon->release_slot();
+  EXPECT_EQ(client->fill_next_slot(bytes, sizeof bytes, [] { return true; }, slot), bulk_window::fill::out_of_turn);
+}
+
 TEST(bulk_window, slots_come_round_robin_and_wait_for_the_daemon) {
   auto [client, daemon] = make_pair_of_windows(2);
   ASSERT_TRUE(client && daemon);

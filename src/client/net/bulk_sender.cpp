@@ -98,14 +98,15 @@ bool bulk_sender::send_chunk(uint64_t generation, protocol::object_id transfer, 
   uint32_t slot = 0;
   // The daemon frees a slot as soon as it has copied it; a daemon that has
   // gone never does, so keep asking whether the streams still live.
-  while (!window->wait_for_slot(bulk_window::slot_wait_ms, slot)) {
-    if (link_.stopping || link_.ended || generation != link_.generation()) return false;
-    if (!window->releases_in_range()) {
+  switch (window->fill_next_slot(data, size,
+                                 [&] { return !link_.stopping && !link_.ended && generation == link_.generation(); },
+                                 slot)) {
+    case bulk_window::fill::filled: break;
+    case bulk_window::fill::stopped: return false;
+    case bulk_window::fill::out_of_turn:
       link_.end_session("the server released bulk window slots that were never filled", CL_DEVICE_NOT_AVAILABLE);
       return false;
-    }
   }
-  std::memcpy(window->slot(slot), data, size);
   std::vector<uint8_t> frame;
   protocol::append_frame(frame, protocol::window_chunk{transfer, offset, total, slot, size});
   if (!write_all(link_.bulk(), frame.data(), frame.size())) return false;

@@ -34,10 +34,10 @@ std::unique_ptr<peer_window> peer_window::offer(stream& fd, link_counter* counte
 bool peer_window::send_chunk(stream* fd, p::object_id transfer, uint64_t offset, uint64_t total, const uint8_t* data,
                              uint64_t size, link_counter* counter, const std::function<bool()>& alive) {
   uint32_t slot = 0;
-  // The destination frees a slot once it has copied it; one that died never does.
-  while (!window_->wait_for_slot(wait_step_ms, slot))
-    if (!alive()) return false;
-  std::memcpy(window_->slot(slot), data, size);
+  // The destination frees a slot once it has copied it; one that died never
+  // does, and one that frees slots never filled breaks the link (sent again
+  // over a new connection, which offers a new window).
+  if (window_->fill_next_slot(data, size, alive, slot) != bulk_window::fill::filled) return false;
   std::vector<uint8_t> frame;
   p::append_frame(frame, p::window_chunk{transfer, offset, total, slot, size});
   count_out(counter, 1, frame.size() + size);  // as the destination counts it: the slot's bytes too

@@ -13,7 +13,7 @@
 // A window belongs to one connection: after a reconnection the old one is
 // dropped (the destination's copy of it went with the old connection), and
 // what the destination lacks is sent again on the socket. Waiting for a free
-// slot is bounded: every wait_step_ms the link is asked whether the
+// slot is bounded: every bulk_window::slot_wait_ms the link is asked whether the
 // connection still lives, so a destination that died never blocks the
 // source for longer than that.
 #pragma once
@@ -37,9 +37,6 @@ class peer_window {
   static constexpr uint32_t slots = 4;
   /// Chunks up to this size go on the socket (bulk_window::small_chunk).
   static constexpr uint64_t min_chunk = bulk_window::small_chunk;
-  /// How long one wait for a free slot lasts before the link is asked
-  /// whether its connection still lives.
-  static constexpr int wait_step_ms = bulk_window::slot_wait_ms;
 
   /// Whether the connection `fd` can carry a window: a plain (not TLS) Unix
   /// socket to a destination that speaks `version`.

@@ -168,14 +168,13 @@ bulk_writer::sent bulk_writer::send_chunk(uint64_t transfer, uint64_t offset, ui
   // bounded: a stream that was dropped meanwhile (the client went away)
   // retires this writer, and a counter beyond what was sent is a client
   // that wrote the shared page out of turn.
-  while (!window->wait_for_slot(slot_wait_ms, slot)) {
-    if (!window->releases_in_range()) {
+  switch (window->fill_next_slot(bytes, chunk, [&] { return !jobs_.stopped(generation_); }, slot)) {
+    case bulk_window::fill::filled: break;
+    case bulk_window::fill::stopped: return sent::broken;
+    case bulk_window::fill::out_of_turn:
       violation_ = "the client released read window slots that were never filled";
       return sent::violation;
-    }
-    if (jobs_.stopped(generation_)) return sent::broken;
   }
-  std::memcpy(window->slot(slot), bytes, chunk);
   std::vector<uint8_t> frame;
   protocol::append_frame(frame, protocol::read_window_chunk{transfer, offset, total, slot, chunk});
   count_out(counter_, 1, frame.size() + chunk);

@@ -206,9 +206,6 @@ class bulk_writer {
   /// Chunks of at least this many bytes go through a read window
   /// (bulk_window::small_chunk): a smaller one costs less on the socket.
   static constexpr uint64_t window_chunk_from = bulk_window::small_chunk;
-  /// How long one wait for a read window slot lasts before the writer
-  /// looks whether its stream is still the session's.
-  static constexpr int slot_wait_ms = bulk_window::slot_wait_ms;
 
  private:
   /// How sending went: on, the socket failed, or the client broke the rules.
