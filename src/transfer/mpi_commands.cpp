@@ -6,21 +6,25 @@
 //
 // A send goes in blocks (block_pipeline), one MPI message each, so that the
 // network overlaps the device copies. A receive takes whatever messages come
-// until its size is reached: a matched probe (MPI_Mprobe) says how large the
+// until its size is reached: a matched probe (MPI_Improbe) says how large the
 // next one is, so a host's single MPI_Send of the whole size is received as
 // well as a transfer command's blocks. MPI keeps messages between two ranks
 // with one tag and communicator in order, so the blocks arrive in order.
 #include <mpi.h>
 
 #include <climits>
+#include <cstdlib>
 #include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/log.hpp"
 #include "ferry/cl_data_transfer.h"
 #include "transfer/block_pipeline.hpp"
+#include "transfer/command_event.hpp"
 #include "transfer/mpi_checks.hpp"
+#include "transfer/mpi_waits.hpp"
 #include "transfer/transfer_command.hpp"
 #include "transfer/worker_pool.hpp"
 
@@ -43,15 +47,14 @@ transfer_outcome send_range(const transfer_setting& setting, cl_mem buffer, size
   if (dest == MPI_PROC_NULL) return {};
   if (size == 0) {
     // One empty message: the receiver of 0 bytes matches it.
-    if (int rc = MPI_Send(nullptr, 0, MPI_BYTE, dest, tag, comm); rc != MPI_SUCCESS)
-      return mpi_failure("MPI_Send", rc);
+    if (int rc = send_patiently(nullptr, 0, dest, tag, comm); rc != MPI_SUCCESS) return mpi_failure("MPI_Isend", rc);
     return {};
   }
   device_reader reader(setting.copies, buffer, offset, size, std::min<size_t>(block_size_for(size), INT_MAX));
   device_reader::piece piece;
   while (reader.next(piece)) {
-    if (int rc = MPI_Send(piece.data, static_cast<int>(piece.size), MPI_BYTE, dest, tag, comm); rc != MPI_SUCCESS)
-      return mpi_failure("MPI_Send", rc);
+    if (int rc = send_patiently(piece.data, static_cast<int>(piece.size), dest, tag, comm); rc != MPI_SUCCESS)
+      return mpi_failure("MPI_Isend", rc);
   }
   if (reader.error() != CL_SUCCESS) return {reader.error(), "reading the buffer"};
   return {};
@@ -68,8 +71,8 @@ transfer_outcome receive_messages(size_t size, int source, int tag, MPI_Comm com
   do {
     MPI_Message message;
     MPI_Status status;
-    if (int rc = MPI_Mprobe(source, tag, comm, &message, &status); rc != MPI_SUCCESS)
-      return mpi_failure("MPI_Mprobe", rc);
+    if (int rc = probe_patiently(source, tag, comm, &message, &status); rc != MPI_SUCCESS)
+      return mpi_failure("MPI_Improbe", rc);
     if (first) {
       source = status.MPI_SOURCE;
       tag = status.MPI_TAG;
@@ -122,10 +125,191 @@ transfer_outcome receive_range(const transfer_setting& setting, cl_mem buffer, s
   return o;
 }
 
-struct mpi_call {
-  transfer_call call;
-  transfer_setting setting;
+// ---------------------------------------------------------------------------
+// One block: fewer hand-offs between threads
+//
+// A halo plane is one block, and what a transfer of it costs is mostly
+// hand-offs between the platform's threads and the transfer's (each 50-100 us
+// on a small VM). A general transfer (transfer_events) waits on the host for
+// a marker behind its wait list, copies on a queue of its own and waits
+// again, passes the send to a second thread, and opens a gate: Himeno's
+// exchanges took twice as long as the host's own MPI_Sendrecv. A one-block
+// transfer instead
+//   - reads the bytes to send in the application's queue itself, behind the
+//     wait list, so that the read is the transfer's start (no marker to wait
+//     for) and the send follows it on the same thread (MPI_Isend);
+//   - receives before its wait list has ended (into host memory, which orders
+//     nothing), then writes the block on a queue of its own behind the read or
+//     a marker behind the wait list: the device, not the host, waits for them;
+//   - holds later commands of an in-order queue behind a gate only when they
+//     must wait for more than the read: a receive's write, or the event the
+//     call asked for (a later command must not start before the transfer's
+//     event says it has ended).
+// A write of the received bytes cannot be enqueued in the application's
+// queue before they have come: a platform may read a non-blocking write's
+// memory at the call (Ferry does).
+
+/// Whether a transfer of `size` bytes goes as one block.
+bool one_block(size_t size) { return size > 0 && size <= block_size_for(size) && size <= INT_MAX; }
+
+class queued_exchange {
+ public:
+  queued_exchange() = default;
+  ~queued_exchange() {
+    if (gate_ && !gate_open_) clSetUserEventStatus(gate_, CL_COMPLETE);  // never left waiting
+    // The copies read and write the blocks: they end before the blocks go.
+    for (cl_event e : {read_, written_})
+      if (e) clWaitForEvents(1, &e);
+    for (cl_event e : {read_, before_, written_, gate_, hold_})
+      if (e) clReleaseEvent(e);
+    if (copies_) clReleaseCommandQueue(copies_);
+    if (buffer_) clReleaseMemObject(buffer_);
+    std::free(send_block_);
+    std::free(recv_block_);
+  }
+  queued_exchange(const queued_exchange&) = delete;
+  queued_exchange& operator=(const queued_exchange&) = delete;
+
+  /// Enqueues what goes in the application's queue: the read of
+  /// [send_offset, +size) when `sends`; for a receive into [recv_offset,
+  /// +size), a marker behind the wait list (unless the read is one); the gate.
+  cl_int enqueue(const transfer_call& call, const transfer_setting& setting, size_t size, bool sends,
+                 size_t send_offset, bool receives, size_t recv_offset) {
+    size_ = size;
+    recv_offset_ = recv_offset;
+    if (clRetainMemObject(call.buffer) == CL_SUCCESS) buffer_ = call.buffer;
+    cl_command_queue_properties properties = 0;
+    clGetCommandQueueInfo(call.queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr);
+    in_order_ = (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
+    cl_int rc = CL_SUCCESS;
+    if (call.event) {
+      returned_ = std::make_unique<command_event>();
+      if ((rc = returned_->create(setting.context, setting.device)) != CL_SUCCESS) return rc;
+    }
+    if (sends) {
+      if (posix_memalign(reinterpret_cast<void**>(&send_block_), 4096, size) != 0) return CL_OUT_OF_HOST_MEMORY;
+      rc = clEnqueueReadBuffer(call.queue, call.buffer, CL_FALSE, send_offset, size, send_block_, call.num_events,
+                               call.wait_list, &read_);
+      if (rc != CL_SUCCESS) return rc;
+    }
+    if (receives) {
+      if (posix_memalign(reinterpret_cast<void**>(&recv_block_), 4096, size) != 0) return CL_OUT_OF_HOST_MEMORY;
+      copies_ = clCreateCommandQueueWithProperties(setting.context, setting.device, nullptr, &rc);
+      if (rc != CL_SUCCESS) return rc;
+      if (!sends && (in_order_ || call.num_events > 0)) {
+        rc = clEnqueueMarkerWithWaitList(call.queue, call.num_events, call.wait_list, &before_);
+        if (rc != CL_SUCCESS) return rc;
+      }
+    }
+    if (in_order_ && (receives || returned_)) {
+      gate_ = clCreateUserEvent(setting.context, &rc);
+      if (rc != CL_SUCCESS) return rc;
+      if ((rc = clEnqueueMarkerWithWaitList(call.queue, 1, &gate_, &hold_)) != CL_SUCCESS) return rc;
+    }
+    clFlush(call.queue);
+    if (call.event) *call.event = returned_->reference();
+    return CL_SUCCESS;
+  }
+
+  /// The host's part: sends once the read has ended, receives, writes.
+  transfer_outcome run(int dest, int send_tag, int source, int recv_tag, MPI_Comm comm) {
+    transfer_outcome outcome;
+    MPI_Request sent = MPI_REQUEST_NULL;
+    if (read_) {
+      if (cl_int rc = ended(read_); rc != CL_SUCCESS) {
+        outcome = {rc, "reading the buffer (or an event of the wait list failed)"};
+      } else if (int e = MPI_Isend(send_block_, static_cast<int>(size_), MPI_BYTE, dest, send_tag, comm, &sent);
+                 e != MPI_SUCCESS) {
+        outcome = mpi_failure("MPI_Isend", e);
+      }
+    }
+    if (recv_block_) {
+      size_t at = 0;
+      transfer_outcome received = receive_messages(
+          size_, source, recv_tag, comm, [&](size_t) { return static_cast<void*>(recv_block_ + at); },
+          [&](size_t n) -> transfer_outcome {
+            at += n;
+            return {};
+          });
+      if (outcome.status == CL_SUCCESS) outcome = received;
+      // Written only when all came and the wait list has not failed (the
+      // device checks: the write waits for the read or the marker).
+      if (received.status == CL_SUCCESS) {
+        cl_event after = read_ ? read_ : before_;
+        cl_int rc = clEnqueueWriteBuffer(copies_, buffer_, CL_FALSE, recv_offset_, size_, recv_block_, after ? 1 : 0,
+                                         after ? &after : nullptr, &written_);
+        if (rc == CL_SUCCESS) rc = ended(written_);
+        if (rc != CL_SUCCESS && outcome.status == CL_SUCCESS)
+          outcome = {rc, "writing the buffer (or an event of the wait list failed)"};
+      }
+    }
+    if (sent != MPI_REQUEST_NULL) {
+      if (int e = wait_patiently(&sent, MPI_STATUS_IGNORE); e != MPI_SUCCESS && outcome.status == CL_SUCCESS)
+        outcome = mpi_failure("MPI_Test", e);
+    }
+    return outcome;
+  }
+
+  void finish(const transfer_outcome& outcome) {
+    if (returned_) {
+      returned_->finish(outcome.status == CL_SUCCESS ? CL_COMPLETE : outcome.status);
+      returned_->wait();
+    }
+    if (gate_) {
+      clSetUserEventStatus(gate_, CL_COMPLETE);
+      gate_open_ = true;
+    }
+  }
+
+  bool in_order() const { return in_order_; }
+
+ private:
+  /// CL_SUCCESS once `e` has ended well, else the code to report.
+  static cl_int ended(cl_event e) {
+    cl_int status = CL_COMPLETE;
+    cl_int rc = clWaitForEvents(1, &e);
+    if (rc == CL_SUCCESS) clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    if (rc != CL_SUCCESS || status < 0) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    return CL_SUCCESS;
+  }
+
+  size_t size_ = 0, recv_offset_ = 0;
+  cl_mem buffer_ = nullptr;
+  uint8_t* send_block_ = nullptr;
+  uint8_t* recv_block_ = nullptr;
+  cl_command_queue copies_ = nullptr;
+  cl_event read_ = nullptr;    // in the application's queue
+  cl_event before_ = nullptr;  // in the application's queue: a receive's start
+  cl_event written_ = nullptr;  // on copies_
+  cl_event gate_ = nullptr;
+  cl_event hold_ = nullptr;
+  bool gate_open_ = false;
+  bool in_order_ = true;
+  std::unique_ptr<command_event> returned_;
 };
+
+/// Enqueues a one-block transfer (see above) and runs its host part.
+cl_int exchange_one_block(const transfer_call& call, const transfer_setting& setting, size_t size, bool sends,
+                          size_t send_offset, int dest, int send_tag, bool receives, size_t recv_offset, int source,
+                          int recv_tag, MPI_Comm comm) {
+  auto exchange = std::make_shared<queued_exchange>();
+  if (cl_int rc = exchange->enqueue(call, setting, size, sends, send_offset, receives, recv_offset); rc != CL_SUCCESS)
+    return rc;
+  const char* name = call.name;
+  auto task = [=] {
+    transfer_outcome outcome = exchange->run(dest, send_tag, source, recv_tag, comm);
+    if (outcome.status != CL_SUCCESS)
+      FERRY_WARN("transfer", "%s failed (%d): %s", name, outcome.status, outcome.cause.c_str());
+    exchange->finish(outcome);
+    return outcome.status;
+  };
+  if (call.blocking) return task();
+  // On an in-order queue one after another, as its copies run
+  // (transfer_command.cpp); an out-of-order queue's may go in any order.
+  if (exchange->in_order()) run_after(call.queue, [task] { task(); });
+  else if (!run_in_background([task] { task(); })) task();
+  return CL_SUCCESS;
+}
 
 }  // namespace
 }  // namespace ferry::transfer
@@ -140,6 +324,8 @@ extern "C" cl_int clEnqueueSendBuffer(cl_command_queue queue, cl_mem buffer, cl_
   transfer_setting setting;
   if (cl_int rc = check_call(call, setting); rc != CL_SUCCESS) return rc;
   if (cl_int rc = check_mpi(call.name, comm, {{peer_role::send, dest, tag}}); rc != CL_SUCCESS) return rc;
+  if (one_block(size) && dest != MPI_PROC_NULL)
+    return exchange_one_block(call, setting, size, true, offset, dest, tag, false, 0, MPI_PROC_NULL, 0, comm);
   return enqueue_transfer(call, setting, [=](const transfer_setting& s) {
     return send_range(s, buffer, offset, size, dest, tag, comm);
   });
@@ -153,6 +339,8 @@ extern "C" cl_int clEnqueueRecvBuffer(cl_command_queue queue, cl_mem buffer, cl_
   transfer_setting setting;
   if (cl_int rc = check_call(call, setting); rc != CL_SUCCESS) return rc;
   if (cl_int rc = check_mpi(call.name, comm, {{peer_role::receive, source, tag}}); rc != CL_SUCCESS) return rc;
+  if (one_block(size) && source != MPI_PROC_NULL)
+    return exchange_one_block(call, setting, size, false, 0, MPI_PROC_NULL, 0, true, offset, source, tag, comm);
   return enqueue_transfer(call, setting, [=](const transfer_setting& s) {
     return receive_range(s, buffer, offset, size, source, tag, comm);
   });
@@ -171,6 +359,11 @@ extern "C" cl_int clEnqueueSendrecvBuffer(cl_command_queue queue, cl_mem buffer,
   if (cl_int rc = check_mpi(call.name, comm, {{peer_role::send, dest, send_tag}, {peer_role::receive, source, recv_tag}});
       rc != CL_SUCCESS)
     return rc;
+  // A side with MPI_PROC_NULL moves nothing: no copy for it (a write would
+  // put the block's undefined bytes into the buffer).
+  if (one_block(size) && (dest != MPI_PROC_NULL || source != MPI_PROC_NULL))
+    return exchange_one_block(call, setting, size, dest != MPI_PROC_NULL, send_offset, dest, send_tag,
+                              source != MPI_PROC_NULL, recv_offset, source, recv_tag, comm);
   return enqueue_transfer(call, setting, [=](const transfer_setting& s) {
     // Both at once, as MPI_Sendrecv: each side may send before it receives.
     auto sent = std::make_shared<std::promise<transfer_outcome>>();

@@ -23,17 +23,9 @@ cl_int transfer_events::create(cl_command_queue queue, cl_context context, cl_de
   gate_ = clCreateUserEvent(context, &rc);
   if (rc != CL_SUCCESS) return rc;
   if (returned) {
-    const cl_queue_properties profiled[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-    events_queue_ = clCreateCommandQueueWithProperties(context, device, profiled, &rc);
+    returned_ = std::make_unique<command_event>();
+    rc = returned_->create(context, device);
     if (rc != CL_SUCCESS) return rc;
-    scratch_ = clCreateBuffer(context, CL_MEM_READ_WRITE, 64, nullptr, &rc);
-    if (rc != CL_SUCCESS) return rc;
-    status_ = clCreateUserEvent(context, &rc);
-    if (rc != CL_SUCCESS) return rc;
-    const cl_uchar zero = 0;
-    rc = clEnqueueFillBuffer(events_queue_, scratch_, &zero, 1, 0, 1, 1, &status_, &returned_);
-    if (rc != CL_SUCCESS) return rc;
-    clFlush(events_queue_);
   }
   // An out-of-order queue orders nothing by itself: with no wait list the
   // transfer may start at once, and later commands name its event.
@@ -52,16 +44,11 @@ cl_int transfer_events::create(cl_command_queue queue, cl_context context, cl_de
 transfer_events::~transfer_events() {
   // Whatever waits on the user events must not wait forever.
   if (!finished_) finish(CL_DEVICE_NOT_AVAILABLE);
-  // The fill behind `status` runs once it is set; PoCL 3.1 reaches freed
-  // events when its queue and events go while it is still pending (a later
-  // context's commands then crash in pocl_lock_events_inorder).
-  if (events_queue_) clFinish(events_queue_);
-  for (cl_event e : {before_, gate_, hold_, status_, returned_})
+  returned_.reset();
+  for (cl_event e : {before_, gate_, hold_})
     if (e) clReleaseEvent(e);
-  if (scratch_) clReleaseMemObject(scratch_);
   if (kept_buffer_) clReleaseMemObject(kept_buffer_);
   if (copies_) clReleaseCommandQueue(copies_);
-  if (events_queue_) clReleaseCommandQueue(events_queue_);
 }
 
 void transfer_events::keep_buffer(cl_mem buffer) {
@@ -77,22 +64,20 @@ cl_int transfer_events::wait_for_start() {
   return status < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }
 
-cl_event transfer_events::returned_reference() {
-  if (returned_) clRetainEvent(returned_);
-  return returned_;
-}
+cl_event transfer_events::returned_reference() { return returned_ ? returned_->reference() : nullptr; }
 
 void transfer_events::finish(cl_int status) {
   if (finished_) return;
   finished_ = true;
-  if (status_) clSetUserEventStatus(status_, status < 0 ? status : CL_COMPLETE);
+  if (returned_) {
+    returned_->finish(status);
+    // Later commands of the queue start once the transfer's event has
+    // ended, as behind any command of an in-order queue.
+    returned_->wait();
+  }
   if (gate_) clSetUserEventStatus(gate_, CL_COMPLETE);
-  if (events_queue_) clFlush(events_queue_);
 }
 
-cl_int transfer_events::wait_returned() {
-  if (returned_ == nullptr) return CL_SUCCESS;
-  return clWaitForEvents(1, &returned_);
-}
+cl_int transfer_events::wait_returned() { return returned_ ? returned_->wait() : CL_SUCCESS; }
 
 }  // namespace ferry::transfer

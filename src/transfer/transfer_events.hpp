@@ -24,6 +24,9 @@
 #include <CL/cl.h>
 
 #include <cstddef>
+#include <memory>
+
+#include "transfer/command_event.hpp"
 
 namespace ferry::transfer {
 
@@ -63,11 +66,8 @@ class transfer_events {
   cl_event before_ = nullptr;
   cl_event gate_ = nullptr;
   cl_event hold_ = nullptr;
-  cl_event status_ = nullptr;
-  cl_event returned_ = nullptr;
+  std::unique_ptr<command_event> returned_;  // when the call asked for an event
   cl_command_queue copies_ = nullptr;
-  cl_command_queue events_queue_ = nullptr;
-  cl_mem scratch_ = nullptr;
   cl_mem kept_buffer_ = nullptr;
   bool finished_ = false;
   bool in_order_ = true;

@@ -1,0 +1,20 @@
+// Waiting for MPI without holding a core. Open MPI's blocking calls poll the
+// network at full speed; a transfer's thread that waits so for a peer still
+// computing takes a core from the device's own threads (PoCL's CPU device,
+// or the host side of a GPU). Himeno on a 2-core VM ran its exchanges four
+// times slower than the host's own MPI_Sendrecv until these waits paused
+// between polls: a few yields first, then sleeps that grow to 100 us.
+#pragma once
+
+#include <mpi.h>
+
+namespace ferry::transfer {
+
+/// MPI_Mprobe that pauses between polls (MPI_Improbe).
+int probe_patiently(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
+/// MPI_Wait that pauses between polls (MPI_Test).
+int wait_patiently(MPI_Request* request, MPI_Status* status);
+/// MPI_Send as MPI_Isend and wait_patiently.
+int send_patiently(const void* data, int count, int dest, int tag, MPI_Comm comm);
+
+}  // namespace ferry::transfer
