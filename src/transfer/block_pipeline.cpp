@@ -10,10 +10,14 @@
 namespace ferry::transfer {
 namespace {
 
+// Blocks of a few MiB stay in the CPU's cache between the two copies (the
+// file's into the block, the block's into the device) and cost few page
+// faults; larger ones lost up to four times the bandwidth on PoCL (256 MiB
+// file -> buffer: 7.4 GB/s with 4 MiB blocks, 3.4 with 16, 1.7 with 64).
 constexpr size_t whole_up_to = size_t{1} << 20;
 constexpr size_t least_block = size_t{1} << 20;
-constexpr size_t most_block = size_t{16} << 20;
-constexpr size_t blocks_aimed_at = 16;
+constexpr size_t most_block = size_t{4} << 20;
+constexpr size_t blocks_aimed_at = 4;
 
 uint8_t* aligned_block(size_t size) {
   void* p = nullptr;

@@ -16,7 +16,7 @@ namespace ferry::transfer {
 
 /// The block size for a transfer of `size` bytes (docs/transfer.md, "Blocks"):
 /// FERRY_TRANSFER_BLOCK when set, else the whole transfer up to 1 MiB, and
-/// above that a sixteenth of it within [1 MiB, 16 MiB].
+/// above that a quarter of it within [1 MiB, 4 MiB].
 size_t block_size_for(size_t size);
 /// FERRY_TRANSFER_BLOCK's value ("4194304", "512K", "4M", "1G"), or 0 when unset or
 /// not a size (the reason goes to `why`).

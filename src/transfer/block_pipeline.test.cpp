@@ -26,14 +26,14 @@ TEST(forced_block_size, refuses_what_is_no_size_with_a_reason) {
   }
 }
 
-TEST(block_size_for, whole_up_to_a_mebibyte_then_a_sixteenth_within_bounds) {
+TEST(block_size_for, whole_up_to_a_mebibyte_then_a_quarter_within_bounds) {
   if (std::getenv("FERRY_TRANSFER_BLOCK")) GTEST_SKIP() << "FERRY_TRANSFER_BLOCK forces the size";
   EXPECT_EQ(block_size_for(0), 1u);
   EXPECT_EQ(block_size_for(4097), 4097u);
   EXPECT_EQ(block_size_for(1u << 20), 1u << 20);
-  EXPECT_EQ(block_size_for(4u << 20), 1u << 20);      // a sixteenth is below 1 MiB
-  EXPECT_EQ(block_size_for(64u << 20), 4u << 20);     // a sixteenth
-  EXPECT_EQ(block_size_for(size_t{1} << 30), 16u << 20);  // a sixteenth is above 16 MiB
+  EXPECT_EQ(block_size_for(2u << 20), 1u << 20);      // a quarter is below 1 MiB
+  EXPECT_EQ(block_size_for(12u << 20), 3u << 20);     // a quarter
+  EXPECT_EQ(block_size_for(size_t{1} << 30), 4u << 20);  // a quarter is above 4 MiB
 }
 
 // A context and an in-order queue on the host's first OpenCL device (PoCL here).
