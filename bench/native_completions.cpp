@@ -94,13 +94,6 @@ double one_round(cl_command_queue queue, const std::function<void(cl_event*)>& e
   return us_between(start, seen);
 }
 
-constexpr const char* kernel_source = R"(
-kernel void spin(global float* data, int rounds) {
-  float x = data[get_global_id(0)];
-  for (int i = 0; i < rounds; ++i) x = x * 0.999f + 0.001f;
-  data[get_global_id(0)] = x;
-}
-)";
 
 int run(const std::string& platform_name, int repeats, int spin_rounds) {
   ferry::bench::native::device d(platform_name);
@@ -109,7 +102,7 @@ int run(const std::string& platform_name, int repeats, int spin_rounds) {
   cl_context context = d.context;
   cl_command_queue queue = clCreateCommandQueueWithProperties(context, d.id, nullptr, &error);
   check(error, "clCreateCommandQueueWithProperties");
-  cl_kernel kernel = d.kernel(kernel_source, "spin");
+  cl_kernel kernel = d.kernel(ferry::bench::native::spin_kernel_source, "spin");
   const size_t items = 1 << 18, bytes = 1 << 20;
   cl_mem data = clCreateBuffer(context, CL_MEM_READ_WRITE, items * sizeof(float), nullptr, &error);
   check(error, "clCreateBuffer");
@@ -172,13 +165,7 @@ int main(int argc, char** argv) {
   int repeats = 50, spin_rounds = 20000;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "ferry_bench_native_completions: %s needs a value\n", arg.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
+    auto value = [&] { return ferry::bench::native::option_value("ferry_bench_native_completions", argc, argv, i); };
     if (arg == "--help" || arg == "-h") {
       std::printf(
           "usage: ferry_bench_native_completions [--platform NAME] [--repeats N] [--spin N]\n"

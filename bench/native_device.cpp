@@ -1,11 +1,21 @@
 #include "native_device.hpp"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace ferry::bench::native {
 
 void check(cl_int rc, const char* what) {
   if (rc != CL_SUCCESS) throw failure{std::string(what) + " failed: " + std::to_string(rc)};
+}
+
+const char* option_value(const char* program, int argc, char** argv, int& i) {
+  if (i + 1 >= argc) {
+    std::fprintf(stderr, "%s: %s needs a value\n", program, argv[i]);
+    std::exit(2);
+  }
+  return argv[++i];
 }
 
 device::device(const std::string& platform_name) {

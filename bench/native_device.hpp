@@ -15,8 +15,22 @@ struct failure {
   std::string what;
 };
 
+/// A kernel that keeps a device busy: `rounds` dependent multiply-adds per
+/// work-item (kernel "spin", arguments: global float* data, int rounds).
+inline constexpr const char* spin_kernel_source = R"(
+kernel void spin(global float* data, int rounds) {
+  float x = data[get_global_id(0)];
+  for (int i = 0; i < rounds; ++i) x = x * 0.999f + 0.001f;
+  data[get_global_id(0)] = x;
+}
+)";
+
 /// Throws failure naming `what` unless rc is CL_SUCCESS.
 void check(cl_int rc, const char* what);
+
+/// The value after the option at argv[i] (i moves onto it); without one,
+/// says so on stderr as `program` and exits with status 2.
+const char* option_value(const char* program, int argc, char** argv, int& i);
 
 /// The first device of the first platform other than Ferry whose name
 /// contains `platform_name` (any, when empty), with a context over it.

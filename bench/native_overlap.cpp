@@ -41,13 +41,6 @@ double median_of(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-constexpr const char* kernel_source = R"(
-kernel void spin(global float* data, int rounds) {
-  float x = data[get_global_id(0)];
-  for (int i = 0; i < rounds; ++i) x = x * 0.999f + 0.001f;
-  data[get_global_id(0)] = x;
-}
-)";
 
 constexpr size_t kernel_items = 1 << 16;
 
@@ -63,7 +56,7 @@ int run(const std::string& platform_name, int repeats, size_t bytes, double kern
   check(error, "clCreateCommandQueueWithProperties");
   cl_command_queue copies = clCreateCommandQueueWithProperties(d.context, d.id, nullptr, &error);
   check(error, "clCreateCommandQueueWithProperties");
-  cl_kernel kernel = d.kernel(kernel_source, "spin");
+  cl_kernel kernel = d.kernel(ferry::bench::native::spin_kernel_source, "spin");
   cl_mem spun = clCreateBuffer(d.context, CL_MEM_READ_WRITE, kernel_items * sizeof(float), nullptr, &error);
   check(error, "clCreateBuffer");
   check(clSetKernelArg(kernel, 0, sizeof spun, &spun), "clSetKernelArg");
@@ -207,13 +200,7 @@ int main(int argc, char** argv) {
   double kernel_us = 2000;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "ferry_bench_native_overlap: %s needs a value\n", arg.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
+    auto value = [&] { return ferry::bench::native::option_value("ferry_bench_native_overlap", argc, argv, i); };
     auto number = [&](const char* text, double low, double high) {
       char* end = nullptr;
       const double v = std::strtod(text, &end);

@@ -27,6 +27,13 @@ uint8_t* aligned_block(size_t size) {
 
 }  // namespace
 
+cl_int wait_until_ended(cl_event event) {
+  cl_int status = CL_COMPLETE;
+  const cl_int rc = clWaitForEvents(1, &event);
+  if (rc == CL_SUCCESS) clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+  return status < 0 ? status : rc;
+}
+
 size_t forced_block_size(const char* text, const char** why) {
   if (text == nullptr || *text == '\0') return 0;
   errno = 0;
@@ -118,13 +125,11 @@ bool device_reader::next(piece& out) {
     if (error_ != CL_SUCCESS) return false;
   }
   cl_event& e = events_[next_ % events_.size()];
-  cl_int rc = clWaitForEvents(1, &e);
-  cl_int status = CL_COMPLETE;
-  if (rc == CL_SUCCESS) clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+  const cl_int ended = wait_until_ended(e);
   clReleaseEvent(e);
   e = nullptr;
-  if (rc != CL_SUCCESS || status < 0) {
-    error_ = status < 0 ? status : rc;
+  if (ended != CL_SUCCESS) {
+    error_ = ended;
     return false;
   }
   out.at = next_ * block_;
@@ -152,13 +157,11 @@ uint8_t* device_writer::next_slot(size_t size) {
   if (error_ != CL_SUCCESS) return nullptr;
   cl_event& e = events_[next_ % events_.size()];
   if (e != nullptr) {
-    cl_int status = CL_COMPLETE;
-    cl_int rc = clWaitForEvents(1, &e);
-    if (rc == CL_SUCCESS) clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    const cl_int ended = wait_until_ended(e);
     clReleaseEvent(e);
     e = nullptr;
-    if (rc != CL_SUCCESS || status < 0) {
-      error_ = status < 0 ? status : rc;
+    if (ended != CL_SUCCESS) {
+      error_ = ended;
       return nullptr;
     }
   }
@@ -195,12 +198,10 @@ bool device_writer::commit(size_t size) {
 cl_int device_writer::finish() {
   for (cl_event& e : events_) {
     if (e == nullptr) continue;
-    cl_int status = CL_COMPLETE;
-    cl_int rc = clWaitForEvents(1, &e);
-    if (rc == CL_SUCCESS) clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    const cl_int ended = wait_until_ended(e);
     clReleaseEvent(e);
     e = nullptr;
-    if (error_ == CL_SUCCESS && (rc != CL_SUCCESS || status < 0)) error_ = status < 0 ? status : rc;
+    if (error_ == CL_SUCCESS) error_ = ended;
   }
   return error_;
 }

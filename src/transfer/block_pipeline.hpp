@@ -14,6 +14,10 @@
 
 namespace ferry::transfer {
 
+/// Waits for `event` and says how its command ended: CL_SUCCESS, its
+/// negative status, or the wait's own error.
+cl_int wait_until_ended(cl_event event);
+
 /// The block size for a transfer of `size` bytes (docs/transfer.md, "Blocks"):
 /// FERRY_TRANSFER_BLOCK when set, else the whole transfer up to 1 MiB, and
 /// above that a quarter of it within [1 MiB, 4 MiB].

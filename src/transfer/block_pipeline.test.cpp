@@ -6,6 +6,8 @@
 #include <numeric>
 #include <vector>
 
+#include "transfer/first_device.test.hpp"
+
 namespace ferry::transfer {
 namespace {
 
@@ -36,30 +38,19 @@ TEST(block_size_for, whole_up_to_a_mebibyte_then_a_quarter_within_bounds) {
   EXPECT_EQ(block_size_for(size_t{1} << 30), 4u << 20);  // a quarter is above 4 MiB
 }
 
-// A context and an in-order queue on the host's first OpenCL device (PoCL here).
-class block_pipeline : public ::testing::Test {
+// A buffer on the first device.
+class block_pipeline : public first_device_test {
  protected:
   void SetUp() override {
-    cl_uint platforms = 0;
-    ASSERT_EQ(clGetPlatformIDs(0, nullptr, &platforms), CL_SUCCESS);
-    std::vector<cl_platform_id> ids(platforms);
-    ASSERT_EQ(clGetPlatformIDs(platforms, ids.data(), nullptr), CL_SUCCESS);
-    cl_device_id device = nullptr;
-    for (cl_platform_id id : ids)
-      if (clGetDeviceIDs(id, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS) break;
-    ASSERT_NE(device, nullptr) << "no OpenCL device";
+    first_device_test::SetUp();
+    if (HasFatalFailure()) return;
     cl_int rc = CL_SUCCESS;
-    context_ = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &rc);
-    ASSERT_EQ(rc, CL_SUCCESS);
-    queue_ = clCreateCommandQueueWithProperties(context_, device, nullptr, &rc);
-    ASSERT_EQ(rc, CL_SUCCESS);
     buffer_ = clCreateBuffer(context_, CL_MEM_READ_WRITE, buffer_size, nullptr, &rc);
     ASSERT_EQ(rc, CL_SUCCESS);
   }
   void TearDown() override {
     if (buffer_) clReleaseMemObject(buffer_);
-    if (queue_) clReleaseCommandQueue(queue_);
-    if (context_) clReleaseContext(context_);
+    first_device_test::TearDown();
   }
 
   static std::vector<uint8_t> pattern(size_t size, uint8_t seed) {
@@ -69,8 +60,6 @@ class block_pipeline : public ::testing::Test {
   }
 
   static constexpr size_t buffer_size = 1u << 20;
-  cl_context context_ = nullptr;
-  cl_command_queue queue_ = nullptr;
   cl_mem buffer_ = nullptr;
 };
 

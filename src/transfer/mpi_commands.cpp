@@ -264,13 +264,10 @@ class queued_exchange {
   bool in_order() const { return in_order_; }
 
  private:
-  /// CL_SUCCESS once `e` has ended well, else the code to report.
+  /// CL_SUCCESS once `e` has ended well, else the code to report (it
+  /// fails when an event of the wait list did).
   static cl_int ended(cl_event e) {
-    cl_int status = CL_COMPLETE;
-    cl_int rc = clWaitForEvents(1, &e);
-    if (rc == CL_SUCCESS) clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
-    if (rc != CL_SUCCESS || status < 0) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-    return CL_SUCCESS;
+    return wait_until_ended(e) == CL_SUCCESS ? CL_SUCCESS : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   }
 
   size_t size_ = 0, recv_offset_ = 0;

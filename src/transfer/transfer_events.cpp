@@ -2,6 +2,8 @@
 
 #include <initializer_list>
 
+#include "transfer/block_pipeline.hpp"
+
 namespace ferry::transfer {
 namespace {
 
@@ -58,10 +60,7 @@ void transfer_events::keep_buffer(cl_mem buffer) {
 
 cl_int transfer_events::wait_for_start() {
   if (before_ == nullptr) return CL_SUCCESS;
-  if (clWaitForEvents(1, &before_) != CL_SUCCESS) return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  cl_int status = CL_COMPLETE;
-  clGetEventInfo(before_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
-  return status < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+  return wait_until_ended(before_) == CL_SUCCESS ? CL_SUCCESS : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
 }
 
 cl_event transfer_events::returned_reference() { return returned_ ? returned_->reference() : nullptr; }

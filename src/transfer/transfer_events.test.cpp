@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "transfer/first_device.test.hpp"
+
 namespace ferry::transfer {
 namespace {
 
@@ -13,37 +15,14 @@ cl_int status_of(cl_event e) {
   return status;
 }
 
-// A context on the host's first OpenCL device (PoCL here).
-class transfer_events_test : public ::testing::Test {
+class transfer_events_test : public first_device_test {
  protected:
-  void SetUp() override {
-    cl_uint platforms = 0;
-    ASSERT_EQ(clGetPlatformIDs(0, nullptr, &platforms), CL_SUCCESS);
-    std::vector<cl_platform_id> ids(platforms);
-    ASSERT_EQ(clGetPlatformIDs(platforms, ids.data(), nullptr), CL_SUCCESS);
-    for (cl_platform_id id : ids)
-      if (clGetDeviceIDs(id, CL_DEVICE_TYPE_ALL, 1, &device_, nullptr) == CL_SUCCESS) break;
-    ASSERT_NE(device_, nullptr) << "no OpenCL device";
-    cl_int rc = CL_SUCCESS;
-    context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &rc);
-    ASSERT_EQ(rc, CL_SUCCESS);
-    queue_ = clCreateCommandQueueWithProperties(context_, device_, nullptr, &rc);
-    ASSERT_EQ(rc, CL_SUCCESS);
-  }
-  void TearDown() override {
-    if (queue_) clReleaseCommandQueue(queue_);
-    if (context_) clReleaseContext(context_);
-  }
   cl_event user_event() {
     cl_int rc = CL_SUCCESS;
     cl_event e = clCreateUserEvent(context_, &rc);
     EXPECT_EQ(rc, CL_SUCCESS);
     return e;
   }
-
-  cl_device_id device_ = nullptr;
-  cl_context context_ = nullptr;
-  cl_command_queue queue_ = nullptr;
 };
 
 TEST_F(transfer_events_test, later_commands_of_an_in_order_queue_wait_for_the_transfer) {
