@@ -157,9 +157,14 @@ class queued_exchange {
   queued_exchange() = default;
   ~queued_exchange() {
     if (gate_ && !gate_open_) clSetUserEventStatus(gate_, CL_COMPLETE);  // never left waiting
-    // The copies read and write the blocks: they end before the blocks go.
+    // The copies read and write the blocks: they end before the blocks go;
+    // and the markers end before they go (PoCL 3.1, see transfer_events.cpp),
+    // unless enqueue() stopped halfway.
     for (cl_event e : {read_, written_})
       if (e) clWaitForEvents(1, &e);
+    if (enqueued_)
+      for (cl_event e : {before_, hold_})
+        if (e) clWaitForEvents(1, &e);
     for (cl_event e : {read_, before_, written_, gate_, hold_})
       if (e) clReleaseEvent(e);
     if (copies_) clReleaseCommandQueue(copies_);
@@ -208,6 +213,7 @@ class queued_exchange {
     }
     clFlush(call.queue);
     if (call.event) *call.event = returned_->reference();
+    enqueued_ = true;
     return CL_SUCCESS;
   }
 
@@ -282,6 +288,7 @@ class queued_exchange {
   cl_event hold_ = nullptr;
   bool gate_open_ = false;
   bool in_order_ = true;
+  bool enqueued_ = false;  // enqueue() enqueued everything
   std::unique_ptr<command_event> returned_;
 };
 

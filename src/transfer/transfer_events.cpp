@@ -40,6 +40,7 @@ cl_int transfer_events::create(cl_command_queue queue, cl_context context, cl_de
     if (rc != CL_SUCCESS) return rc;
   }
   clFlush(queue);
+  created_ = true;
   return CL_SUCCESS;
 }
 
@@ -47,6 +48,15 @@ transfer_events::~transfer_events() {
   // Whatever waits on the user events must not wait forever.
   if (!finished_) finish(CL_DEVICE_NOT_AVAILABLE);
   returned_.reset();
+  // The markers have ended (the gate is open) before they go: PoCL 3.1 still
+  // works on a marker it failed behind a failed wait list after the call that
+  // failed it has returned, and aborted in pocl_lock_events_inorder when its
+  // last reference went meanwhile (the unit test of a failed wait list, 37
+  // runs in 60). Not when create() stopped halfway: `before` may then wait for
+  // an event the application never sets.
+  if (created_)
+    for (cl_event e : {before_, hold_})
+      if (e) clWaitForEvents(1, &e);
   for (cl_event e : {before_, gate_, hold_})
     if (e) clReleaseEvent(e);
   if (kept_buffer_) clReleaseMemObject(kept_buffer_);

@@ -70,6 +70,7 @@ class transfer_events {
   cl_command_queue copies_ = nullptr;
   cl_mem kept_buffer_ = nullptr;
   bool finished_ = false;
+  bool created_ = false;  // create() enqueued everything
   bool in_order_ = true;
 };
 
