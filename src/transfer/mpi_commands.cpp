@@ -183,9 +183,6 @@ class queued_exchange {
     size_ = size;
     recv_offset_ = recv_offset;
     if (clRetainMemObject(call.buffer) == CL_SUCCESS) buffer_ = call.buffer;
-    cl_command_queue_properties properties = 0;
-    clGetCommandQueueInfo(call.queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr);
-    in_order_ = (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
     cl_int rc = CL_SUCCESS;
     if (call.event) {
       returned_ = std::make_unique<command_event>();
@@ -201,12 +198,12 @@ class queued_exchange {
       if (posix_memalign(reinterpret_cast<void**>(&recv_block_), 4096, size) != 0) return CL_OUT_OF_HOST_MEMORY;
       copies_ = clCreateCommandQueueWithProperties(setting.context, setting.device, nullptr, &rc);
       if (rc != CL_SUCCESS) return rc;
-      if (!sends && (in_order_ || call.num_events > 0)) {
+      if (!sends && (setting.in_order || call.num_events > 0)) {
         rc = clEnqueueMarkerWithWaitList(call.queue, call.num_events, call.wait_list, &before_);
         if (rc != CL_SUCCESS) return rc;
       }
     }
-    if (in_order_ && (receives || returned_)) {
+    if (setting.in_order && (receives || returned_)) {
       gate_ = clCreateUserEvent(setting.context, &rc);
       if (rc != CL_SUCCESS) return rc;
       if ((rc = clEnqueueMarkerWithWaitList(call.queue, 1, &gate_, &hold_)) != CL_SUCCESS) return rc;
@@ -267,8 +264,6 @@ class queued_exchange {
     }
   }
 
-  bool in_order() const { return in_order_; }
-
  private:
   /// CL_SUCCESS once `e` has ended well, else the code to report (it
   /// fails when an event of the wait list did).
@@ -287,7 +282,6 @@ class queued_exchange {
   cl_event gate_ = nullptr;
   cl_event hold_ = nullptr;
   bool gate_open_ = false;
-  bool in_order_ = true;
   bool enqueued_ = false;  // enqueue() enqueued everything
   std::unique_ptr<command_event> returned_;
 };
@@ -310,7 +304,7 @@ cl_int exchange_one_block(const transfer_call& call, const transfer_setting& set
   if (call.blocking) return task();
   // On an in-order queue one after another, as its copies run
   // (transfer_command.cpp); an out-of-order queue's may go in any order.
-  if (exchange->in_order()) run_after(call.queue, [task] { task(); });
+  if (setting.in_order) run_after(call.queue, [task] { task(); });
   else if (!run_in_background([task] { task(); })) task();
   return CL_SUCCESS;
 }

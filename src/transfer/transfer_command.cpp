@@ -39,6 +39,9 @@ cl_int check_call(const transfer_call& call, transfer_setting& setting) {
       clGetCommandQueueInfo(call.queue, CL_QUEUE_DEVICE, sizeof setting.device, &setting.device, nullptr) !=
           CL_SUCCESS)
     return CL_INVALID_COMMAND_QUEUE;
+  cl_command_queue_properties properties = 0;
+  clGetCommandQueueInfo(call.queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr);
+  setting.in_order = (properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
   cl_context buffer_context = nullptr;
   cl_mem_object_type type = 0;
   size_t buffer_size = 0;
@@ -78,8 +81,8 @@ cl_int enqueue_transfer(const transfer_call& call, const transfer_setting& setti
   // A program may release the buffer right after a non-blocking call (PoCL
   // aborted in can_run_command when the transfer then copied from it).
   events->keep_buffer(call.buffer);
-  if (cl_int rc = events->create(call.queue, setting.context, setting.device, call.num_events, call.wait_list,
-                                 call.event != nullptr);
+  if (cl_int rc = events->create(call.queue, setting.context, setting.device, setting.in_order, call.num_events,
+                                 call.wait_list, call.event != nullptr);
       rc != CL_SUCCESS)
     return rc;
   if (call.event) *call.event = events->returned_reference();
@@ -93,7 +96,7 @@ cl_int enqueue_transfer(const transfer_call& call, const transfer_setting& setti
   kept.wait_list = nullptr;
   kept.event = nullptr;
   auto task = [kept, setting, events, work = std::move(work)] { (void)run(kept, setting, *events, work); };
-  if (events->in_order()) {
+  if (setting.in_order) {
     run_after(call.queue, std::move(task));
   } else if (!run_in_background(task)) {
     task();

@@ -19,6 +19,8 @@ struct transfer_setting {
   cl_context context = nullptr;
   cl_device_id device = nullptr;
   cl_command_queue copies = nullptr;
+  /// The application's queue runs its commands in order.
+  bool in_order = true;
 };
 
 /// The outcome of the work: CL_SUCCESS, or a negative OpenCL code and the

@@ -5,21 +5,10 @@
 #include "transfer/block_pipeline.hpp"
 
 namespace ferry::transfer {
-namespace {
 
-cl_command_queue_properties queue_properties(cl_command_queue queue) {
-  cl_command_queue_properties properties = 0;
-  clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof properties, &properties, nullptr);
-  return properties;
-}
-
-}  // namespace
-
-cl_int transfer_events::create(cl_command_queue queue, cl_context context, cl_device_id device, cl_uint num_events,
-                               const cl_event* wait_list, bool returned) {
+cl_int transfer_events::create(cl_command_queue queue, cl_context context, cl_device_id device, bool in_order,
+                               cl_uint num_events, const cl_event* wait_list, bool returned) {
   cl_int rc = CL_SUCCESS;
-  const bool in_order = (queue_properties(queue) & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
-  in_order_ = in_order;
   copies_ = clCreateCommandQueueWithProperties(context, device, nullptr, &rc);
   if (rc != CL_SUCCESS) return rc;
   gate_ = clCreateUserEvent(context, &rc);

@@ -36,8 +36,8 @@ class transfer_events {
   /// behind `wait_list`; the application's event only when `returned` is
   /// asked for (most calls pass no event). On failure returns the OpenCL
   /// code and leaves nothing enqueued that would wait forever.
-  cl_int create(cl_command_queue queue, cl_context context, cl_device_id device, cl_uint num_events,
-                const cl_event* wait_list, bool returned);
+  cl_int create(cl_command_queue queue, cl_context context, cl_device_id device, bool in_order,
+                cl_uint num_events, const cl_event* wait_list, bool returned);
   ~transfer_events();
   transfer_events() = default;
   transfer_events(const transfer_events&) = delete;
@@ -59,8 +59,6 @@ class transfer_events {
   void finish(cl_int status);
   /// The application's event, if any, has ended (a blocking call returns then).
   cl_int wait_returned();
-  /// The application's queue runs in order: transfers on it run one after another.
-  bool in_order() const { return in_order_; }
 
  private:
   cl_event before_ = nullptr;
@@ -71,7 +69,6 @@ class transfer_events {
   cl_mem kept_buffer_ = nullptr;
   bool finished_ = false;
   bool created_ = false;  // create() enqueued everything
-  bool in_order_ = true;
 };
 
 }  // namespace ferry::transfer

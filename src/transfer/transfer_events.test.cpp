@@ -27,7 +27,7 @@ class transfer_events_test : public first_device_test {
 
 TEST_F(transfer_events_test, later_commands_of_an_in_order_queue_wait_for_the_transfer) {
   transfer_events events;
-  ASSERT_EQ(events.create(queue_, context_, device_, 0, nullptr, true), CL_SUCCESS);
+  ASSERT_EQ(events.create(queue_, context_, device_, true, 0, nullptr, true), CL_SUCCESS);
   ASSERT_EQ(events.wait_for_start(), CL_SUCCESS);
   cl_event later = nullptr;
   ASSERT_EQ(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &later), CL_SUCCESS);
@@ -54,7 +54,7 @@ TEST_F(transfer_events_test, later_commands_of_an_in_order_queue_wait_for_the_tr
 
 TEST_F(transfer_events_test, a_failed_transfer_fails_its_event_and_nothing_else_in_the_queue) {
   transfer_events events;
-  ASSERT_EQ(events.create(queue_, context_, device_, 0, nullptr, true), CL_SUCCESS);
+  ASSERT_EQ(events.create(queue_, context_, device_, true, 0, nullptr, true), CL_SUCCESS);
   cl_event later = nullptr;
   ASSERT_EQ(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &later), CL_SUCCESS);
   cl_event returned = events.returned_reference();
@@ -71,14 +71,14 @@ TEST_F(transfer_events_test, the_transfer_starts_after_its_wait_list_and_learns_
   cl_event first = user_event(), second = user_event();
   {
     transfer_events events;
-    ASSERT_EQ(events.create(queue_, context_, device_, 1, &first, true), CL_SUCCESS);
+    ASSERT_EQ(events.create(queue_, context_, device_, true, 1, &first, true), CL_SUCCESS);
     clSetUserEventStatus(first, CL_COMPLETE);
     EXPECT_EQ(events.wait_for_start(), CL_SUCCESS);
     events.finish(CL_COMPLETE);
   }
   {
     transfer_events events;
-    ASSERT_EQ(events.create(queue_, context_, device_, 1, &second, false), CL_SUCCESS);
+    ASSERT_EQ(events.create(queue_, context_, device_, true, 1, &second, false), CL_SUCCESS);
     clSetUserEventStatus(second, -123);
     EXPECT_EQ(events.wait_for_start(), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
     events.finish(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
@@ -92,7 +92,7 @@ TEST_F(transfer_events_test, an_unfinished_transfer_ends_its_events_when_dropped
   cl_event returned = nullptr;
   {
     transfer_events events;
-    ASSERT_EQ(events.create(queue_, context_, device_, 0, nullptr, true), CL_SUCCESS);
+    ASSERT_EQ(events.create(queue_, context_, device_, true, 0, nullptr, true), CL_SUCCESS);
     returned = events.returned_reference();
   }
   ASSERT_NE(returned, nullptr);
