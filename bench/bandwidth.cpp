@@ -78,5 +78,25 @@ int main(int argc, char** argv) {
                      " repeats=" + std::to_string(samples.size()) + " (loopback TCP stream between two threads)");
     }
   }
+  // The ceiling of a copy through shared memory (the Unix socket's window): one
+  // thread's memcpy between two touched host buffers of the transfer's size.
+  if (opts.only != halves::native) {
+    for (const transfer_case& c : cases) {
+      const int repeats = opts.repeats > 0 ? opts.repeats : c.default_repeats;
+      host_bytes from = allocate_host(c.bytes), to = allocate_host(c.bytes);
+      std::memset(from.get(), 0x5a, c.bytes);
+      std::memset(to.get(), 0, c.bytes);
+      std::vector<double> samples;
+      for (int i = 0; i < repeats; ++i) {
+        const auto start = clock::now();
+        std::memcpy(to.get(), from.get(), c.bytes);
+        samples.push_back(static_cast<double>(c.bytes) / seconds_since(start) / 1e6);
+      }
+      if (to[c.bytes - 1] != 0x5a) throw bench_error("memcpy did not copy");
+      print_line("bandwidth", "memcpy",
+                 "copy size=" + std::to_string(c.bytes) + " mb_s=" + format(median(samples)) +
+                     " repeats=" + std::to_string(samples.size()) + " (one thread's memcpy between two host buffers)");
+    }
+  }
   return rc;
 }

@@ -40,7 +40,7 @@ else
   cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFERRY_BUILD_TESTS=OFF -DFERRY_BUILD_FUZZ=OFF \
     >"$OUT/configure.log" 2>&1 || { tail -20 "$OUT/configure.log"; exit 1; }
   cmake --build "$build" -j "$(nproc)" --target ferryd ferry_icd ferry_bench_native_overlap ferry_bench_kernel_step \
-    ferry_bench_stencil ferry_bench_noop >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+    ferry_bench_stencil ferry_bench_noop ferry_bench_bandwidth >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
   echo "built in $((SECONDS - t0)) s"
 fi
 # The benchmarks load the drivers of the build's vendors-all directory; the GPU's is added.
@@ -71,6 +71,14 @@ start 0 info k0
 export FERRY_SERVERS=$addr_k0
 b kernel_step --repeats 3 --commands 200 --size 700 | tee "$OUT/kstep.txt"
 b kernel_step --only ferry --repeats 3 --commands 200 --size 2000 | tee -a "$OUT/kstep.txt"
+# 1 GiB reads against writes, over TCP and over the Unix socket (window), beside the TCP
+# stream and one thread's memcpy of the same run
+b bandwidth --repeats 3 --size 1073741824 | tee "$OUT/bandwidth.txt"
+FERRY_SERVERS=unix:$sockdir/k0.sock b bandwidth --only ferry --repeats 3 --size 1073741824 | tee -a "$OUT/bandwidth.txt"
+FERRY_SERVERS=unix:$sockdir/k0.sock b bandwidth --only ferry --repeats 3 --size 67108864 | tee -a "$OUT/bandwidth.txt"
+stop
+start 0 trace k2
+FERRY_SERVERS=unix:$sockdir/k2.sock b bandwidth --only ferry --repeats 2 --size 1073741824 >/dev/null
 stop
 # kernel steps, poller and client spinning
 start 0 info k1 FERRY_POLL_MAX_PAUSE_US=5
