@@ -7,6 +7,7 @@
 #include "client/core/event_state.hpp"
 #include "client/core/markers.hpp"
 #include "client/core/servers/server.hpp"
+#include "common/log.hpp"
 
 namespace ferry::client {
 
@@ -46,8 +47,10 @@ cl_int finish_queue(queue* q) {
   // with the finish.
   pull_before_finish(q);
   // A marker whose completion means every earlier command of the queue is done.
+  FERRY_TRACE("timeline", "clFinish: waiting");
   cl_int code = enqueue_sync(q, sync_kind::marker, CL_COMMAND_MARKER, 0, nullptr, nullptr, blocking::yes,
                              pending_reads::implied);
+  FERRY_TRACE("timeline", "clFinish: the marker ended");
   if (code != CL_SUCCESS && code != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) return code;
   // Reads report completion after their data, which may trail the marker.
   std::vector<cl_event> reads;

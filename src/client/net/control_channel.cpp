@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "client/net/wake_all.hpp"
+#include "common/log.hpp"
 #include "common/thread_name.hpp"
 
 namespace ferry::client {
@@ -226,6 +227,10 @@ bool control_channel::on_frame(const protocol::frame_view& frame, std::string& w
     case message_id::completions: {
       protocol::completions batch;
       if (!decode(frame, batch, why)) return false;
+      // The client's half of a command's timeline (the daemon's: --log-level trace).
+      if (!batch.entries.empty())
+        FERRY_TRACE("timeline", "%zu completions received, the last of command %llu", batch.entries.size(),
+                    static_cast<unsigned long long>(batch.entries.back().command));
       tracker_.on_completions(batch);
       return true;
     }

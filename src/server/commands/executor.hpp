@@ -23,6 +23,7 @@
 
 #include "protocol/messages.hpp"
 #include "server/native/catalog.hpp"
+#include "server/native/pinned_pool.hpp"
 #include "server/session/object_table.hpp"
 #include "server/session/queued_commands.hpp"
 #include "server/session/session_core.hpp"
@@ -173,6 +174,9 @@ class executor {
   step prepare_wait_list(const protocol::command_header& h);
   step map_wait_list(const protocol::command_header& h);
   bool fail(const protocol::command_header& h, cl_int error);
+  /// fail() without the report: a command the client holds the event of is
+  /// recorded as failed (waits on it fail), its failure reported elsewhere.
+  void record_failed_event(const protocol::command_header& h, cl_int error);
   /// prepare() for a command whose bytes come on the bulk stream as
   /// `transfer` (none: no bytes come): when the command fails, they are dropped.
   step prepare_write(const protocol::command_header& h, std::optional<uint64_t> transfer,
@@ -316,6 +320,7 @@ class executor {
   struct own_queue {
     cl_command_queue reads = nullptr;
     cl_command_queue writes = nullptr;
+    cl_device_id device = nullptr;
     native::callback_behaviour callbacks;
     /// The device was asked to run them out of order. NVIDIA's accepts and
     /// still runs them in order, so a small command is waited for on the
@@ -323,6 +328,8 @@ class executor {
     bool out_of_order = false;
     /// The latest command on `reads` (retained; null before the first).
     cl_event last_read = nullptr;
+    /// Pinned blocks the source of a migration reads into (made on first use).
+    std::shared_ptr<native::pinned_pool> pinned;
   };
   own_queue* own_queue_of(cl_context context, cl_int& error);
   void release_own_queue(cl_context context);

@@ -233,45 +233,54 @@ bool executor::read_in_pieces(const p::command_header& h, const object_entry& qu
   read->size = total;
   read->profiling = queue.profiling;
   const size_t count = static_cast<size_t>((total + read_piece_bytes - 1) / read_piece_bytes);
+  read->pieces_left = count + 1;  // every piece, and the seal
+  // Each piece is armed as soon as it is enqueued (pipelined_read.hpp says
+  // why); the marker below needs the pieces' events, so they are retained.
   std::vector<cl_event> pieces;
   pieces.reserve(count);
   for (size_t i = 0; i < count; ++i) {
     const uint64_t at = i * read_piece_bytes;
+    const uint64_t size = std::min(read_piece_bytes, total - at);
     cl_event piece = nullptr;
     rc = api_.clEnqueueReadBuffer(queue.as_queue(), buffer, CL_FALSE, static_cast<size_t>(offset + at),
-                                  static_cast<size_t>(std::min(read_piece_bytes, total - at)), staging + at,
-                                  wait_count(), wait_events(), &piece);
+                                  static_cast<size_t>(size), staging + at, wait_count(), wait_events(), &piece);
     if (rc != CL_SUCCESS) break;
     pieces.push_back(piece);
+    api_.clRetainEvent(piece);
+    callback_slot* slot = core_->callbacks.acquire();
+    slot->core = core_;
+    slot->command = h.command;
+    slot->event = piece;
+    slot->kind = callback_kind::read_piece;
+    slot->piece_of = read;
+    slot->offset = at;
+    slot->size = size;
+    slot->profiling = queue.profiling;
+    slot->follow(queue.callbacks);
+    callback_pool::arm(api_, slot);
   }
+  // Nothing enqueued: no job shares the read, and the failure is reported here.
+  if (pieces.empty()) return fail(h, rc);
+  touch(queue.as_queue());
   // The command's event: every piece read (in- or out-of-order queue).
   cl_event event = nullptr;
   if (rc == CL_SUCCESS)
     rc = api_.clEnqueueMarkerWithWaitList(queue.as_queue(), static_cast<cl_uint>(pieces.size()), pieces.data(),
                                           &event);
-  read->pieces_left = pieces.size();
-  // Pieces enqueued before a failure still write into the staging: their
-  // callbacks keep it until they are done, and report nothing (fail() does).
-  read->reported = rc != CL_SUCCESS;
-  bool going = rc == CL_SUCCESS ? finish({.header = h, .queue = queue, .rc = rc, .event = event,
-                                          .kind = callback_kind::read_piece})
-                                : fail(h, rc);
-  if (!pieces.empty()) touch(queue.as_queue());
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    const uint64_t at = i * read_piece_bytes;
-    callback_slot* slot = core_->callbacks.acquire();
-    slot->core = core_;
-    slot->command = h.command;
-    slot->event = pieces[i];
-    slot->kind = callback_kind::read_piece;
-    slot->piece_of = read;
-    slot->offset = at;
-    slot->size = std::min(read_piece_bytes, total - at);
-    slot->profiling = queue.profiling;
-    slot->follow(queue.callbacks);
-    callback_pool::arm(api_, slot);
-  }
-  return going;
+  for (cl_event piece : pieces) api_.clReleaseEvent(piece);
+  // The seal: the read's completion (or its failure) goes out after its last job.
+  bulk_job seal;
+  seal.command = h.command;
+  seal.whole = read;
+  seal.status = rc;
+  seal.seal = true;
+  seal.never_enqueued = count - pieces.size();
+  core_->bulk.push(std::move(seal));
+  if (rc == CL_SUCCESS)
+    return finish({.header = h, .queue = queue, .rc = rc, .event = event, .kind = callback_kind::read_piece});
+  // The failure reaches the client through the seal, after the pieces that were enqueued.
+  record_failed_event(h, rc);
+  return true;
 }
 
 bool executor::on(const p::enqueue_read_buffer& m) {

@@ -1,10 +1,11 @@
 // Several servers: peers, cross-server events, buffer migration, link
 // counters (docs/protocol.md, "Peer links").
 //
-// The source of a migration maps the range on a queue of the daemon's own
-// (two per context, out of order where the device allows) and hands the
-// mapped bytes to the peer link from the map's callback; the control writer
-// unmaps them once sent. The destination receives them in the order of the
+// The source of a migration reads the range into pinned memory (or maps it,
+// when larger than a pinned block) on a queue of the daemon's own (two per
+// context, out of order where the device allows) and hands the bytes to the
+// peer link from the read's callback; the control writer gives the block back
+// (or unmaps) once they are sent. The destination receives them in the order of the
 // client's queue: straight into the mapped buffer when that map is ready as
 // they arrive, else into staging and written from there. Every native event
 // these commands export or wait for is reported through callback slots, so
@@ -60,6 +61,7 @@ executor::own_queue* executor::own_queue_of(cl_context context, cl_int& error) {
   }
   own_queue q;
   q.callbacks = entry->callbacks;
+  q.device = entry->device;
   q.out_of_order = true;
   auto make = [&](cl_int& rc) {
     const cl_queue_properties out_of_order[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
@@ -227,9 +229,10 @@ bool executor::on(const p::migrate_out& m) {
   // behind it, and the control reader with it (see own_queue).
   const bool now = !content && m.size > 0 && m.size <= small_migration && own->out_of_order && wait_list_complete() &&
                    (own->last_read == nullptr || event_status(api_, own->last_read, CL_QUEUED) == CL_COMPLETE);
-  // The content size first (read: 8 bytes), then the range behind it, mapped
-  // so that the peer link sends the buffer's own bytes without a copy. Only
-  // the bytes below the content size are sent.
+  // The content size first (read: 8 bytes), then the range behind it, read
+  // into a pinned block (pinned_pool.hpp says why not a map), or mapped when
+  // larger than a block, so that the peer link sends the buffer's own bytes
+  // without a copy. Only the bytes below the content size are sent.
   uint8_t* size_staging = nullptr;
   if (content) {
     size_staging = acquire_staging(content_size_bytes);
@@ -247,10 +250,18 @@ bool executor::on(const p::migrate_out& m) {
   // waited for the wait list.
   const cl_uint behind_count = size_read ? 1 : wait_count();
   const cl_event* behind = size_read ? &size_read : wait_events();
-  if (rc == CL_SUCCESS && m.size) {
+  if (rc == CL_SUCCESS && m.size && m.size <= native::pinned_pool::largest_block) {
+    if (!own->pinned) own->pinned = native::pinned_pool::create(api_, buffer->context, own->device);
+    if (own->pinned && own->pinned->take(static_cast<size_t>(m.size), mapped)) {
+      rc = api_.clEnqueueReadBuffer(own->reads, buffer->as_mem(), CL_FALSE, static_cast<size_t>(m.offset),
+                                    static_cast<size_t>(m.size), mapped.pointer, behind_count, behind, &event);
+      if (rc != CL_SUCCESS) native::unmap(api_, mapped, 0, nullptr, nullptr);
+    }
+  }
+  if (rc == CL_SUCCESS && m.size && !mapped) {
     rc = native::map(api_, own->reads, buffer->as_mem(), CL_MAP_READ, static_cast<size_t>(m.offset),
                      static_cast<size_t>(m.size), behind_count, behind, &event, mapped);
-  } else if (rc == CL_SUCCESS) {
+  } else if (rc == CL_SUCCESS && !m.size) {
     rc = api_.clEnqueueMarkerWithWaitList(own->reads, behind_count, behind, &event);
   }
   if (rc != CL_SUCCESS) {
@@ -288,9 +299,9 @@ bool executor::on(const p::migrate_out& m) {
   slot->notify = (h.flags & p::notify) != 0;
   slot->follow(own->callbacks);
   core_->peers.start(m.peer);
-  FERRY_TRACE("timeline", "command %llu: migrate_out of %llu bytes to peer %u, map enqueued%s",
+  FERRY_TRACE("timeline", "command %llu: migrate_out of %llu bytes to peer %u, map enqueued%s%s",
               static_cast<unsigned long long>(h.command), static_cast<unsigned long long>(m.size), m.peer,
-              now ? ", waited for here" : "");
+              mapped.pool ? " (read into pinned memory)" : "", now ? ", waited for here" : "");
   if (now && api_.clWaitForEvents(1, &event) == CL_SUCCESS) callback_pool::deliver(slot, CL_COMPLETE);
   else callback_pool::arm(api_, slot);
   return true;

@@ -158,6 +158,11 @@ bool executor::fail(const p::command_header& h, cl_int error) {
               static_cast<unsigned long long>(h.command), cl_error_name(error).c_str());
   // Failures are always reported, asked for or not.
   core_->outbox.push_failure(h.command, error);
+  record_failed_event(h, error);
+  return true;
+}
+
+void executor::record_failed_event(const p::command_header& h, cl_int error) {
   // The client holds the event: record it so that waits on it fail and its
   // release balances.
   if ((h.flags & p::keep_event) && !objects_.contains(h.command)) {
@@ -166,7 +171,6 @@ bool executor::fail(const p::command_header& h, cl_int error) {
     entry.error = error;
     objects_.insert(h.command, entry);
   }
-  return true;
 }
 
 bool executor::fail_write(const p::command_header& h, std::optional<uint64_t> transfer, cl_int error) {
@@ -182,6 +186,7 @@ bool executor::finish(enqueue_outcome done) {
     return fail(h, done.rc);
   }
   touch(queue.as_queue());
+  FERRY_TRACE("timeline", "command %llu: enqueued", static_cast<unsigned long long>(h.command));
   queued_.enqueued(h.queue, queue.as_queue(), queue.out_of_order, done.event);
   bool keep = (h.flags & p::keep_event) != 0;
   bool notify = (h.flags & p::notify) != 0;

@@ -7,16 +7,24 @@
 
 #include <CL/cl.h>
 
+#include <cstddef>
+#include <memory>
 #include <utility>
 
 #include "server/native/api.hpp"
 
 namespace ferry::server::native {
 
+class pinned_pool;
+
 struct mapping {
   cl_command_queue queue = nullptr;  // retained: the queue the unmap goes on
   cl_mem buffer = nullptr;           // retained
   void* pointer = nullptr;           // valid once the map's event has completed
+  /// Instead of a map: a block of pinned memory (pinned_pool.hpp) that a
+  /// read filled; unmap() gives it back to its pool. `buffer` is the pool's.
+  std::shared_ptr<pinned_pool> pool;
+  size_t pool_block = 0;
 
   explicit operator bool() const { return pointer != nullptr; }
   uint8_t* bytes() const { return static_cast<uint8_t*>(pointer); }
@@ -31,7 +39,9 @@ cl_int map(const api& api, cl_command_queue queue, cl_mem buffer, cl_map_flags f
 /// Enqueues the unmap behind the wait list (the map's event at least, on a
 /// queue that may run out of order), flushes, and drops the references; the
 /// mapping is empty afterwards. `done` (may be null) receives the unmap's
-/// event. Does nothing for an empty mapping.
+/// event. A pinned block goes back to its pool at once, with no event (the
+/// wait list is ignored: the read that filled it has ended). Does nothing for
+/// an empty mapping.
 cl_int unmap(const api& api, mapping& m, cl_uint wait_count, const cl_event* waits, cl_event* done);
 
 }  // namespace ferry::server::native

@@ -219,12 +219,13 @@ bulk_writer::sent bulk_writer::send_read(bulk_job& job) {
 
 bulk_writer::sent bulk_writer::send_piece(bulk_job& job) {
   pipelined_read& read = *job.whole;
+  if (job.seal) read.pieces_left -= std::min(job.never_enqueued, read.pieces_left - 1);
   const cl_int status = true_status(api_, job.event, job.status, job.verify);
   // The first failure is the read's; pieces after it are not sent (the
   // client drops what it got of a read that failed).
   if (status != CL_COMPLETE && read.status == CL_COMPLETE) read.status = status < 0 ? status : CL_INVALID_VALUE;
   sent how = sent::ok;
-  if (read.status == CL_COMPLETE && !read.reported) {
+  if (read.status == CL_COMPLETE && job.size > 0) {
     if (read.profiling && job.event) {
       static constexpr cl_profiling_info names[] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
                                                     CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
@@ -240,7 +241,7 @@ bulk_writer::sent bulk_writer::send_piece(bulk_job& job) {
     jobs_.written(last);
   }
   if (job.event) api_.clReleaseEvent(std::exchange(job.event, nullptr));
-  if (--read.pieces_left == 0 && !read.reported) {
+  if (--read.pieces_left == 0) {
     // Once, after the last piece: the completion follows every byte sent.
     command_record r;
     r.command = read.command;

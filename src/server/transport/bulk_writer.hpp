@@ -54,6 +54,11 @@ struct bulk_job {
   /// to, and where the piece's `size` bytes start in it.
   std::shared_ptr<pipelined_read> whole;
   uint64_t piece_offset = 0;
+  /// The executor's last job of a read in pieces (size 0, no event): its
+  /// status is the enqueueing's outcome, and `never_enqueued` counts pieces
+  /// that could not be enqueued (and so have no job of their own).
+  bool seal = false;
+  uint64_t never_enqueued = 0;
 
   /// The bytes to send.
   uint64_t sent_size() const {
@@ -75,6 +80,8 @@ struct bulk_job {
     offset = other.offset;
     whole = std::move(other.whole);
     piece_offset = other.piece_offset;
+    seal = other.seal;
+    never_enqueued = other.never_enqueued;
     return *this;
   }
 };

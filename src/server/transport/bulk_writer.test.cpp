@@ -185,19 +185,50 @@ TEST_F(bulk_writer_test, a_failed_piece_fails_the_read_once_and_no_later_piece_i
   EXPECT_EQ(control_.pending(), 1u);
 }
 
-TEST_F(bulk_writer_test, the_pieces_of_a_read_the_executor_reported_failed_send_and_report_nothing) {
-  auto read = read_of(9, protocol::max_bulk_chunk + 1);
-  read->reported = true;  // the second piece could not be enqueued: fail() reported the read
-  read->pieces_left = 1;
+TEST_F(bulk_writer_test, a_read_whose_later_pieces_could_not_be_enqueued_fails_once_after_its_first) {
+  // Three pieces; the second could not be enqueued, so the third never was either.
+  auto read = read_of(9, 2 * protocol::max_bulk_chunk + 1);
+  read->pieces_left = 4;  // three pieces and the seal
   auto writer = run_writer(jobs_.writer_generation());
+  bulk_job seal;
+  seal.command = 9;
+  seal.whole = read;
+  seal.status = CL_OUT_OF_RESOURCES;
+  seal.seal = true;
+  seal.never_enqueued = 2;
+  jobs_.push(std::move(seal));
+  EXPECT_TRUE(nothing_sent());
+  EXPECT_EQ(control_.pending(), 0u) << "reported before the enqueued piece was done";
   jobs_.push(piece(read, 0));
-  // Handled once the writer let go of the job's share of the read.
-  for (int i = 0; i < 2000 && read.use_count() > 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(completions_become(1));
+  EXPECT_EQ(read->status, CL_OUT_OF_RESOURCES);
   jobs_.close();
   ASSERT_EQ(writer.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_EQ(read->pieces_left, 0u);
+  EXPECT_TRUE(nothing_sent()) << "bytes of a failed read went out";
+  EXPECT_EQ(control_.pending(), 1u);
+}
+
+TEST_F(bulk_writer_test, a_read_is_reported_after_its_seal_even_when_every_piece_came_first) {
+  auto read = read_of(10, protocol::max_bulk_chunk + 1);
+  read->pieces_left = 3;  // two pieces and the seal
+  auto writer = run_writer(jobs_.writer_generation());
+  jobs_.push(piece(read, 0));
+  jobs_.push(piece(read, 1));
+  (void)next_frame();
+  (void)next_frame();
+  for (int i = 0; i < 50; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(control_.pending(), 0u) << "reported before the executor sealed the read";
+  bulk_job seal;
+  seal.command = 10;
+  seal.whole = read;
+  seal.seal = true;
+  jobs_.push(std::move(seal));
+  EXPECT_TRUE(completions_become(1));
+  EXPECT_EQ(read->status, CL_COMPLETE);
+  jobs_.close();
+  ASSERT_EQ(writer.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_TRUE(nothing_sent());
-  EXPECT_EQ(control_.pending(), 0u);
 }
 
 TEST_F(bulk_writer_test, kept_pieces_go_again_where_they_belong_in_their_read) {

@@ -253,6 +253,8 @@ void control_writer::send_locked(std::vector<uint8_t>& out, ack_request ack, soc
       fd_ = nullptr;
       broken_("control stream write failed");
     }
+    FERRY_TRACE("timeline", "%zu frames written (%s)", static_cast<size_t>(frames),
+                wait == socket_wait::allowed ? "control writer" : "caller's thread");
   }
   log_.append(out, frames);
 }

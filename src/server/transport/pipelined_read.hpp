@@ -6,11 +6,17 @@
 // took turns instead of overlapping.
 //
 // Every piece's callback hands the bulk writer a bulk_job that shares this
-// record. The bulk writer (one thread at a time: a stream's writer is joined
-// before the next stream's starts) sends the piece, counts it, and after the
-// last piece reports the read's completion once, with the first failure of
-// any piece. The staging lives as long as a piece job or a kept (not yet
-// acknowledged) frame of the read needs it.
+// record, and the executor adds one more job, the seal, once it has enqueued
+// what it could (bulk_job::seal). The bulk writer (one thread at a time: a
+// stream's writer is joined before the next stream's starts) sends each piece,
+// counts it, and after the last job reports the read's completion once, with
+// the first failure of any piece or of the enqueueing. The staging lives as
+// long as a piece job or a kept (not yet acknowledged) frame of the read needs
+// it.
+//
+// Pieces are armed as they are enqueued, not after the last one: NVIDIA's
+// read into pageable memory returns only once its bytes are there, so a 1 GiB
+// read spent 95 ms in the enqueueing loop and none of it went out meanwhile.
 #pragma once
 
 #include <CL/cl.h>
@@ -29,13 +35,10 @@ struct pipelined_read {
   protocol::object_id command = 0;
   staging_ptr data;  // the whole range; piece i lands at its offset in it
   uint64_t size = 0;
-  /// Pieces whose jobs the bulk writer has not handled yet.
+  /// Jobs (pieces, and the seal) the bulk writer has not handled yet.
   uint64_t pieces_left = 0;
-  /// CL_COMPLETE, or the first failure a piece reported.
+  /// CL_COMPLETE, or the first failure a piece or the seal reported.
   cl_int status = CL_COMPLETE;
-  /// The executor reported the read failed already (a piece could not be
-  /// enqueued): the pieces that were enqueued only free the staging when done.
-  bool reported = false;
   /// The queue records profiling counters: the completion carries the first
   /// piece's queued, submit and start times and the last piece's end.
   bool profiling = false;
