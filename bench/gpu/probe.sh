@@ -3,7 +3,8 @@
 #   - 1 GiB reads against writes, over TCP and the Unix socket, beside the TCP stream and a
 #     memcpy of the same run;
 #   - kernel_step at 0.7 ms with the device's own view (kernel duration and gaps from
-#     profiling events), with the daemon's poller paced at most 20 and 50 us, and once with
+#     profiling events), without the polling of the daemon's reader and the client's
+#     waiting threads, with the daemon's poller paced at most 20 us, and once with
 #     the daemon and the client at --log-level trace (the "timeline" lines of both: kernel
 #     and marker enqueued, marker ended, frames written, completions received);
 #   - migrate and migrate_bandwidth between the two daemons;
@@ -77,14 +78,21 @@ FERRY_SERVERS=unix:$sockdir/k0.sock b bandwidth --only ferry --repeats 3 --size 
 # kernel steps, default daemon
 b kernel_step --repeats 3 --commands 200 --size 700 | tee -a "$results"
 stop
-# kernel steps, the poller's pauses capped
-for pause in 20 50; do
-  start 0 info "k$pause" FERRY_POLL_MAX_PAUSE_US=$pause
-  eval "export FERRY_SERVERS=\$addr_k$pause"
-  echo "# FERRY_POLL_MAX_PAUSE_US=$pause" | tee -a "$results"
-  b kernel_step --only ferry --repeats 3 --commands 200 --size 700 | tee -a "$results"
-  stop
-done
+# kernel steps, the daemon's reader and the client not polling (the defaults of hosts with few cores)
+start 0 info k1 FERRY_READER_SPIN_US=0
+export FERRY_SERVERS=$addr_k1
+echo "# FERRY_READER_SPIN_US=0 FERRY_SPIN_US=50" | tee -a "$results"
+FERRY_SPIN_US=50 b kernel_step --only ferry --repeats 3 --commands 200 --size 700 | tee -a "$results"
+echo "# FERRY_READER_SPIN_US=0" | tee -a "$results"
+b kernel_step --only ferry --repeats 3 --commands 200 --size 700 | tee -a "$results"
+stop
+# and with the poller's pauses capped at 20 us
+start 0 info k2 FERRY_POLL_MAX_PAUSE_US=20
+export FERRY_SERVERS=$addr_k2
+echo "# FERRY_POLL_MAX_PAUSE_US=20" | tee -a "$results"
+b kernel_step --only ferry --repeats 3 --commands 200 --size 700 | tee -a "$results"
+b noop --repeats 2000 | tee -a "$results"
+stop
 # one kernel step run with both halves' timelines
 start 0 trace kt
 export FERRY_SERVERS=$addr_kt

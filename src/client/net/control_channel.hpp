@@ -40,7 +40,12 @@
 
 namespace ferry::client {
 
-/// How long a waiting thread polls before it sleeps (FERRY_SPIN_US, default 50).
+/// How long a waiting thread (and the reader, while one waits) polls before
+/// it sleeps: FERRY_SPIN_US, by default 2 ms where the host has at least 8
+/// hardware threads and 50 µs elsewhere. A thread that sleeps through a
+/// long kernel wakes 30-60 µs late from deep idle (issue 22: a 0.7 ms
+/// kernel step); NVIDIA's own clFinish polls for the whole wait. With few
+/// cores the polling would take the CPU from the daemon and the program.
 std::chrono::microseconds spin_duration();
 
 class control_channel {

@@ -353,21 +353,29 @@ bool executor::write_landed(const p::command_header& h, const object_entry& queu
 
 namespace {
 
-// Ranges from this size land straight in the mapped destination; smaller ones
-// are written from staging, which costs less than a map and an unmap.
+// Ranges from this size land straight in a pinned block and are written from
+// there; smaller ones are written from staging, which costs less than a
+// block's round trip through its pool.
 constexpr uint64_t direct_landing_from = uint64_t{1} << 20;
 
 // A migrate_in whose bytes were not here when it was enqueued: how many will
 // come is unknown, so no native write can be enqueued yet. The command's
 // queue gets a marker `before` (behind everything the write must follow) and
-// then the command's own marker behind the user event `gate`. A large range
-// is mapped (write-invalidate) behind `before` on the daemon's own queue, and
-// chunks that arrive once that map is ready go straight into it; the bytes
-// that came earlier wait in staging. Once all have landed, the unmap (and the
-// write of the staged bytes behind it) goes on the daemon's queue, and its
-// completion sets `gate` (on the control writer thread, or at once for a
-// small write that could start at once), which lets the command and
-// everything after it go on.
+// then the command's own marker behind the user event `gate`. The chunks of a
+// large range land straight in a pinned block (pinned_pool.hpp), taken when
+// the first one comes; where none can be had, they wait in staging. Once all
+// have landed, the write from the block (or staging) goes on the daemon's own
+// queue, and its completion sets `gate` (on the control writer thread, or at
+// once for a small write that could start at once), which lets the command
+// and everything after it go on; the block goes back to its pool then. A
+// range larger than a block is mapped (write-invalidate) behind `before`
+// instead, chunks land in the map once it is ready (the earlier ones in
+// staging), and the unmap takes the place of the block's write.
+//
+// Not a write-invalidate map of the range, as before: NVIDIA's unmap copies
+// from pageable memory, so its enqueue returned only after the copy (1.2 ms
+// for a 4 MiB halo, on the control writer), and each map cost another 1.2 ms
+// to enqueue.
 //
 // One own queue serves every landing of a context. Where it runs in order
 // (NVIDIA's does, though it accepts CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE),
@@ -378,7 +386,8 @@ constexpr uint64_t direct_landing_from = uint64_t{1} << 20;
 // is enqueued on the own queue before `before` has ended: the map and the
 // landing's commands wait for it on the host (a callback slot hands this
 // object to the control writer), and every command on the own queue waits
-// only for commands on it.
+// only for commands on it. (A block's map, when its pool grows, goes on the
+// pool's own queue.)
 /// The daemon's own queue that a deferred write lands through.
 struct landing_queue {
   cl_command_queue queue;
@@ -386,6 +395,8 @@ struct landing_queue {
   /// wait for starts at once.
   bool out_of_order;
   native::callback_behaviour callbacks;
+  /// Where large ranges land (null: through staging).
+  std::shared_ptr<native::pinned_pool> pinned;
 };
 
 class deferred_write final : public transfer_table::landing,
@@ -395,14 +406,15 @@ class deferred_write final : public transfer_table::landing,
   deferred_write(const native::api& api, std::weak_ptr<session_core> core, p::object_id command,
                  const landing_queue& own, cl_mem buffer, uint64_t offset, cl_event before, cl_event gate)
       : api_(api), core_(std::move(core)), command_(command), own_(own.queue), out_of_order_(own.out_of_order),
-        callbacks_(own.callbacks), buffer_(buffer), offset_(offset), before_(before), gate_(gate) {
+        callbacks_(own.callbacks), pinned_(own.pinned), buffer_(buffer), offset_(offset), before_(before),
+        gate_(gate) {
     api_.clRetainCommandQueue(own_);
     api_.clRetainMemObject(buffer_);
     api_.clRetainEvent(before_);
     api_.clRetainEvent(gate_);
   }
   ~deferred_write() override {
-    // Never landed nor failed (teardown): the map still needs its unmap.
+    // Never landed nor failed (teardown): the block goes back, the map needs its unmap.
     if (zone_) native::unmap(api_, zone_, 1, &mapped_, nullptr);
     if (mapped_) api_.clReleaseEvent(mapped_);
     api_.clReleaseEvent(gate_);
@@ -413,12 +425,12 @@ class deferred_write final : public transfer_table::landing,
   deferred_write(const deferred_write&) = delete;
   deferred_write& operator=(const deferred_write&) = delete;
 
-  /// The command names `size` bytes; from direct_landing_from on they are
-  /// mapped for direct landing. Where the map cannot be had (host-access
-  /// flags, a platform that refuses), every byte goes through staging. The
-  /// map waits for `before` on the host (see above).
+  /// The command names `size` bytes; from direct_landing_from on they land
+  /// in a pinned block, or a map when larger than one. Where neither can be
+  /// had, every byte goes through staging. The landing, and a map, wait for
+  /// `before` on the host (see above).
   void start(uint64_t size, session_core& core) {
-    map_size_ = size;
+    size_ = size;
     const cl_int status = event_status(api_, before_, CL_QUEUED);
     if (status <= CL_COMPLETE) {
       std::lock_guard lock(mutex_);
@@ -439,10 +451,19 @@ class deferred_write final : public transfer_table::landing,
 
   uint8_t* direct(uint64_t at, uint64_t) override {
     std::lock_guard lock(mutex_);
+    // Asked first for the first chunk (the transfer table asks until one is
+    // taken): the block is held from the first byte to the write's end.
+    if (!zone_ && !block_asked_ && !failed_ && size_ >= direct_landing_from &&
+        size_ <= native::pinned_pool::largest_block && pinned_) {
+      block_asked_ = true;
+      const bool taken = pinned_->take(static_cast<size_t>(size_), zone_);
+      FERRY_TRACE("timeline", "command %llu: %s", static_cast<unsigned long long>(command_),
+                  taken ? "chunks land in a pinned block" : "no pinned block: chunks land in staging");
+    }
     if (!zone_) return nullptr;
-    if (!ready_) {
+    if (!zone_.pool && !map_ready_) {
       if (event_status(api_, mapped_, CL_QUEUED) != CL_COMPLETE) return nullptr;
-      ready_ = true;
+      map_ready_ = true;
       FERRY_TRACE("timeline", "command %llu: the landing's map is ready, chunks land directly",
                   static_cast<unsigned long long>(command_));
     }
@@ -493,53 +514,64 @@ class deferred_write final : public transfer_table::landing,
     uint64_t staged, total;
   };
 
-  /// Enqueues the map of the destination range behind `before`.
+  /// Maps a range larger than a block behind `before` (mutex_ held).
   void map_destination() {
-    if (map_size_ < direct_landing_from) return;
+    if (size_ <= native::pinned_pool::largest_block) return;
     if (native::map(api_, own_, buffer_, CL_MAP_WRITE_INVALIDATE_REGION, static_cast<size_t>(offset_),
-                    static_cast<size_t>(map_size_), 1, &before_, &mapped_, zone_) != CL_SUCCESS)
+                    static_cast<size_t>(size_), 1, &before_, &mapped_, zone_) != CL_SUCCESS)
       mapped_ = nullptr;
     FERRY_TRACE("timeline", "command %llu: the landing's map of %llu bytes %s", static_cast<unsigned long long>(command_),
-                static_cast<unsigned long long>(map_size_), mapped_ ? "enqueued" : "refused: staging only");
+                static_cast<unsigned long long>(size_), mapped_ ? "enqueued" : "refused: staging only");
   }
 
-  /// Every byte is in and `before` has ended: the unmap and the staged
-  /// write go on the own queue, and the gate opens once they are done.
+  /// Every byte is in and `before` has ended: the writes from the block (or
+  /// the unmap) and from staging go on the own queue, and the gate opens once
+  /// they are done.
   void land(uint8_t* staging, uint64_t staged, uint64_t total) {
     std::lock_guard op(op_mutex_);
     if (finished_) return;
     finished_ = true;
     std::shared_ptr<session_core> live = core_.lock();
     if (!live) return fail_now(CL_DEVICE_NOT_AVAILABLE);
-    FERRY_TRACE("timeline", "command %llu: %llu bytes landed, %llu of them through staging; unmapping",
+    FERRY_TRACE("timeline", "command %llu: %llu bytes landed, %llu of them through staging; writing",
                 static_cast<unsigned long long>(command_), static_cast<unsigned long long>(total),
                 static_cast<unsigned long long>(staged));
     // A platform may never finish a command behind an event that failed already.
     const cl_int status = event_status(api_, before_, CL_COMPLETE);
     if (status < 0) return fail_now(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-    // The direct bytes reach the buffer with the unmap; the staged ones are
-    // written behind it (a write-invalidate unmap may have overwritten them).
+    // The staged bytes are the first `staged` (transfer_table::landing), the
+    // rest are in the block or the map; each part goes to the buffer from
+    // where it is, one behind the other so that one event ends them all. The
+    // staged write follows an unmap (a write-invalidate unmap may have
+    // overwritten its range).
+    native::mapping block;
     cl_event last = nullptr;
     cl_int rc = CL_SUCCESS;
     {
       std::lock_guard lock(mutex_);
-      if (zone_) rc = native::unmap(api_, zone_, 1, &mapped_, &last);
+      if (zone_.pool) block = std::exchange(zone_, {});
+      else if (zone_) rc = native::unmap(api_, zone_, 1, &mapped_, &last);
     }
-    if (rc == CL_SUCCESS && staged) {
+    auto write = [&](uint64_t from, uint64_t bytes, const uint8_t* data) {
+      if (rc != CL_SUCCESS || bytes == 0) return;
       cl_event after = last ? last : before_;
       cl_event written = nullptr;
-      rc = api_.clEnqueueWriteBuffer(own_, buffer_, CL_FALSE, static_cast<size_t>(offset_),
-                                     static_cast<size_t>(staged), staging, 1, &after, &written);
+      rc = api_.clEnqueueWriteBuffer(own_, buffer_, CL_FALSE, static_cast<size_t>(offset_ + from),
+                                     static_cast<size_t>(bytes), data, 1, &after, &written);
       if (last) api_.clReleaseEvent(last);
-      last = written;
-    }
+      last = rc == CL_SUCCESS ? written : nullptr;
+    };
+    write(0, staged, staging);
+    if (block) write(staged, total - staged, block.bytes() + staged);
     if (rc == CL_SUCCESS && last == nullptr) {
-      // Zero bytes and nothing mapped: nothing to write.
+      // Zero bytes: nothing to write.
+      native::unmap(api_, block, 0, nullptr, nullptr);
       api_.clSetUserEventStatus(gate_, CL_COMPLETE);
       return;
     }
     if (rc != CL_SUCCESS) {
-      if (last) api_.clReleaseEvent(last);
+      // (The block's write comes last: when anything failed, it was not enqueued.)
+      native::unmap(api_, block, 0, nullptr, nullptr);
       return fail_gate(live.get(), rc);
     }
     if (status == CL_COMPLETE && out_of_order_ && total <= small_migration &&
@@ -547,6 +579,7 @@ class deferred_write final : public transfer_table::landing,
       // Nothing to wait for: the write ran at once, and the gate opens from
       // here rather than through a callback and the control writer.
       api_.clReleaseEvent(last);
+      native::unmap(api_, block, 0, nullptr, nullptr);
       api_.clSetUserEventStatus(gate_, CL_COMPLETE);
       return;
     }
@@ -558,6 +591,7 @@ class deferred_write final : public transfer_table::landing,
     slot->kind = callback_kind::gate;
     api_.clRetainEvent(gate_);
     slot->gate = gate_;
+    slot->mapped = std::move(block);  // back to its pool once the write has ended
     slot->follow(callbacks_);
     callback_pool::arm(api_, slot);
   }
@@ -585,11 +619,12 @@ class deferred_write final : public transfer_table::landing,
   cl_command_queue own_;
   bool out_of_order_;
   native::callback_behaviour callbacks_;
+  std::shared_ptr<native::pinned_pool> pinned_;
   cl_mem buffer_;
   uint64_t offset_;
   cl_event before_;
   cl_event gate_;
-  uint64_t map_size_ = 0;
+  uint64_t size_ = 0;
   // Makes landing and failing one at a time and once (finished_): the
   // gate is set, or handed to a callback slot, by exactly one of them.
   std::mutex op_mutex_;
@@ -598,9 +633,10 @@ class deferred_write final : public transfer_table::landing,
   // (run) and a failure may touch at once. A leaf: nothing is called under
   // it that takes another lock of the session.
   std::mutex mutex_;
-  native::mapping zone_;       // the destination range, for direct landing (empty: staging only)
-  cl_event mapped_ = nullptr;  // the map's event
-  bool ready_ = false;         // the map has completed
+  native::mapping zone_;       // a pinned block or a map the chunks land in (empty: staging only)
+  bool block_asked_ = false;   // the pool was asked for the block
+  cl_event mapped_ = nullptr;  // a map's event
+  bool map_ready_ = false;     // the map has completed
   bool before_ended_ = false;  // `before` has ended
   bool failed_ = false;
   std::optional<landing_args> waiting_;  // landed before `before` ended
@@ -611,8 +647,10 @@ class deferred_write final : public transfer_table::landing,
 bool executor::defer_write(const p::command_header& h, const object_entry& queue, const object_entry& buffer,
                            uint64_t offset, uint64_t size, uint64_t transfer) {
   cl_int error = CL_SUCCESS;
-  const own_queue* own = own_queue_of(queue.context, error);
+  own_queue* own = own_queue_of(queue.context, error);
   if (own == nullptr) return fail_write(h, transfer, error);
+  if (!own->pinned && size >= direct_landing_from)
+    own->pinned = native::pinned_pool::create(api_, queue.context, own->device);
   cl_event gate = api_.clCreateUserEvent(queue.context, &error);
   if (gate == nullptr) return fail_write(h, transfer, error);
   cl_event before = nullptr, event = nullptr;
@@ -627,7 +665,7 @@ bool executor::defer_write(const p::command_header& h, const object_entry& queue
     return fail_write(h, transfer, rc);
   }
   hold_for_imports(before);
-  const landing_queue landing{own->writes, own->out_of_order, own->callbacks};
+  const landing_queue landing{own->writes, own->out_of_order, own->callbacks, own->pinned};
   auto deferred = std::make_shared<deferred_write>(api_, core_, h.command, landing, buffer.as_mem(), offset, before, gate);
   // Known until it has landed or failed, so that the teardown can fail it (deferred_write::failed).
   std::erase_if(deferred_writes_, [](const std::weak_ptr<transfer_table::landing>& w) { return w.expired(); });

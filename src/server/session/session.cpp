@@ -55,7 +55,8 @@ void session::start() {
   writer_ = std::make_unique<control_writer>(
       control_.get(), core_->outbox, core_->transfers, core_->printf,
       [this](const std::string& why) { connection_broken(why); }, &core_->callbacks,
-      counter(protocol::link_kind::client_control, peer_), received_counts{&core_->control_in, &core_->bulk_in});
+      counter(protocol::link_kind::client_control, peer_), received_counts{&core_->control_in, &core_->bulk_in},
+      &core_->reader);
   core_->acked = [this](const protocol::ack& ack) {
     return writer_->acknowledge(ack.control) && core_->bulk.acknowledge(ack.bulk);
   };
@@ -415,7 +416,7 @@ void session::control_main() {
     for (;;) {
       protocol::frame_assembler assembler(protocol::max_control_payload);
       result = run_control_reader(control_.get(), assembler, handler, why,
-                                  counter(protocol::link_kind::client_control, peer_));
+                                  counter(protocol::link_kind::client_control, peer_), &core_->reader);
       {
         std::lock_guard lock(mutex_);
         if (closing_) why = close_reason_;

@@ -19,6 +19,7 @@
 #include "server/transport/bulk_writer.hpp"
 #include "server/transport/callback_pool.hpp"
 #include "server/transport/control_writer.hpp"
+#include "server/transport/reader_wake.hpp"
 #include "server/transport/transfer_table.hpp"
 
 namespace ferry::server {
@@ -65,6 +66,8 @@ struct session_core {
 
   /// Before every member that holds staging: charged buffers must go first.
   session_quota quota;
+  /// Wakes the control reader when completions go out (reader_wake.hpp).
+  reader_wake reader;
   control_outbox outbox;
   bulk_outbox bulk;
   transfer_table transfers;

@@ -158,6 +158,7 @@ void callback_pool::deliver(callback_slot* slot, cl_int status, quiet_sessions* 
     r.write = slot->kind == callback_kind::write;
     r.transfer = slot->transfer;
     r.gate = std::exchange(slot->gate, nullptr);
+    r.unmap = std::exchange(slot->mapped, {});  // a landing's pinned block
     r.then = std::move(slot->then);
     if (quiet == nullptr) {
       core->outbox.push(r);

@@ -40,10 +40,16 @@ pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler,
 }
 
 pump_result run_control_reader(stream* fd, protocol::frame_assembler& assembler, executor& handler, std::string& why,
-                               link_counter* counter) {
+                               link_counter* counter, reader_wake* wake) {
+  // A TLS stream may hold decrypted bytes its socket no longer shows.
+  if (fd->tls() != nullptr) wake = nullptr;
   for (;;) {
     size_t available = 0;
     uint8_t* area = assembler.write_area(64 * 1024, available);
+    if (wake != nullptr && !wake->wait_readable(fd->fd())) {
+      why = std::string("receive failed: ") + std::strerror(errno);
+      return pump_result::stop;
+    }
     ssize_t n = fd->read_some(area, available);
     if (n == 0) {
       why = assembler.pending() ? "connection closed inside a frame" : "connection closed";

@@ -10,6 +10,7 @@
 #include "protocol/frame.hpp"
 #include "server/commands/executor.hpp"
 #include "server/daemon/link_stats.hpp"
+#include "server/transport/reader_wake.hpp"
 
 namespace ferry::server {
 
@@ -26,8 +27,9 @@ pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler,
                         link_counter* counter = nullptr);
 
 /// The control reader thread's body: receives from `fd` until the peer
-/// closes, a violation, or goodbye. `why` describes how it ended.
+/// closes, a violation, or goodbye. `why` describes how it ended. `wake`
+/// (may be null) keeps it polling after completions went out.
 pump_result run_control_reader(stream* fd, protocol::frame_assembler& assembler, executor& handler, std::string& why,
-                               link_counter* counter = nullptr);
+                               link_counter* counter = nullptr, reader_wake* wake = nullptr);
 
 }  // namespace ferry::server

@@ -37,6 +37,7 @@
 #include "server/daemon/link_stats.hpp"
 #include "server/native/api.hpp"
 #include "server/native/mapping.hpp"
+#include "server/transport/reader_wake.hpp"
 
 namespace ferry::server {
 
@@ -180,10 +181,11 @@ class control_writer {
   /// `broken` is called when the socket fails (once per connection).
   /// `sweeper` finds the commands a platform does not call back for after a
   /// gate fails (see callback_pool); `counter` counts what is sent;
-  /// `received` feeds the acks that go out ahead of each batch.
+  /// `received` feeds the acks that go out ahead of each batch; `reader`
+  /// (may be null) hears of every batch of completions sent.
   control_writer(stream* fd, control_outbox& outbox, transfer_table& transfers, printf_capture* printf,
                  std::function<void(const std::string&)> broken, callback_pool* sweeper = nullptr,
-                 link_counter* counter = nullptr, received_counts received = {})
+                 link_counter* counter = nullptr, received_counts received = {}, reader_wake* reader = nullptr)
       : fd_(fd),
         outbox_(outbox),
         transfers_(transfers),
@@ -191,7 +193,8 @@ class control_writer {
         broken_(std::move(broken)),
         sweeper_(sweeper),
         counter_(counter),
-        received_(received) {
+        received_(received),
+        reader_(reader) {
     work_.records.reserve(256);
     work_.frames.reserve(4096);
     out_.reserve(64 * 1024);
@@ -256,6 +259,7 @@ class control_writer {
   callback_pool* sweeper_;
   link_counter* counter_;
   received_counts received_;
+  reader_wake* reader_;
   protocol::replay_log log_;
   protocol::ack acked_;  // the counts the last ack carried
   /// Bytes sent without waiting that the socket did not take: the writer

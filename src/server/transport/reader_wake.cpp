@@ -1,0 +1,71 @@
+#include "server/transport/reader_wake.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <thread>
+
+namespace ferry::server {
+
+std::chrono::microseconds reader_wake::window() {
+  static const std::chrono::microseconds value = [] {
+    if (const char* text = std::getenv("FERRY_READER_SPIN_US")) return std::chrono::microseconds(std::atoi(text));
+    return std::chrono::microseconds(std::thread::hardware_concurrency() >= 8 ? 300 : 0);
+  }();
+  return value;
+}
+
+reader_wake::reader_wake(std::chrono::microseconds spin) : spin_(spin) {
+  if (spin_.count() > 0) event_ = unique_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+}
+
+void reader_wake::completions_sent() {
+  if (event_.get() < 0) return;
+  const auto until = clock::now() + spin_;
+  spin_until_.store(until.time_since_epoch().count(), std::memory_order_seq_cst);
+  // Seen sleeping: it has not yet seen the new window (wait_readable says why).
+  if (sleeping_.load(std::memory_order_seq_cst)) {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(event_.get(), &one, sizeof one);
+  }
+}
+
+bool reader_wake::wait_readable(int socket) {
+  if (event_.get() < 0) return true;
+  auto in_window = [&] {
+    return clock::now().time_since_epoch().count() < spin_until_.load(std::memory_order_seq_cst);
+  };
+  for (;;) {
+    while (in_window()) {
+      pollfd look{socket, POLLIN, 0};
+      const int n = ::poll(&look, 1, 0);
+      if (n > 0) return true;
+      if (n < 0 && errno != EINTR) return false;
+    }
+    sleeping_.store(true, std::memory_order_seq_cst);
+    // completions_sent() stores the window, then looks at sleeping_; this
+    // stores sleeping_, then looks at the window: one of them sees the other.
+    if (in_window()) {
+      sleeping_.store(false, std::memory_order_relaxed);
+      continue;
+    }
+    pollfd both[2] = {{socket, POLLIN, 0}, {event_.get(), POLLIN, 0}};
+    const int n = ::poll(both, 2, -1);
+    sleeping_.store(false, std::memory_order_relaxed);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (both[1].revents & POLLIN) {
+      uint64_t count = 0;
+      if (::read(event_.get(), &count, sizeof count) == sizeof count) wakes_.fetch_add(1);
+    }
+    // Readable, closed or failed: the read says which.
+    if (both[0].revents != 0) return true;
+  }
+}
+
+}  // namespace ferry::server

@@ -1,0 +1,78 @@
+// The control reader's wait: it sleeps until its socket is readable, and
+// after completions went out it is woken at once and polls for a while.
+#include "server/transport/reader_wake.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <future>
+#include <thread>
+
+namespace ferry::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct socket_pair {
+  int ends[2] = {-1, -1};
+  socket_pair() { EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends), 0); }
+  ~socket_pair() {
+    for (int fd : ends)
+      if (fd >= 0) ::close(fd);
+  }
+  void send_byte() const { ASSERT_EQ(::write(ends[1], "x", 1), 1); }
+};
+
+bool wait_until(const std::function<bool()>& done) {
+  for (int i = 0; i < 2000 && !done(); ++i) std::this_thread::sleep_for(5ms);
+  return done();
+}
+
+TEST(reader_wake, without_a_window_it_leaves_the_waiting_to_the_read) {
+  reader_wake wake(0us);
+  socket_pair pair;
+  EXPECT_TRUE(wake.wait_readable(pair.ends[0])) << "returns at once: nothing is readable yet";
+  wake.completions_sent();
+  EXPECT_EQ(wake.wakes(), 0u);
+}
+
+TEST(reader_wake, a_sleeping_reader_is_woken_by_completions_and_then_sees_the_next_bytes) {
+  reader_wake wake(50ms);  // long, so that the bytes below come inside it however slow this machine is
+  socket_pair pair;
+  auto waited = std::async(std::launch::async, [&] { return wake.wait_readable(pair.ends[0]); });
+  EXPECT_EQ(waited.wait_for(50ms), std::future_status::timeout) << "nothing to read, no completions: it sleeps";
+  // Sleeping since (no window yet): completions wake it, and it polls.
+  ASSERT_TRUE(wait_until([&] {
+    wake.completions_sent();
+    return wake.wakes() > 0;
+  })) << "completions sent did not wake the sleeping reader";
+  EXPECT_EQ(waited.wait_for(10ms), std::future_status::timeout) << "woken, it waits on for the bytes";
+  pair.send_byte();
+  ASSERT_EQ(waited.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(waited.get());
+}
+
+TEST(reader_wake, bytes_wake_a_reader_that_sleeps_past_its_window) {
+  reader_wake wake(1ms);
+  socket_pair pair;
+  wake.completions_sent();
+  auto waited = std::async(std::launch::async, [&] { return wake.wait_readable(pair.ends[0]); });
+  EXPECT_EQ(waited.wait_for(30ms), std::future_status::timeout) << "the window passed: it sleeps";
+  pair.send_byte();
+  ASSERT_EQ(waited.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(waited.get());
+}
+
+TEST(reader_wake, a_closed_peer_ends_the_wait_so_that_the_read_can_say_so) {
+  reader_wake wake(1ms);
+  socket_pair pair;
+  auto waited = std::async(std::launch::async, [&] { return wake.wait_readable(pair.ends[0]); });
+  ::close(std::exchange(pair.ends[1], -1));
+  ASSERT_EQ(waited.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(waited.get());
+}
+
+}  // namespace
+}  // namespace ferry::server
