@@ -41,6 +41,11 @@ size_t completion_poller::watched() const {
   return count_;
 }
 
+std::chrono::microseconds completion_poller::longest_pause() {
+  if (const char* text = std::getenv("FERRY_POLL_MAX_PAUSE_US")) return std::chrono::microseconds(std::atoi(text));
+  return std::thread::hardware_concurrency() >= 8 ? max_pause_many_cores : max_pause;
+}
+
 void completion_poller::run() {
   // Pauses of a few microseconds need a tight timer: the default slack of
   // 50 µs would be most of each.
@@ -48,8 +53,7 @@ void completion_poller::run() {
   using clock = std::chrono::steady_clock;
   std::vector<entry> active;
   clock::time_point last_change = clock::now();
-  std::chrono::microseconds longest = max_pause;
-  if (const char* text = std::getenv("FERRY_POLL_MAX_PAUSE_US")) longest = std::chrono::microseconds(std::atoi(text));
+  const std::chrono::microseconds longest = longest_pause();
   for (;;) {
     std::chrono::microseconds pause{0};
     if (!active.empty()) {

@@ -12,9 +12,13 @@
 // (callback_pool::deliver) as soon as its event's status is CL_COMPLETE or
 // an error; nothing else delivers it (no native callback is registered and
 // the failure sweep passes it by), so no claim is needed. The thread polls
-// at once while commands end in quick succession and backs off towards
-// max_pause as the wait grows, so a long kernel costs a poll every 0.2 ms and
-// a short one is seen within microseconds.
+// at once while commands end in quick succession and backs off towards the
+// longest pause as the wait grows, so a short command is seen within
+// microseconds and a long kernel costs a poll every 20 µs on a host with
+// cores to spare (at least 8 hardware threads), every 0.2 ms elsewhere. Longer
+// pauses let the thread's core fall into deep idle, and it then wakes tens of
+// microseconds late: a 0.7 ms kernel step cost 40 µs more with 0.2 ms pauses
+// than with 20 µs ones on an H200 host (issue 22).
 #pragma once
 
 #include <CL/cl.h>
@@ -52,12 +56,14 @@ class completion_poller {
   size_t watched() const;
 
   /// Polling pauses: none until `eager` has passed without a command
-  /// ending, then a sixteenth of the time since, within [min_pause, max_pause].
-  /// FERRY_POLL_MAX_PAUSE_US in the daemon's environment replaces max_pause
-  /// (a measuring aid: docs/performance.md, "Long kernels").
+  /// ending, then a sixteenth of the time since, within [min_pause,
+  /// longest_pause()]. FERRY_POLL_MAX_PAUSE_US in the daemon's environment
+  /// sets the longest (a measuring aid: docs/performance.md, "Long kernels").
   static constexpr std::chrono::microseconds eager{50};
   static constexpr std::chrono::microseconds min_pause{5};
   static constexpr std::chrono::microseconds max_pause{200};
+  static constexpr std::chrono::microseconds max_pause_many_cores{20};
+  static std::chrono::microseconds longest_pause();
 
  private:
   struct entry {
