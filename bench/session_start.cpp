@@ -118,6 +118,11 @@ int main(int argc, char** argv) {
     for (int i = 0; i < rounds + 1; ++i) {
       ferry::test::spawn_options child;
       child.argv = {self, "--child", t.label == "native" ? "native" : "ferry", opts.native_platform};
+      // This process's loader variables may name Ferry's library alone (the Khronos
+      // loader reads OCL_ICD_FILENAMES only): a native child gets every platform.
+      if (t.label == "native")
+        child.env = ferry::test::loader_env(ferry::test::build_paths{opts.bin_dir},
+                                            ferry::test::loader_mode::ferry_and_native, std::nullopt);
       ferry::test::child_process p = ferry::test::child_process::spawn(child);
       const std::string out = p.read_all(clock_type::now() + std::chrono::seconds(60));
       p.wait(clock_type::now() + std::chrono::seconds(10));
