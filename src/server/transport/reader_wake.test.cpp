@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -24,6 +25,13 @@ struct socket_pair {
   }
   void send_byte() const { ASSERT_EQ(::write(ends[1], "x", 1), 1); }
 };
+
+/// Sends a byte and expects the wait to end, saying the socket is readable.
+void expect_a_byte_ends_the_wait(std::future<bool>& waited, const socket_pair& pair) {
+  pair.send_byte();
+  ASSERT_EQ(waited.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(waited.get());
+}
 
 bool wait_until(const std::function<bool()>& done) {
   for (int i = 0; i < 2000 && !done(); ++i) std::this_thread::sleep_for(5ms);
@@ -49,9 +57,7 @@ TEST(reader_wake, a_sleeping_reader_is_woken_by_completions_and_then_sees_the_ne
     return wake.wakes() > 0;
   })) << "completions sent did not wake the sleeping reader";
   EXPECT_EQ(waited.wait_for(10ms), std::future_status::timeout) << "woken, it waits on for the bytes";
-  pair.send_byte();
-  ASSERT_EQ(waited.wait_for(10s), std::future_status::ready);
-  EXPECT_TRUE(waited.get());
+  expect_a_byte_ends_the_wait(waited, pair);
 }
 
 TEST(reader_wake, bytes_wake_a_reader_that_sleeps_past_its_window) {
@@ -60,9 +66,7 @@ TEST(reader_wake, bytes_wake_a_reader_that_sleeps_past_its_window) {
   wake.completions_sent();
   auto waited = std::async(std::launch::async, [&] { return wake.wait_readable(pair.ends[0]); });
   EXPECT_EQ(waited.wait_for(30ms), std::future_status::timeout) << "the window passed: it sleeps";
-  pair.send_byte();
-  ASSERT_EQ(waited.wait_for(10s), std::future_status::ready);
-  EXPECT_TRUE(waited.get());
+  expect_a_byte_ends_the_wait(waited, pair);
 }
 
 TEST(reader_wake, a_closed_peer_ends_the_wait_so_that_the_read_can_say_so) {
