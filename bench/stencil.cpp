@@ -34,12 +34,12 @@ using ferry::bench::target;
 // grid's faces keep their value (Dirichlet). The sum is grouped as the CPU reference
 // groups it and has no a*b+c in it, so FMA contraction cannot make the two differ.
 // Offsets are ulong: (N + 2) * N * N cells pass 2^31 from N = 1291 on.
+// jacobi_edge also writes its one plane into `edge`, the halo buffer that travels
+// to the neighbour: the overlapped exchange then reads no buffer the interior's
+// kernel writes (a driver may order commands on one buffer across queues).
 constexpr const char* jacobi_source = R"CLC(
-kernel void jacobi(global const float* restrict current, global float* restrict next, uint n, uint first_z) {
-  const uint x = get_global_id(0), y = get_global_id(1);
-  if (x >= n || y >= n) return;  // the global size is rounded up to the work-group size
+float jacobi_cell(global const float* restrict current, uint n, uint first_z, uint x, uint y, uint k) {
   // Local plane 0 and planes + 1 are the ghosts, the neighbours' edge planes.
-  const uint k = (uint)get_global_id(2) + 1;
   const uint z = first_z + k - 1;
   const ulong row = n, plane = (ulong)n * n;
   const ulong i = k * plane + y * row + x;
@@ -47,7 +47,22 @@ kernel void jacobi(global const float* restrict current, global float* restrict 
   if (x > 0 && y > 0 && z > 0 && x < n - 1 && y < n - 1 && z < n - 1)
     value = ((current[i - 1] + current[i + 1]) + (current[i - row] + current[i + row]) +
              (current[i - plane] + current[i + plane])) * (1.0f / 6.0f);
-  next[i] = value;
+  return value;
+}
+kernel void jacobi(global const float* restrict current, global float* restrict next, uint n, uint first_z) {
+  const uint x = get_global_id(0), y = get_global_id(1);
+  if (x >= n || y >= n) return;  // the global size is rounded up to the work-group size
+  const uint k = (uint)get_global_id(2) + 1;
+  next[(ulong)k * n * n + (ulong)y * n + x] = jacobi_cell(current, n, first_z, x, y, k);
+}
+kernel void jacobi_edge(global const float* restrict current, global float* restrict next, uint n, uint first_z,
+                        global float* restrict edge) {
+  const uint x = get_global_id(0), y = get_global_id(1);
+  if (x >= n || y >= n) return;
+  const uint k = (uint)get_global_id(2) + 1;
+  const float value = jacobi_cell(current, n, first_z, x, y, k);
+  next[(ulong)k * n * n + (ulong)y * n + x] = value;
+  edge[(ulong)y * n + x] = value;
 }
 )CLC";
 
@@ -135,7 +150,7 @@ struct halo {
   size_t source_plane = 0;        // local plane of from's slab
   size_t ghost_plane = 0;         // local plane of to's slab
   std::array<std::unique_ptr<mem_object>, 2> buffer;
-  std::array<event, 2> filled;    // the copy into buffer[p], on from's queue
+  std::array<event, 2> filled;    // the edge kernel (after: the copy) that filled buffer[p], on from's queues
   std::array<event, 2> emptied;   // the copy out of buffer[p], on to's queue
 };
 
@@ -152,6 +167,7 @@ class split_grid {
     const size_t parts = t.devices.size();
     if (n < parts) throw bench_error("--size " + std::to_string(n) + " gives a device no plane");
     kernel_ = t.kernel(jacobi_source, "jacobi");
+    if (mode_ == exchange::overlap) edge_kernel_ = t.kernel(jacobi_source, "jacobi_edge");
     for (size_t d = 0, z = 0; d < parts; ++d) {
       slab& s = slabs_.emplace_back();
       s.first_z = z;
@@ -267,50 +283,56 @@ class split_grid {
  private:
   // Updates `count` local planes of slab d from local plane `first` on, on
   // its kernels' queue, behind `waits` (0 or 1), giving `done` if asked.
-  void update(size_t d, size_t first, size_t count, cl_uint waits, const cl_event* wait, cl_event* done) {
+  // With `edge` (one plane), also writes that plane into it (jacobi_edge).
+  void update(size_t d, size_t first, size_t count, cl_uint waits, const cl_event* wait, cl_event* done,
+              const mem_object* edge = nullptr) {
     const slab& s = slabs_[d];
     const cl_uint side = static_cast<cl_uint>(n_);
     const cl_uint first_z = static_cast<cl_uint>(s.first_z);
+    cl_kernel kernel = edge ? edge_kernel_ : kernel_;
     // Arguments are captured at enqueue, so one kernel serves every device in turn.
-    check(clSetKernelArg(kernel_, 0, sizeof(cl_mem), s.current->address()), "clSetKernelArg");
-    check(clSetKernelArg(kernel_, 1, sizeof(cl_mem), s.next->address()), "clSetKernelArg");
-    check(clSetKernelArg(kernel_, 2, sizeof side, &side), "clSetKernelArg");
-    check(clSetKernelArg(kernel_, 3, sizeof first_z, &first_z), "clSetKernelArg");
+    check(clSetKernelArg(kernel, 0, sizeof(cl_mem), s.current->address()), "clSetKernelArg");
+    check(clSetKernelArg(kernel, 1, sizeof(cl_mem), s.next->address()), "clSetKernelArg");
+    check(clSetKernelArg(kernel, 2, sizeof side, &side), "clSetKernelArg");
+    check(clSetKernelArg(kernel, 3, sizeof first_z, &first_z), "clSetKernelArg");
+    if (edge) check(clSetKernelArg(kernel, 4, sizeof(cl_mem), edge->address()), "clSetKernelArg");
     const size_t local[3] = {tile_x, tile_y, 1};
     const size_t global[3] = {local_ok_ ? round_up(n_, tile_x) : n_, local_ok_ ? round_up(n_, tile_y) : n_, count};
     // The kernel's plane is get_global_id(2) + 1: the offset picks the first.
     const size_t offset[3] = {0, 0, first};
-    check(clEnqueueNDRangeKernel(t_.queues[d], kernel_, 3, offset, global, local_ok_ ? local : nullptr, waits, wait,
+    check(clEnqueueNDRangeKernel(t_.queues[d], kernel, 3, offset, global, local_ok_ ? local : nullptr, waits, wait,
                                  done),
           "clEnqueueNDRangeKernel");
   }
 
   // One overlapped step: per device the edge planes (behind the ghosts of the
-  // step before), then the interior on the kernels' queue; the edge planes go
-  // to the neighbours on the exchange queues meanwhile.
+  // step before), each also written into its halo buffer, then the interior on
+  // the kernels' queue; the halos go to the neighbours on the exchange queues
+  // meanwhile, and nothing of the exchange touches a buffer the interior writes
+  // until the ghost planes land.
   void step_overlapped() {
     const size_t parity = steps_ % 2;
-    auto edges_done = std::make_unique<event[]>(slabs_.size());
     for (size_t d = 0; d < slabs_.size(); ++d) {
       const slab& s = slabs_[d];
       // The edges read the ghosts: they wait for the exchange of the step before.
       const cl_uint waits = landed_[d].count();
       const cl_event* wait = landed_[d].list();
-      if (s.planes == 1) {
-        update(d, 0, 1, waits, wait, edges_done[d].out());
-      } else {
-        update(d, 0, 1, waits, wait, nullptr);
-        update(d, s.planes - 1, 1, 0, nullptr, edges_done[d].out());
+      const std::vector<size_t> edges = s.planes == 1 ? std::vector<size_t>{0} : std::vector<size_t>{0, s.planes - 1};
+      for (size_t i = 0; i < edges.size(); ++i) {
+        halo* out = halo_from(d, edges[i] + 1);
+        if (out != nullptr) {
+          // The halo buffer's last contents went into a ghost already (emptied): the
+          // kernel overwrites it all, so none of them need to come back here.
+          check(clEnqueueMigrateMemObjects(t_.queues[d], 1, out->buffer[parity]->address(),
+                                           CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, out->emptied[parity].count(),
+                                           out->emptied[parity].list(), nullptr),
+                "clEnqueueMigrateMemObjects (halo to its edge's device)");
+          out->emptied[parity].reset();
+        }
+        update(d, edges[i], 1, i == 0 ? waits : 0, i == 0 ? wait : nullptr,
+               out != nullptr ? out->filled[parity].out() : nullptr, out != nullptr ? out->buffer[parity].get() : nullptr);
       }
       if (s.planes > 2) update(d, 1, s.planes - 2, 0, nullptr, nullptr);
-    }
-    for (auto& h : halos_) {
-      const cl_event waits[2] = {edges_done[h->from].get(), h->emptied[parity].get()};
-      check(clEnqueueCopyBuffer(exchange_queues_[h->from], slabs_[h->from].next->get(), h->buffer[parity]->get(),
-                                h->source_plane * plane_bytes_, 0, plane_bytes_, h->emptied[parity].count() + 1,
-                                waits, h->filled[parity].out()),
-            "clEnqueueCopyBuffer (edge plane to halo)");
-      h->emptied[parity].reset();
     }
     for (auto& h : halos_) {
       check(clEnqueueMigrateMemObjects(exchange_queues_[h->to], 1, h->buffer[parity]->address(), 0, 1,
@@ -321,14 +343,21 @@ class split_grid {
                                 h->ghost_plane * plane_bytes_, plane_bytes_, 0, nullptr, h->emptied[parity].out()),
             "clEnqueueCopyBuffer (halo to ghost plane)");
     }
-    // Everything the device's exchange queue did this step (its edges copied
-    // out, its ghosts in): the next step's edges wait for it.
+    // Everything the device's exchange queue did this step (its ghosts in):
+    // the next step's edges wait for it.
     for (size_t d = 0; d < slabs_.size(); ++d)
       check(clEnqueueMarkerWithWaitList(exchange_queues_[d], 0, nullptr, landed_[d].out()), "clEnqueueMarkerWithWaitList");
     for (cl_command_queue queue : t_.queues) check(clFlush(queue), "clFlush");
     for (cl_command_queue queue : exchange_queues_) check(clFlush(queue), "clFlush");
     for (slab& s : slabs_) s.current.swap(s.next);
     ++steps_;
+  }
+
+  // The halo that carries slab d's local plane `plane` to a neighbour, or null.
+  halo* halo_from(size_t d, size_t plane) {
+    for (auto& h : halos_)
+      if (h->from == d && h->source_plane == plane) return h.get();
+    return nullptr;
   }
 
   void add_halo(size_t from, size_t to, size_t source_plane, size_t ghost_plane) {
@@ -344,7 +373,8 @@ class split_grid {
   target& t_;
   size_t n_;
   size_t plane_bytes_;
-  cl_kernel kernel_ = nullptr;  // released with the target
+  cl_kernel kernel_ = nullptr;       // released with the target
+  cl_kernel edge_kernel_ = nullptr;  // overlap: jacobi_edge, released with the target
   bool local_ok_ = false;
   exchange mode_;
   std::vector<cl_command_queue> exchange_queues_;  // overlap: one per device
