@@ -318,19 +318,26 @@ class split_grid {
       const cl_uint waits = landed_[d].count();
       const cl_event* wait = landed_[d].list();
       const std::vector<size_t> edges = s.planes == 1 ? std::vector<size_t>{0} : std::vector<size_t>{0, s.planes - 1};
-      for (size_t i = 0; i < edges.size(); ++i) {
-        halo* out = halo_from(d, edges[i] + 1);
-        if (out != nullptr) {
-          // The halo buffer's last contents went into a ghost already (emptied): the
-          // kernel overwrites it all, so none of them need to come back here.
-          check(clEnqueueMigrateMemObjects(t_.queues[d], 1, out->buffer[parity]->address(),
-                                           CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, out->emptied[parity].count(),
-                                           out->emptied[parity].list(), nullptr),
-                "clEnqueueMigrateMemObjects (halo to its edge's device)");
-          out->emptied[parity].reset();
+      bool first = true;  // only the first kernel waits: the queue runs in order
+      for (size_t edge : edges) {
+        std::vector<halo*> outs = halos_from(d, edge + 1);
+        if (outs.empty()) outs.push_back(nullptr);  // a face of the grid: no neighbour takes it
+        // A plane that goes to two neighbours (a one-plane slab) is computed once per halo.
+        for (halo* out : outs) {
+          if (out != nullptr) {
+            // The halo buffer's last contents went into a ghost already (emptied): the
+            // kernel overwrites it all, so none of them need to come back here.
+            check(clEnqueueMigrateMemObjects(t_.queues[d], 1, out->buffer[parity]->address(),
+                                             CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED, out->emptied[parity].count(),
+                                             out->emptied[parity].list(), nullptr),
+                  "clEnqueueMigrateMemObjects (halo to its edge's device)");
+            out->emptied[parity].reset();
+          }
+          update(d, edge, 1, first ? waits : 0, first ? wait : nullptr,
+                 out != nullptr ? out->filled[parity].out() : nullptr,
+                 out != nullptr ? out->buffer[parity].get() : nullptr);
+          first = false;
         }
-        update(d, edges[i], 1, i == 0 ? waits : 0, i == 0 ? wait : nullptr,
-               out != nullptr ? out->filled[parity].out() : nullptr, out != nullptr ? out->buffer[parity].get() : nullptr);
       }
       if (s.planes > 2) update(d, 1, s.planes - 2, 0, nullptr, nullptr);
     }
@@ -353,11 +360,12 @@ class split_grid {
     ++steps_;
   }
 
-  // The halo that carries slab d's local plane `plane` to a neighbour, or null.
-  halo* halo_from(size_t d, size_t plane) {
+  // The halos that carry slab d's local plane `plane` to its neighbours.
+  std::vector<halo*> halos_from(size_t d, size_t plane) {
+    std::vector<halo*> found;
     for (auto& h : halos_)
-      if (h->from == d && h->source_plane == plane) return h.get();
-    return nullptr;
+      if (h->from == d && h->source_plane == plane) found.push_back(h.get());
+    return found;
   }
 
   void add_halo(size_t from, size_t to, size_t source_plane, size_t ghost_plane) {
