@@ -17,6 +17,7 @@
 #include "server/daemon/server.hpp"
 #include "server/native/api.hpp"
 #include "server/testing/host_catalog.hpp"
+#include "server/testing/in_process_daemon.hpp"
 #include "server/testing/test_client.hpp"
 
 namespace ferry::server {
@@ -24,7 +25,6 @@ namespace {
 
 namespace p = protocol;
 using testing::client;
-using testing::host_catalog;
 
 // The clEnqueueReadBuffer call (counting from 1) that fails; 0: none does.
 std::atomic<int> failing_read{0};
@@ -59,26 +59,18 @@ p::command_header header(p::object_id command, uint32_t flags, std::vector<p::ob
 class read_in_pieces_test : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
-    const native::device_catalog* catalog = host_catalog();
-    if (catalog == nullptr) GTEST_SKIP() << "no native OpenCL device";
-    server_config config;
-    config.port = 0;
-    config.handshake_timeout_s = 2;
-    config.session_grace_s = 0;
-    daemon_ = std::make_unique<server>(config, session_services{*catalog, api_with_failing_reads(), nullptr, nullptr, {}});
-    std::string error;
-    ASSERT_TRUE(daemon_->start(error)) << error;
-    ASSERT_TRUE(client_.open(daemon_->port()));
-    ASSERT_TRUE(client_.send(p::create_context{1, {0}}));
-    ASSERT_TRUE(client_.send(p::create_queue{2, 1, 0, 0}));
+    if (!testing::in_process_daemon::possible()) GTEST_SKIP() << "no native OpenCL device";
+    std::string why;
+    ASSERT_TRUE(env_.start(api_with_failing_reads(), why)) << why;
   }
   void TearDown() override {
     failing_read = 0;
     if (daemon_) daemon_->stop();
   }
 
-  std::unique_ptr<server> daemon_;
-  client client_;
+  testing::in_process_daemon env_;
+  std::unique_ptr<server>& daemon_ = env_.daemon;
+  client& client_ = env_.session;
 };
 
 // Parameter: which piece of three cannot be enqueued (1: the first, so none is).

@@ -19,6 +19,7 @@
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
 #include "server/testing/host_catalog.hpp"
+#include "server/testing/in_process_daemon.hpp"
 #include "server/testing/test_client.hpp"
 
 namespace ferry::server {
@@ -28,7 +29,6 @@ namespace p = protocol;
 using testing::client;
 using testing::chunk_frame;
 using testing::connection;
-using testing::host_catalog;
 
 // How the api below answers a queue asked to run out of order.
 enum class out_of_order_queues {
@@ -102,18 +102,9 @@ std::vector<uint8_t> pattern(size_t size, unsigned seed) {
 class in_order_landing_test : public ::testing::TestWithParam<out_of_order_queues> {
  protected:
   void SetUp() override {
-    const native::device_catalog* catalog = host_catalog();
-    if (catalog == nullptr) GTEST_SKIP() << "no native OpenCL device";
-    server_config config;
-    config.port = 0;
-    config.handshake_timeout_s = 2;
-    config.session_grace_s = 0;
-    daemon_ = std::make_unique<server>(config, session_services{*catalog, api_for(GetParam()), nullptr, nullptr, {}});
-    std::string error;
-    ASSERT_TRUE(daemon_->start(error)) << error;
-    ASSERT_TRUE(client_.open(daemon_->port()));
-    ASSERT_TRUE(client_.send(p::create_context{1, {0}}));
-    ASSERT_TRUE(client_.send(p::create_queue{2, 1, 0, 0}));  // in order, like the stencil's
+    if (!testing::in_process_daemon::possible()) GTEST_SKIP() << "no native OpenCL device";
+    std::string why;
+    ASSERT_TRUE(env_.start(api_for(GetParam()), why)) << why;
   }
   void TearDown() override {
     if (daemon_) daemon_->stop();
@@ -171,8 +162,9 @@ class in_order_landing_test : public ::testing::TestWithParam<out_of_order_queue
     EXPECT_EQ(read_back(61, 4, size), second);
   }
 
-  std::unique_ptr<server> daemon_;
-  client client_;
+  testing::in_process_daemon env_;
+  std::unique_ptr<server>& daemon_ = env_.daemon;
+  client& client_ = env_.session;
 };
 
 // 1 MiB and more land straight in a mapped range: the second command's map
