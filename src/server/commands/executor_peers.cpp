@@ -299,9 +299,9 @@ bool executor::on(const p::migrate_out& m) {
   slot->notify = (h.flags & p::notify) != 0;
   slot->follow(own->callbacks);
   core_->peers.start(m.peer);
-  FERRY_TRACE("timeline", "command %llu: migrate_out of %llu bytes to peer %u, map enqueued%s%s",
+  FERRY_TRACE("timeline", "command %llu: migrate_out of %llu bytes to peer %u, %s enqueued%s",
               static_cast<unsigned long long>(h.command), static_cast<unsigned long long>(m.size), m.peer,
-              mapped.pool ? " (read into pinned memory)" : "", now ? ", waited for here" : "");
+              mapped.pool ? "read into a pinned block" : "map", now ? ", waited for here" : "");
   if (now && api_.clWaitForEvents(1, &event) == CL_SUCCESS) callback_pool::deliver(slot, CL_COMPLETE);
   else callback_pool::arm(api_, slot);
   return true;

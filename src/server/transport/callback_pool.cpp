@@ -83,7 +83,7 @@ const char* kind_name(callback_kind kind) {
     case callback_kind::write: return "write";
     case callback_kind::read: return "read";
     case callback_kind::read_piece: return "read piece";
-    case callback_kind::migrate: return "migrate_out's map";
+    case callback_kind::migrate: return "migrate_out's read (or map)";
     case callback_kind::exported: return "exported event";
     case callback_kind::gate: return "landing";
     case callback_kind::step: return "landing's 'before'";

@@ -45,7 +45,7 @@ enum class callback_kind : uint8_t {
   write,       ///< free the write's staging; report completion if asked or failed
   read,        ///< hand the data to the bulk writer, which then reports completion
   read_piece,  ///< hand one piece of a large read to the bulk writer (pipelined_read.hpp)
-  migrate,     ///< migrate_out's map: hand the bytes to the peer link, which then reports completion
+  migrate,     ///< migrate_out's read into a pinned block (or map): hand the bytes to the peer link, which then reports completion
   exported,    ///< export_event: send the event's status on the peer link
   gate,        ///< a deferred migrate_in write: the control writer sets `gate` to its status
   step,        ///< the control writer runs `then` with the event's status
