@@ -5,10 +5,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <thread>
 
 #include "client/net/wake_all.hpp"
 #include "common/log.hpp"
+#include "common/spare_cores.hpp"
 #include "common/thread_name.hpp"
 
 namespace ferry::client {
@@ -16,7 +16,7 @@ namespace ferry::client {
 std::chrono::microseconds spin_duration() {
   static const std::chrono::microseconds value = [] {
     if (const char* text = std::getenv("FERRY_SPIN_US")) return std::chrono::microseconds(std::atoi(text));
-    return std::chrono::microseconds(std::thread::hardware_concurrency() >= 8 ? 2000 : 50);
+    return std::chrono::microseconds(host_has_spare_cores() ? 2000 : 50);
   }();
   return value;
 }

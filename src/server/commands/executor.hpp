@@ -320,7 +320,6 @@ class executor {
   struct own_queue {
     cl_command_queue reads = nullptr;
     cl_command_queue writes = nullptr;
-    cl_device_id device = nullptr;
     native::callback_behaviour callbacks;
     /// The device was asked to run them out of order. NVIDIA's accepts and
     /// still runs them in order, so a small command is waited for on the
@@ -328,7 +327,7 @@ class executor {
     bool out_of_order = false;
     /// The latest command on `reads` (retained; null before the first).
     cl_event last_read = nullptr;
-    /// Pinned blocks the source of a migration reads into (made on first use).
+    /// Pinned blocks migrations are read into and land in (null: none to be had).
     std::shared_ptr<native::pinned_pool> pinned;
   };
   own_queue* own_queue_of(cl_context context, cl_int& error);

@@ -61,7 +61,6 @@ executor::own_queue* executor::own_queue_of(cl_context context, cl_int& error) {
   }
   own_queue q;
   q.callbacks = entry->callbacks;
-  q.device = entry->device;
   q.out_of_order = true;
   auto make = [&](cl_int& rc) {
     const cl_queue_properties out_of_order[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
@@ -79,6 +78,8 @@ executor::own_queue* executor::own_queue_of(cl_context context, cl_int& error) {
     api_.clReleaseCommandQueue(q.reads);
     return nullptr;
   }
+  // Null when its queue cannot be made: migrations then map, and land through staging.
+  q.pinned = native::pinned_pool::create(api_, context, entry->device);
   return &own_queues_.emplace(context, q).first->second;
 }
 
@@ -251,7 +252,6 @@ bool executor::on(const p::migrate_out& m) {
   const cl_uint behind_count = size_read ? 1 : wait_count();
   const cl_event* behind = size_read ? &size_read : wait_events();
   if (rc == CL_SUCCESS && m.size && m.size <= native::pinned_pool::largest_block) {
-    if (!own->pinned) own->pinned = native::pinned_pool::create(api_, buffer->context, own->device);
     if (own->pinned && own->pinned->take(static_cast<size_t>(m.size), mapped)) {
       rc = api_.clEnqueueReadBuffer(own->reads, buffer->as_mem(), CL_FALSE, static_cast<size_t>(m.offset),
                                     static_cast<size_t>(m.size), mapped.pointer, behind_count, behind, &event);
@@ -649,8 +649,6 @@ bool executor::defer_write(const p::command_header& h, const object_entry& queue
   cl_int error = CL_SUCCESS;
   own_queue* own = own_queue_of(queue.context, error);
   if (own == nullptr) return fail_write(h, transfer, error);
-  if (!own->pinned && size >= direct_landing_from)
-    own->pinned = native::pinned_pool::create(api_, queue.context, own->device);
   cl_event gate = api_.clCreateUserEvent(queue.context, &error);
   if (gate == nullptr) return fail_write(h, transfer, error);
   cl_event before = nullptr, event = nullptr;

@@ -12,11 +12,11 @@ std::shared_ptr<pinned_pool> pinned_pool::create(const api& api, cl_context cont
   return std::shared_ptr<pinned_pool>(new pinned_pool(api, context, queue));
 }
 
+// The queue keeps the context alive; the pool does not retain the context,
+// so it never makes the last clReleaseContext, which blocks on NVIDIA's
+// OpenCL (context_releaser.hpp).
 pinned_pool::pinned_pool(const api& api, cl_context context, cl_command_queue queue)
     : api_(api), context_(context), queue_(queue) {}
-// (The queue keeps the context alive; the pool does not retain the context,
-// so it never makes the last clReleaseContext, which blocks on NVIDIA's
-// OpenCL: context_releaser.hpp.)
 
 pinned_pool::~pinned_pool() {
   // Every block taken came back first (each mapping holds the pool).

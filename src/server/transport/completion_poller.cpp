@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "common/spare_cores.hpp"
 #include "server/session/session_core.hpp"
 #include "server/transport/callback_pool.hpp"
 
@@ -43,7 +44,7 @@ size_t completion_poller::watched() const {
 
 std::chrono::microseconds completion_poller::longest_pause() {
   if (const char* text = std::getenv("FERRY_POLL_MAX_PAUSE_US")) return std::chrono::microseconds(std::atoi(text));
-  return std::thread::hardware_concurrency() >= 8 ? max_pause_many_cores : max_pause;
+  return host_has_spare_cores() ? max_pause_many_cores : max_pause;
 }
 
 void completion_poller::run() {

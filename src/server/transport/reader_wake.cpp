@@ -6,14 +6,15 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <thread>
+
+#include "common/spare_cores.hpp"
 
 namespace ferry::server {
 
 std::chrono::microseconds reader_wake::window() {
   static const std::chrono::microseconds value = [] {
     if (const char* text = std::getenv("FERRY_READER_SPIN_US")) return std::chrono::microseconds(std::atoi(text));
-    return std::chrono::microseconds(std::thread::hardware_concurrency() >= 8 ? 300 : 0);
+    return std::chrono::microseconds(host_has_spare_cores() ? 300 : 0);
   }();
   return value;
 }
