@@ -155,6 +155,7 @@ FERRY_IT_CHILD(transfers) {
     }
   }
   CHILD_CHECK(false, "the session was never lost");
+  return 1;  // (CHILD_CHECK returned already)
 }
 
 // Allocates and fills 64 MiB buffers until something fails; prints LOST with the code.
@@ -177,6 +178,7 @@ FERRY_IT_CHILD(hungry) {
     }
   }
   CHILD_CHECK(false, "4 GiB went through without a limit");
+  return 1;  // (CHILD_CHECK returned already)
 }
 
 // A short client: vector_add on the device, then it ends its session.
@@ -189,6 +191,20 @@ FERRY_IT_CHILD(brief) {
   CHILD_CHECK(wrong.empty(), "vector_add: %s", wrong.c_str());
   std::printf("RAN\n");
   return 0;
+}
+
+// A session that stays: runs a kernel, prints STARTED, then waits until it is killed, so
+// that its worker serves it for as long as the test looks at that worker.
+FERRY_IT_CHILD(holding) {
+  cl_platform_id platform = find_ferry_platform();
+  CHILD_CHECK(platform != nullptr, "no Ferry platform");
+  auto devices = platform_devices(platform);
+  CHILD_CHECK(devices.size() == 1, "%zu devices", devices.size());
+  std::string wrong = run_vector_add(devices[0], 1024, 1.5f);
+  CHILD_CHECK(wrong.empty(), "vector_add: %s", wrong.c_str());
+  std::printf("STARTED\n");
+  std::fflush(stdout);
+  for (;;) ::pause();
 }
 
 namespace {
@@ -365,8 +381,9 @@ TEST_F(workers, the_token_is_in_the_main_process_and_in_no_worker) {
   ::chmod(token_file.c_str(), 0600);
   ferry::test::daemon server({"--token-file", token_file}, log_);
   ASSERT_TRUE(server.started());
-  child_process steady =
-      start_client("steady", server.address(), {"2000"}, {{"FERRY_TOKEN_FILE", token_file}});
+  // A client that stays connected: a run of a fixed length once ended before the scans
+  // below reached its worker, which then was gone.
+  child_process steady = start_client("holding", server.address(), {}, {{"FERRY_TOKEN_FILE", token_file}});
   const std::string began = read_until(steady, "STARTED");
   ASSERT_NE(began.find("STARTED"), std::string::npos) << began;
 
