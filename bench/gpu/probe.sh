@@ -1,28 +1,24 @@
 #!/usr/bin/env bash
-# Where the time of issue 22's open targets goes, on a machine with two NVIDIA GPUs:
-#   - 1 GiB reads against writes, over TCP and the Unix socket, beside the TCP stream and a
-#     memcpy of the same run;
-#   - kernel_step at 0.7 ms with the device's own view (kernel duration and gaps from
-#     profiling events), without the polling of the daemon's reader and the client's
-#     waiting threads, with the daemon's poller paced at most 20 us, and once with
-#     the daemon and the client at --log-level trace (the "timeline" lines of both: kernel
-#     and marker enqueued, marker ended, frames written, completions received);
-#   - migrate and migrate_bandwidth between the two daemons;
-#   - the 1024^3 stencil through two daemons: plain, and with the daemons at trace level
-#     (each migration's phases by command id).
+# A/B runs for issue 22's open targets, on a machine with two NVIDIA GPUs:
+#   - 1 GiB reads and writes over TCP and the Unix socket with bulk copies on one thread
+#     (FERRY_COPY_THREADS=1) and split (the default), and with 4 or 8 window slots
+#     (FERRY_WINDOW_SLOTS), beside the TCP stream and a memcpy of the same run;
+#   - kernel_step at 0.7 ms with the daemon's poller paced at most 20 us or never pausing
+#     (FERRY_POLL_MAX_PAUSE_US), alternated twice, and native once;
+#   - migrate and migrate_bandwidth between the two daemons, copies on one thread and split.
 # Builds into build/gpu and writes everything under $OUT (default: build/gpu/probe); the
 # logs go into $OUT/logs.tar.gz (a device call brings back only a few files).
 # One run takes about 4 minutes (a fresh machine's build included).
 # As bench/gpu/run.sh, FERRY_GPU_PLATFORM, FERRY_GPU_LIBRARY and FERRY_GPU_DEVICE_TYPE
-# choose another platform (PoCL's CPU checks the script), FERRY_PROBE_STENCIL_SIZE the
-# stencil's side (default 1024), FERRY_PROBE_SECOND_DEVICE the second daemon's device
+# choose another platform (PoCL's CPU checks the script), FERRY_PROBE_SIZE the bytes of
+# the large transfers (default 1 GiB), FERRY_PROBE_SECOND_DEVICE the second daemon's device
 # (default 1; 0 shares one) and FERRY_PROBE_BUILD a build tree to use as it is.
 #
 #   bench/gpu/probe.sh [--help]
 set -uo pipefail
 case "${1:-}" in
   "") ;;
-  -h | --help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "probe.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 esac
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,7 +29,7 @@ logs=$OUT/logs
 platform=${FERRY_GPU_PLATFORM:-NVIDIA}
 library=${FERRY_GPU_LIBRARY:-libnvidia-opencl.so.1}
 device_type=${FERRY_GPU_DEVICE_TYPE:-gpu}
-stencil_size=${FERRY_PROBE_STENCIL_SIZE:-1024}
+size=${FERRY_PROBE_SIZE:-1073741824}
 second=${FERRY_PROBE_SECOND_DEVICE:-1}
 t0=$SECONDS
 if [ -n "${FERRY_PROBE_BUILD:-}" ]; then
@@ -45,7 +41,7 @@ else
   cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DFERRY_BUILD_TESTS=OFF -DFERRY_BUILD_FUZZ=OFF \
     >"$logs/configure.log" 2>&1 || { tail -20 "$logs/configure.log"; exit 1; }
   cmake --build "$build" -j "$(nproc)" --target ferryd ferry_icd ferry_bench_kernel_step \
-    ferry_bench_stencil ferry_bench_noop ferry_bench_bandwidth ferry_bench_migrate ferry_bench_migrate_bandwidth >"$logs/build.log" 2>&1 || { tail -40 "$logs/build.log"; exit 1; }
+    ferry_bench_noop ferry_bench_bandwidth ferry_bench_migrate ferry_bench_migrate_bandwidth >"$logs/build.log" 2>&1 || { tail -40 "$logs/build.log"; exit 1; }
   echo "built in $((SECONDS - t0)) s"
 fi
 # The benchmarks load the drivers of the build's vendors-all directory; the GPU's is added.
@@ -70,47 +66,45 @@ stop() { for p in "${pids[@]}"; do kill "$p"; done; wait; pids=(); }
 b() { local name=$1; shift; echo "== $name $*"; timeout 200 "$build/bin/ferry_bench_$name" --bin-dir "$build" --native-platform "$platform" "$@" 2>&1 | grep -v "^ferry_bench" ; }
 results=$OUT/results.txt
 
-# 1 GiB reads against writes, over TCP and over the Unix socket (window)
+# Bulk copies: one thread against the default split (parallel_copy), and 4 against 8 window slots
+start 0 info c1 FERRY_COPY_THREADS=1
+FERRY_SERVERS=$addr_c1 b bandwidth --repeats 3 --size "$size" | tee -a "$results"
+echo "# Unix socket, FERRY_COPY_THREADS=1 (daemon and client)" | tee -a "$results"
+FERRY_COPY_THREADS=1 FERRY_SERVERS=unix:$sockdir/c1.sock b bandwidth --only ferry --repeats 3 --size "$size" | tee -a "$results"
+stop
 start 0 info k0
 export FERRY_SERVERS=$addr_k0
-b bandwidth --repeats 3 --size 1073741824 | tee -a "$results"
-FERRY_SERVERS=unix:$sockdir/k0.sock b bandwidth --only ferry --repeats 3 --size 1073741824 | tee -a "$results"
-# kernel steps, default daemon
-b kernel_step --repeats 3 --commands 200 --size 700 | tee -a "$results"
-stop
-# kernel steps, the daemon's reader and the client not polling (the defaults of hosts with few cores)
-start 0 info k1 FERRY_READER_SPIN_US=0
-export FERRY_SERVERS=$addr_k1
-echo "# FERRY_READER_SPIN_US=0 FERRY_SPIN_US=50" | tee -a "$results"
-FERRY_SPIN_US=50 b kernel_step --only ferry --repeats 3 --commands 200 --size 700 | tee -a "$results"
-echo "# FERRY_READER_SPIN_US=0" | tee -a "$results"
-b kernel_step --only ferry --repeats 3 --commands 200 --size 700 | tee -a "$results"
-stop
-# and with the poller's pauses capped at 20 us
-start 0 info k2 FERRY_POLL_MAX_PAUSE_US=20
-export FERRY_SERVERS=$addr_k2
-echo "# FERRY_POLL_MAX_PAUSE_US=20" | tee -a "$results"
-b kernel_step --only ferry --repeats 3 --commands 200 --size 700 | tee -a "$results"
+echo "# TCP, default copy threads" | tee -a "$results"
+b bandwidth --only ferry --repeats 3 --size "$size" | tee -a "$results"
+for slots in 4 8 4 8; do
+  echo "# Unix socket, default copy threads, FERRY_WINDOW_SLOTS=$slots" | tee -a "$results"
+  FERRY_WINDOW_SLOTS=$slots FERRY_SERVERS=unix:$sockdir/k0.sock b bandwidth --only ferry --repeats 3 --size "$size" | tee -a "$results"
+done
 b noop --repeats 2000 | tee -a "$results"
 stop
-# one kernel step run with both halves' timelines
-start 0 trace kt
-export FERRY_SERVERS=$addr_kt
-FERRY_LOG=trace FERRY_LOG_FILE=$logs/kt-client.log b kernel_step --only ferry --repeats 1 --commands 50 --size 700 | tee -a "$results"
+# kernel steps: the poller paced at most 20 us (default here) against never pausing, twice each
+for round in 1 2; do
+  for pause in 20 0; do
+    start 0 info kp$pause$round FERRY_POLL_MAX_PAUSE_US=$pause
+    echo "# FERRY_POLL_MAX_PAUSE_US=$pause, round $round" | tee -a "$results"
+    FERRY_SERVERS=$(eval echo \$addr_kp$pause$round) b kernel_step --only ferry --repeats 3 --commands 200 --size 700 | tee -a "$results"
+    stop
+  done
+done
+start 0 info kn
+FERRY_SERVERS=$addr_kn b kernel_step --only native --repeats 3 --commands 200 --size 700 | tee -a "$results"
 stop
 
-# two daemons: migrations and the stencil, plain and with the daemons' timelines
-start 0 info s0; start "$second" info s1
-export FERRY_SERVERS=$addr_s0,$addr_s1
-b migrate --only ferry --repeats 300 | tee -a "$results"
-b migrate_bandwidth --only ferry --repeats 3 --size 4194304 | tee -a "$results"
-b migrate_bandwidth --only ferry --repeats 3 --size 1073741824 | tee -a "$results"
-b stencil --only ferry --repeats 1 --commands 30 --size "$stencil_size" | tee -a "$results"
-stop
-start 0 trace t0; start "$second" trace t1
-export FERRY_SERVERS=$addr_t0,$addr_t1
-b stencil --only ferry --repeats 1 --commands 30 --size "$stencil_size" | tee -a "$results"
-stop
-for f in "$logs"/t0.log "$logs"/t1.log; do grep -c timeline "$f"; done
+# two daemons: migrations with one copy thread and the default
+for copy in 1 default; do
+  envs=(); [ "$copy" = 1 ] && envs=(FERRY_COPY_THREADS=1)
+  start 0 info m0$copy "${envs[@]}"; start "$second" info m1$copy "${envs[@]}"
+  export FERRY_SERVERS=$(eval echo \$addr_m0$copy),$(eval echo \$addr_m1$copy)
+  echo "# two daemons, copy threads: $copy" | tee -a "$results"
+  b migrate --only ferry --repeats 300 | tee -a "$results"
+  b migrate_bandwidth --only ferry --repeats 3 --size 268435456 | tee -a "$results"
+  b migrate_bandwidth --only ferry --repeats 3 --size "$size" | tee -a "$results"
+  stop
+done
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$logs"
 echo "total $((SECONDS - t0)) s"

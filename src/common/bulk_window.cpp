@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/parallel_copy.hpp"
+
 namespace ferry {
 
 namespace {
@@ -127,7 +129,7 @@ bulk_window::fill bulk_window::fill_next_slot(const uint8_t* data, uint64_t size
     if (!releases_in_range()) return fill::out_of_turn;
     if (!go_on()) return fill::stopped;
   }
-  std::memcpy(slot(index), data, size);
+  copy_bytes(slot(index), data, size);  // large: split over helper threads
   return fill::filled;
 }
 

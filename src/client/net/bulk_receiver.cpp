@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/parallel_copy.hpp"
 #include "common/thread_name.hpp"
 #include "protocol/bulk_head.hpp"
 
@@ -145,7 +146,7 @@ bool bulk_receiver::receive_window_chunk(stream* from, const protocol::frame_hea
   const protocol::bulk_data prefix{c.transfer, c.offset, c.total};
   uint8_t* destination = destination_of(prefix, c.size, why);
   if (destination == nullptr) return false;
-  std::memcpy(destination, read_window_->slot(c.slot), c.size);
+  copy_bytes(destination, read_window_->slot(c.slot), c.size);
   // The slot is the daemon's again once copied: it may be waiting for it.
   read_window_->release_slot();
   landed(prefix, c.size);

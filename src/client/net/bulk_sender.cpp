@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -28,6 +29,24 @@ bool bulk_windows_enabled() {
   return value;
 }
 
+// FERRY_WINDOW_SLOTS (1 to bulk_window::max_slots) overrides the default, for
+// measuring; anything else keeps the default and says so once.
+uint32_t window_slot_count() {
+  static const uint32_t value = [] {
+    const char* text = std::getenv("FERRY_WINDOW_SLOTS");
+    if (text == nullptr || *text == '\0') return bulk_sender::default_window_slots;
+    char* end = nullptr;
+    unsigned long n = std::strtoul(text, &end, 10);
+    if (*end != '\0' || n < 1 || n > bulk_window::max_slots) {
+      FERRY_WARN("net", "FERRY_WINDOW_SLOTS=%s is not a slot count from 1 to %u; using %u", text,
+                 bulk_window::max_slots, bulk_sender::default_window_slots);
+      return bulk_sender::default_window_slots;
+    }
+    return static_cast<uint32_t>(n);
+  }();
+  return value;
+}
+
 }  // namespace
 
 bool write_bulk_frame(stream* to, protocol::object_id transfer, uint64_t offset, uint64_t total, const uint8_t* data,
@@ -47,16 +66,16 @@ bulk_window* bulk_sender::window_for_chunk(uint64_t chunk) {
   stream* s = link_.bulk();
   if (!windows_possible(5)) return nullptr;
   std::string why;
-  std::unique_ptr<bulk_window> w = bulk_window::create(window_slots, protocol::max_bulk_chunk, why);
+  std::unique_ptr<bulk_window> w = bulk_window::create(window_slot_count(), protocol::max_bulk_chunk, why);
   if (!w) {
     FERRY_WARN("net", "%s: no shared-memory window (%s); large writes go on the socket", link_.name().c_str(),
                why.c_str());
     return nullptr;
   }
-  if (!protocol::send_window_offer(s->fd(), protocol::window_offer{window_slots, protocol::max_bulk_chunk}, w->fd()))
+  if (!protocol::send_window_offer(s->fd(), protocol::window_offer{window_slot_count(), protocol::max_bulk_chunk}, w->fd()))
     return nullptr;  // the next write finds the stream broken
   FERRY_DEBUG("net", "%s: large writes go through a shared-memory window of %u x %u bytes", link_.name().c_str(),
-              window_slots, protocol::max_bulk_chunk);
+              window_slot_count(), protocol::max_bulk_chunk);
   window_ = std::move(w);
   return window_.get();
 }
@@ -72,17 +91,17 @@ std::unique_ptr<bulk_window> bulk_sender::offer_read_window(uint64_t generation)
   if (generation != link_.generation() || !windows_possible(protocol::read_window_version))
     return nullptr;
   std::string why;
-  std::unique_ptr<bulk_window> w = bulk_window::create(window_slots, protocol::max_bulk_chunk, why);
+  std::unique_ptr<bulk_window> w = bulk_window::create(window_slot_count(), protocol::max_bulk_chunk, why);
   if (!w) {
     FERRY_WARN("net", "%s: no shared-memory read window (%s); large reads come on the socket", link_.name().c_str(),
                why.c_str());
     return nullptr;
   }
   if (!protocol::send_read_window_offer(link_.bulk()->fd(),
-                                        protocol::read_window_offer{window_slots, protocol::max_bulk_chunk}, w->fd()))
+                                        protocol::read_window_offer{window_slot_count(), protocol::max_bulk_chunk}, w->fd()))
     return nullptr;  // the stream broke; its reader sees that next
   FERRY_DEBUG("net", "%s: large reads come through a shared-memory window of %u x %u bytes", link_.name().c_str(),
-              window_slots, protocol::max_bulk_chunk);
+              window_slot_count(), protocol::max_bulk_chunk);
   return w;
 }
 

@@ -39,6 +39,10 @@ bool write_bulk_frame(stream* to, protocol::object_id transfer, uint64_t offset,
 
 class bulk_sender {
  public:
+  /// Slots of a window, each max_bulk_chunk bytes: enough that the copy into
+  /// one overlaps the daemon's copy out of another (FERRY_WINDOW_SLOTS).
+  static constexpr uint32_t default_window_slots = 4;
+
   explicit bulk_sender(link_state& link) : link_(link) {}
 
   /// Sends `size` bytes as bulk transfer `transfer` of a command of queue
@@ -94,9 +98,6 @@ class bulk_sender {
   /// Whether the session that a send_data began in is over for it.
   bool over(uint64_t epoch) const;
 
-  /// Slots of a window, each max_bulk_chunk bytes: enough that the copy into
-  /// one overlaps the daemon's copy out of another.
-  static constexpr uint32_t window_slots = 4;
   /// Whether the current bulk stream could take a window (the protocol
   /// version `least` or later, a plain Unix socket, windows not turned off).
   bool windows_possible(uint16_t least) const;

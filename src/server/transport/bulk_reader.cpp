@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/log.hpp"
+#include "common/parallel_copy.hpp"
 #include "common/socket.hpp"
 #include "protocol/bulk_head.hpp"
 #include "protocol/codec.hpp"
@@ -179,7 +180,7 @@ bool bulk_reader::receive_window_chunk(const p::frame_header& h, end& how, std::
   uint8_t* destination = nullptr;
   if (!transfers_.begin_chunk(c.transfer, c.offset, c.size, c.total, destination, why)) return false;
   // No destination: the transfer's bytes are dropped, and the slot is free at once.
-  if (destination) std::memcpy(destination, window_->slot(c.slot), c.size);
+  if (destination) copy_bytes(destination, window_->slot(c.slot), c.size);
   // The slot is the client's again once copied, before the chunk is counted:
   // the client may be waiting for it to send the next one.
   window_->release_slot();

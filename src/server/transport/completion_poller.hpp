@@ -14,11 +14,12 @@
 // the failure sweep passes it by), so no claim is needed. The thread polls
 // at once while commands end in quick succession and backs off towards the
 // longest pause as the wait grows, so a short command is seen within
-// microseconds and a long kernel costs a poll every 20 µs on a host with
+// microseconds and a long kernel costs a poll every 5 µs on a host with
 // cores to spare (at least 8 hardware threads), every 0.2 ms elsewhere. Longer
 // pauses let the thread's core fall into deep idle, and it then wakes tens of
-// microseconds late: a 0.7 ms kernel step cost 40 µs more with 0.2 ms pauses
-// than with 20 µs ones on an H200 host (issue 22).
+// microseconds late: on an H200 host a 0.7 ms kernel step cost 40 µs more with
+// 0.2 ms pauses than with 20 µs ones, and 18 µs more with 20 µs pauses than
+// with 5 µs ones (A/B, two rounds each; issue 22).
 #pragma once
 
 #include <CL/cl.h>
@@ -62,7 +63,7 @@ class completion_poller {
   static constexpr std::chrono::microseconds eager{50};
   static constexpr std::chrono::microseconds min_pause{5};
   static constexpr std::chrono::microseconds max_pause{200};
-  static constexpr std::chrono::microseconds max_pause_many_cores{20};
+  static constexpr std::chrono::microseconds max_pause_many_cores{5};
   static std::chrono::microseconds longest_pause();
 
  private:
