@@ -293,6 +293,7 @@ session::session(const options& opts, const bench_info& info)
       const char* level = std::getenv("FERRY_BENCH_DAEMON_LOG");
       d.extra_args = {"--log-level", level && *level ? level : "warn", "--device-type", "cpu"};
       daemons_->secrets_dir = prepare_security(opts.secure, d.extra_args);
+      d.extra_args.insert(d.extra_args.end(), info.daemon_args.begin(), info.daemon_args.end());
       // Several daemons of this host also listen on Unix sockets, as a GPU host's would
       // (one per GPU): their peer links then use the sockets and shared memory.
       // FERRY_BENCH_PEER_LINK=tcp keeps them on TCP, to compare.

@@ -39,6 +39,8 @@ struct bench_info {
   bool takes_size = false;     // --size N (matmul_split)
   std::size_t default_size = 0; // 0: the benchmark's own cases
   const char* size_meaning = "";
+  /// More arguments for the ferryd it starts (transfer_file: --file-root DIR).
+  std::vector<std::string> daemon_args{};
 };
 
 /// Which halves of a benchmark run (--only).

@@ -4,12 +4,20 @@
 //                    pipelined: clEnqueueWriteBufferFromStdioFile
 //   buffer -> file   serial: a blocking clEnqueueReadBuffer, then fwrite (and fflush)
 //                    pipelined: clEnqueueReadBufferToStdioFile
+//   both ways        server file: clEnqueueWriteBufferFromFileFERRY and
+//                    clEnqueueReadBufferToFileFERRY with CL_FERRY_FILE_ON_SERVER (through
+//                    Ferry the daemon moves the bytes between its disk and the device, the
+//                    client sees none; natively the library opens the path on this host)
 // and beside them the plain fread of the file into host memory, the ceiling of a read.
+// The daemon this benchmark starts serves the scratch directory (--file-root); with
+// FERRY_SERVERS set, FERRY_BENCH_FILE_ROOT names the root of those servers (on this host),
+// and the files go into a directory below it (without it, no server-file figures).
 // The file is a real file written once per size in a scratch directory (TMPDIR, else
 // /var/tmp), whose file system is printed; it is read again and again, so it is in the
 // page cache: the figures are the page cache's, not the disk's.
 // FERRY_TRANSFER_BLOCK (read once per process) forces the library's block size.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -59,11 +67,17 @@ std::string file_system_of(const std::string& path) {
 /// A scratch directory with one source file per size, removed at the end.
 class scratch_files {
  public:
-  scratch_files() {
+  /// Under `root` (a server's --file-root) when given, else under TMPDIR (or /var/tmp),
+  /// which then is the root of the daemon this benchmark starts.
+  explicit scratch_files(const std::string& root) {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/var/tmp") + "/ferry-bench-transfer-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw bench_error("cannot make a directory under " + pattern);
+    const std::string parent = !root.empty() ? root : std::string(base && *base ? base : "/var/tmp");
+    std::string pattern = parent + "/ferry-bench-transfer-XXXXXX";
+    // 0777: the daemon's session workers (nobody under root) read and write here.
+    if (::mkdtemp(pattern.data()) == nullptr || ::chmod(pattern.c_str(), 0777) != 0)
+      throw bench_error("cannot make a directory under " + parent);
     dir_ = pattern;
+    root_ = root.empty() ? dir_ : root;
   }
   ~scratch_files() {
     std::error_code ignored;
@@ -74,6 +88,10 @@ class scratch_files {
   const std::string& dir() const { return dir_; }
   std::string source(const size_case& c) const { return dir_ + "/source-" + c.name; }
   std::string output() const { return dir_ + "/output"; }
+  /// The directory a server that holds these files serves.
+  const std::string& root() const { return root_; }
+  /// `path` (in dir()) as a command for a file on the server names it: below the root.
+  std::string below_root(const std::string& path) const { return path.substr(root_.size() + 1); }
 
   /// Writes the source file of `c` (a pattern that differs from block to block).
   void write_source(const size_case& c) const {
@@ -89,6 +107,7 @@ class scratch_files {
 
  private:
   std::string dir_;
+  std::string root_;
 };
 
 using file_handle = std::unique_ptr<FILE, int (*)(FILE*)>;
@@ -108,9 +127,13 @@ double mb_s(size_t bytes, double seconds) { return static_cast<double>(bytes) / 
 /// The five figures of one size on one target, one value per repeat each.
 struct figures {
   std::vector<double> file_read, serial_to_buffer, pipelined_to_buffer, serial_to_file, pipelined_to_file;
+  std::vector<double> server_to_buffer, server_to_file;  // empty: not measured
 };
 
-figures measure_size(target& t, const scratch_files& files, const size_case& c, int repeats) {
+figures measure_size(target& t, const scratch_files& files, const size_case& c, int repeats, bool server_files) {
+  // A server's file is named below its root; natively "the server" is this host.
+  const bool ferry = t.label == "ferry";
+  auto server_path = [&](const std::string& path) { return ferry ? files.below_root(path) : path; };
   host_bytes host = allocate_host(c.bytes), copy = allocate_host(c.bytes);
   std::memset(host.get(), 0, c.bytes);  // no first-touch page faults inside the timings
   const mem_object buffer(t.context, CL_MEM_READ_WRITE, c.bytes);
@@ -136,6 +159,25 @@ figures measure_size(target& t, const scratch_files& files, const size_case& c, 
     read_exactly(back.get(), copy.get(), c.bytes);
     if (std::memcmp(host.get(), copy.get(), c.bytes) != 0)
       throw bench_error("wrong result: " + c.name + " buffer -> file differs from the buffer");
+    if (server_files) {
+      const cl_uchar zero = 0;  // so that the check below sees the file's bytes arrive
+      check(clEnqueueFillBuffer(t.queue, mem, &zero, 1, 0, c.bytes, 0, nullptr, nullptr), "clEnqueueFillBuffer");
+      check(clEnqueueWriteBufferFromFileFERRY(t.queue, mem, CL_TRUE, 0, c.bytes, server_path(files.source(c)).c_str(),
+                                              0, CL_FERRY_FILE_ON_SERVER, 0, nullptr, nullptr),
+            "clEnqueueWriteBufferFromFileFERRY");
+      check(clEnqueueReadBuffer(t.queue, mem, CL_TRUE, 0, c.bytes, copy.get(), 0, nullptr, nullptr),
+            "clEnqueueReadBuffer");
+      if (std::memcmp(host.get(), copy.get(), c.bytes) != 0)
+        throw bench_error("wrong result: " + c.name + " server file -> buffer differs from the file");
+      std::filesystem::remove(files.output());
+      check(clEnqueueReadBufferToFileFERRY(t.queue, mem, CL_TRUE, 0, c.bytes, server_path(files.output()).c_str(), 0,
+                                           CL_FERRY_FILE_ON_SERVER, 0, nullptr, nullptr),
+            "clEnqueueReadBufferToFileFERRY");
+      file_handle back = open_or_throw(files.output(), "rb");
+      read_exactly(back.get(), copy.get(), c.bytes);
+      if (std::memcmp(host.get(), copy.get(), c.bytes) != 0)
+        throw bench_error("wrong result: " + c.name + " buffer -> server file differs from the buffer");
+    }
   }
 
   for (int r = 0; r < repeats; ++r) {
@@ -179,6 +221,19 @@ figures measure_size(target& t, const scratch_files& files, const size_case& c, 
             "clEnqueueReadBufferToStdioFile");
       out.pipelined_to_file.push_back(mb_s(c.bytes, seconds_since(start)));
     }
+    if (server_files) {
+      auto start = clock::now();
+      check(clEnqueueWriteBufferFromFileFERRY(t.queue, mem, CL_TRUE, 0, c.bytes, server_path(files.source(c)).c_str(),
+                                              0, CL_FERRY_FILE_ON_SERVER, 0, nullptr, nullptr),
+            "clEnqueueWriteBufferFromFileFERRY");
+      check(clFinish(t.queue), "clFinish");
+      out.server_to_buffer.push_back(mb_s(c.bytes, seconds_since(start)));
+      start = clock::now();
+      check(clEnqueueReadBufferToFileFERRY(t.queue, mem, CL_TRUE, 0, c.bytes, server_path(files.output()).c_str(), 0,
+                                           CL_FERRY_FILE_ON_SERVER, 0, nullptr, nullptr),
+            "clEnqueueReadBufferToFileFERRY");
+      out.server_to_file.push_back(mb_s(c.bytes, seconds_since(start)));
+    }
   }
   return out;
 }
@@ -191,14 +246,22 @@ void print_size(const target& t, const size_case& c, const figures& f, int repea
                             std::pair{"to_buffer_pipelined", piped_in}, std::pair{"to_file_serial", serial_out},
                             std::pair{"to_file_pipelined", piped_out}})
     results::instance().record(t.label, std::string(key) + "_" + c.name + "_mb_s", value);
+  std::string server_in, server_out;
+  if (!f.server_to_buffer.empty()) {
+    const double in = median(f.server_to_buffer), out = median(f.server_to_file);
+    results::instance().record(t.label, "to_buffer_server_file_" + c.name + "_mb_s", in);
+    results::instance().record(t.label, "to_file_server_file_" + c.name + "_mb_s", out);
+    server_in = " server_file_mb_s=" + format(in) + " server_file_of_file_read=" + format(in / file, 2);
+    server_out = " server_file_mb_s=" + format(out);
+  }
   const std::string size = "size=" + std::to_string(c.bytes);
   print_line("transfer_file", t.label,
              "file_to_buffer " + size + " file_read_mb_s=" + format(file) + " serial_mb_s=" + format(serial_in) +
                  " pipelined_mb_s=" + format(piped_in) + " pipelined_of_file_read=" + format(piped_in / file, 2) +
-                 " repeats=" + std::to_string(repeats));
+                 server_in + " repeats=" + std::to_string(repeats));
   print_line("transfer_file", t.label,
              "buffer_to_file " + size + " serial_mb_s=" + format(serial_out) + " pipelined_mb_s=" +
-                 format(piped_out) + " repeats=" + std::to_string(repeats));
+                 format(piped_out) + server_out + " repeats=" + std::to_string(repeats));
 }
 
 }  // namespace
@@ -206,7 +269,8 @@ void print_size(const target& t, const size_case& c, const figures& f, int repea
 int main(int argc, char** argv) {
   bench_info info{"transfer_file",
                   "MB/s of file -> buffer and buffer -> file: serial (fread + clEnqueueWriteBuffer, "
-                  "clEnqueueReadBuffer + fwrite) against the transfer commands, beside a plain fread.",
+                  "clEnqueueReadBuffer + fwrite) against the transfer commands and files on the server, beside a "
+                  "plain fread.",
                   -1, "rounds per size (default 10 / 5 / 3 / 3 for 4 MiB / 64 MiB / 256 MiB / 1 GiB)"};
   info.takes_size = true;
   info.size_meaning = "bytes of one size to measure instead of 4 MiB, 64 MiB, 256 MiB and 1 GiB";
@@ -215,7 +279,13 @@ int main(int argc, char** argv) {
   if (opts.size > 0) cases = {{opts.size, size_label(opts.size), 3}};
 
   try {
-    scratch_files files;
+    // Servers this benchmark does not start serve files from FERRY_BENCH_FILE_ROOT, if any.
+    const char* servers = std::getenv("FERRY_SERVERS");
+    const char* given_root = std::getenv("FERRY_BENCH_FILE_ROOT");
+    const bool external = servers != nullptr && *servers != '\0';
+    const bool server_files = !external || (given_root != nullptr && *given_root != '\0');
+    scratch_files files(external && server_files ? given_root : "");
+    if (!external) info.daemon_args = {"--file-root", files.root()};
     const char* forced = std::getenv("FERRY_TRANSFER_BLOCK");
     std::fprintf(stderr, "ferry_bench_transfer_file: files in %s (%s; read again and again, so from the page cache)%s%s\n",
                  files.dir().c_str(), file_system_of(files.dir()).c_str(),
@@ -225,7 +295,7 @@ int main(int argc, char** argv) {
     return s.run([&](target& t) {
       for (const size_case& c : cases) {
         const int repeats = opts.repeats > 0 ? opts.repeats : c.default_repeats;
-        print_size(t, c, measure_size(t, files, c, repeats), repeats);
+        print_size(t, c, measure_size(t, files, c, repeats, server_files), repeats);
       }
     });
   } catch (const bench_error& e) {

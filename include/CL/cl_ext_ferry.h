@@ -143,6 +143,36 @@ typedef cl_int(CL_API_CALL *clFerrySetAvailabilityCallback_fn)(cl_platform_id pl
 #endif
 typedef cl_int(CL_API_CALL *clSetContentSizeBufferPoCL_fn)(cl_mem buffer, cl_mem content_size_buffer);
 
+/* Files on the server that holds a buffer (protocol version 9; the transfer
+ * library's clEnqueueWriteBufferFromFileFERRY and clEnqueueReadBufferToFileFERRY
+ * use these with CL_FERRY_FILE_ON_SERVER). `path` is relative to the directory
+ * the server was started with (ferryd --file-root DIR), which no path leaves
+ * ("..", absolute paths and symbolic links out of it are refused); the file's
+ * bytes move between the server's disk and the device and never cross the
+ * client's link. FromServerFile reads `size` bytes of the file from
+ * `file_offset` into `buffer` at `offset`, in the order of `queue` like
+ * clEnqueueWriteBuffer; ToServerFile writes `size` bytes of `buffer` from
+ * `offset` into the file at `file_offset`, creating it (mode 0644 less the
+ * umask) when missing and never truncating it. The file is opened when the
+ * command's wait list has ended, by the server's session worker under its
+ * user. Errors at the call: those of clEnqueueReadBuffer/WriteBuffer for the
+ * queue, buffer, range and wait list; CL_INVALID_VALUE when `path` is NULL,
+ * empty or longer than 4095 bytes; CL_INVALID_OPERATION when the server is
+ * older than protocol version 9. The command's event ends with: CL_COMPLETE;
+ * CL_INVALID_OPERATION (the server serves no files); CL_INVALID_VALUE (the path
+ * leads outside the root, the file is missing or no regular file, its user may
+ * not open it, or it ends before `size` bytes, whose bytes up to there are
+ * written); CL_OUT_OF_RESOURCES (an I/O error); the device copy's error; the
+ * server's log names the cause. A failed command fails alone: the commands
+ * behind it in its queue run. A blocking call returns the command's own
+ * error. Reached through clGetExtensionFunctionAddressForPlatform. */
+typedef cl_int(CL_API_CALL *clEnqueueWriteBufferFromServerFileFERRY_fn)(
+    cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset, size_t size, const char *path,
+    cl_ulong file_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+typedef cl_int(CL_API_CALL *clEnqueueReadBufferToServerFileFERRY_fn)(
+    cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset, size_t size, const char *path,
+    cl_ulong file_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
+
 #ifdef __cplusplus
 }
 #endif

@@ -53,6 +53,36 @@ cl_int clEnqueueWriteBufferFromStdioFile(cl_command_queue queue, cl_mem buffer, 
                                          size_t size, FILE *file, cl_uint num_events, const cl_event *wait_list,
                                          cl_event *event);
 
+/* Where the file of a path variant below is. */
+#define CL_FERRY_FILE_ON_CLIENT 0 /* on this host, opened by the library */
+#define CL_FERRY_FILE_ON_SERVER 1 /* on the server that holds the buffer */
+
+/* Path variants (Ferry's, beyond the paper): `size` bytes of `buffer` at
+ * `offset` into the file `path` at `file_offset` (ReadBufferToFile), or the
+ * file's bytes from `file_offset` into the buffer (WriteBufferFromFile). The
+ * file is opened when the command starts: for writing, created when missing
+ * and never truncated; a file that ends early fails the command
+ * (CL_INVALID_VALUE) after the bytes before its end were written.
+ * `location` CL_FERRY_FILE_ON_SERVER on a queue of Ferry's platform names a
+ * file below the directory that server was started with (ferryd --file-root):
+ * the command is the server's own (cl_ext_ferry.h,
+ * clEnqueueReadBufferToServerFileFERRY), and the bytes never cross the
+ * client's link. On any other platform the server that holds the buffer is
+ * this host, and both locations open `path` here. Errors at the call: those
+ * of clEnqueueReadBuffer / clEnqueueWriteBuffer, and CL_INVALID_VALUE for a
+ * NULL or empty `path` or another `location`; CL_INVALID_OPERATION for a file
+ * on a Ferry server older than protocol version 9. While it runs: a missing
+ * file, one that may not be opened or that leads outside a server's root
+ * ends the event with CL_INVALID_VALUE, an I/O error with
+ * CL_OUT_OF_RESOURCES, a server without --file-root with
+ * CL_INVALID_OPERATION. */
+cl_int clEnqueueReadBufferToFileFERRY(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset,
+                                      size_t size, const char *path, cl_ulong file_offset, cl_uint location,
+                                      cl_uint num_events, const cl_event *wait_list, cl_event *event);
+cl_int clEnqueueWriteBufferFromFileFERRY(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset,
+                                         size_t size, const char *path, cl_ulong file_offset, cl_uint location,
+                                         cl_uint num_events, const cl_event *wait_list, cl_event *event);
+
 #ifdef __cplusplus
 }
 #endif

@@ -24,6 +24,9 @@ inline constexpr uint32_t max_array_elements = 1u << 20;
 inline constexpr uint32_t max_bytes_field = 64u << 20;
 /// Largest number of events in one wait list.
 inline constexpr uint32_t max_wait_list = 1u << 16;
+/// Longest path of a file on the server (file_to_buffer, buffer_to_file),
+/// Linux's PATH_MAX less its NUL.
+inline constexpr uint32_t max_file_path = 4095;
 
 /// Headers a build or compile carries from the client's file system
 /// (build_files): at most this many files, and this many bytes of paths and

@@ -110,6 +110,8 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(104, get_local_route, direction::to_server, 64)                                 \
   X(105, local_route, direction::to_client, 8192)                                   \
   X(106, add_peer_route, direction::to_server, 8192)                                \
+  X(107, file_to_buffer, direction::to_server, 8192)                                \
+  X(108, buffer_to_file, direction::to_server, 8192)                                \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)                           \
   X(81, window_offer, direction::to_server, 64)                                    \
   X(82, window_chunk, direction::to_server, 64)                                    \
@@ -1064,6 +1066,38 @@ struct add_peer_route {
   std::string host;
   FERRY_FIELDS(peer, unix_path, host)
   bool operator==(const add_peer_route&) const = default;
+};
+/// Version 9: a file on the server, below its --file-root, into `size`
+/// bytes of `buffer` from `offset` (the file's bytes from `file_offset`), in
+/// the order of `header.queue` like a write (docs/transfer.md, "Files on the
+/// server"). `path` is relative to the root (1 to max_file_path bytes, no
+/// NUL); the daemon opens it when the command's wait list has ended. The
+/// completion's status says how it went: CL_INVALID_OPERATION (no
+/// --file-root), CL_INVALID_VALUE (outside the root, missing, not allowed,
+/// shorter than asked), CL_OUT_OF_RESOURCES (an I/O error), or the device
+/// copy's own error.
+struct file_to_buffer {
+  command_header header;
+  object_id buffer = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  std::string path;
+  uint64_t file_offset = 0;
+  FERRY_FIELDS(header, buffer, offset, size, path, file_offset)
+  bool operator==(const file_to_buffer&) const = default;
+};
+/// Version 9: `size` bytes of `buffer` from `offset` into a file on the
+/// server at `file_offset` (created when missing, never truncated), like a
+/// read; statuses as file_to_buffer's.
+struct buffer_to_file {
+  command_header header;
+  object_id buffer = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  std::string path;
+  uint64_t file_offset = 0;
+  FERRY_FIELDS(header, buffer, offset, size, path, file_offset)
+  bool operator==(const buffer_to_file&) const = default;
 };
 
 struct completions {

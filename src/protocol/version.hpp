@@ -17,9 +17,10 @@ inline constexpr uint32_t magic = 0x31595246;
 /// get_local_route, local_route and add_peer_route (peer links between
 /// daemons of one host over a Unix socket), window_offer and window_chunk on
 /// peer links, and the read window of a bulk stream on a Unix socket
-/// (read_window_offer, read_window_chunk).
+/// (read_window_offer, read_window_chunk). Version 9 adds file_to_buffer and
+/// buffer_to_file (files below the server's --file-root).
 inline constexpr uint16_t min_version = 4;
-inline constexpr uint16_t max_version = 8;
+inline constexpr uint16_t max_version = 9;
 /// The first version whose servers take the client's headers with a build.
 inline constexpr uint16_t headers_version = 6;
 /// The first version whose servers answer get_workers (session worker
@@ -36,6 +37,10 @@ inline constexpr uint16_t local_route_version = 8;
 /// the offer for a protocol violation, so a client offers only to a server
 /// that chose this version or a later one.
 inline constexpr uint16_t read_window_version = 8;
+/// The first version whose servers take file_to_buffer and buffer_to_file.
+/// A server of an earlier version takes them for a protocol violation, so a
+/// client sends them only to a server that chose this version or a later one.
+inline constexpr uint16_t files_version = 9;
 /// Default TCP port of ferryd.
 inline constexpr uint16_t default_port = 7780;
 

@@ -187,6 +187,21 @@ stream peers() {
   return s;
 }
 
+// Version 9: files below the server's --file-root, with paths that are fine,
+// lead outside, are empty or carry a NUL byte.
+stream files() {
+  stream s;
+  objects(s);
+  s << p::file_to_buffer{header(40, 2, p::notify), 3, 0, 128, "in/data.bin", 0}
+    << p::buffer_to_file{header(41, 2, p::notify | p::keep_event), 3, 64, 64, "out.bin", 4096}
+    << p::file_to_buffer{header(42, 2, 0, {41}), 3, 0, 16, "../outside", 0}
+    << p::buffer_to_file{header(43, 2), 3, 0, 16, "", 0}
+    << p::file_to_buffer{header(44, 2), 3, 0, 16, std::string("a\0b", 3), 0}
+    << p::file_to_buffer{header(45, 2), 3, 120, 16, "past-the-end", UINT64_MAX - 4}
+    << p::release_object{41};
+  return s;
+}
+
 // A client's bulk stream as the fuzz target's bulk reader takes it (the control
 // reader refuses it at its first frame): a chunk, then the window messages,
 // whose memfd a seed cannot carry.
@@ -207,7 +222,7 @@ int main(int argc, char** argv) {
   const std::pair<const char*, stream> seeds[] = {
       {"session_and_objects", session_and_objects()}, {"buffer_commands", buffer_commands()},
       {"programs_and_kernels", programs_and_kernels()}, {"images_and_svm", images_and_svm()},
-      {"peers", peers()}, {"bulk_stream", bulk_stream()},
+      {"peers", peers()}, {"files", files()}, {"bulk_stream", bulk_stream()},
   };
   for (const auto& [name, s] : seeds) {
     const std::string path = std::string(argv[1]) + "/" + name + ".bin";

@@ -5,10 +5,13 @@
 
 #include "client/api/api.hpp"
 #include "client/api/entry.hpp"
+#include "client/api/memory_common.hpp"
 #include "client/core/memory/content_size.hpp"
 #include "client/core/servers/availability.hpp"
 #include "client/core/servers/platform.hpp"
 #include "client/core/servers/server_counters.hpp"
+#include "client/core/transfers/file_transfers.hpp"
+#include "protocol/limits.hpp"
 
 namespace ferry::client::api {
 
@@ -97,9 +100,45 @@ cl_int CL_API_CALL set_content_size_buffer(cl_mem buffer, cl_mem content_size_bu
   });
 }
 
+// Files on the buffer's server: the checks clEnqueueRead/WriteBuffer make,
+// and the path's.
+template <class Enqueue>
+cl_int server_file_command(cl_command_queue q, cl_mem m, cl_bool blocking_call, size_t offset, size_t size,
+                           const char* path, cl_uint count, const cl_event* list, Enqueue&& enqueue) {
+  if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
+  if (!in_bounds(m, offset, size)) return CL_INVALID_VALUE;
+  if (path == nullptr || path[0] == '\0' || std::strlen(path) > protocol::max_file_path) return CL_INVALID_VALUE;
+  if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+  return enqueue(blocking_call ? blocking::yes : blocking::no);
+}
+
+cl_int CL_API_CALL write_buffer_from_server_file(cl_command_queue q, cl_mem m, cl_bool blocking_call, size_t offset,
+                                                 size_t size, const char* path, cl_ulong file_offset, cl_uint count,
+                                                 const cl_event* list, cl_event* event_out) {
+  return guarded("clEnqueueWriteBufferFromServerFileFERRY", [&]() -> cl_int {
+    return server_file_command(q, m, blocking_call, offset, size, path, count, list, [&](blocking mode) {
+      return enqueue_file_to_buffer(q, m, offset, size, path, file_offset, mode, count, list, event_out);
+    });
+  });
+}
+
+cl_int CL_API_CALL read_buffer_to_server_file(cl_command_queue q, cl_mem m, cl_bool blocking_call, size_t offset,
+                                              size_t size, const char* path, cl_ulong file_offset, cl_uint count,
+                                              const cl_event* list, cl_event* event_out) {
+  return guarded("clEnqueueReadBufferToServerFileFERRY", [&]() -> cl_int {
+    return server_file_command(q, m, blocking_call, offset, size, path, count, list, [&](blocking mode) {
+      return enqueue_buffer_to_file(q, m, offset, size, path, file_offset, mode, count, list, event_out);
+    });
+  });
+}
+
 }  // namespace
 
 void* extension_function(const char* name) {
+  if (std::strcmp(name, "clEnqueueWriteBufferFromServerFileFERRY") == 0)
+    return reinterpret_cast<void*>(&write_buffer_from_server_file);
+  if (std::strcmp(name, "clEnqueueReadBufferToServerFileFERRY") == 0)
+    return reinterpret_cast<void*>(&read_buffer_to_server_file);
   if (std::strcmp(name, "clFerryGetMessageCounts") == 0) return reinterpret_cast<void*>(&ferry_get_message_counts);
   if (std::strcmp(name, "clFerryGetLinkCounters") == 0) return reinterpret_cast<void*>(&ferry_get_link_counters);
   if (std::strcmp(name, "clFerryGetWorkers") == 0) return reinterpret_cast<void*>(&ferry_get_workers);

@@ -4,6 +4,7 @@
 // enqueue goes through.
 #include "server/commands/executor.hpp"
 #include "server/commands/executor_inline.hpp"
+#include "server/files/file_start.hpp"
 
 #include <string>
 
@@ -139,11 +140,18 @@ void executor::shutdown() {
     }
     if (!entry.callbacks.runs_on_failure) sweep = true;
   });
+  // File commands whose wait lists never ended: their gates open (failed).
+  for (const auto& weak : file_starts_)
+    if (auto start = weak.lock()) start->abandon();
+  file_starts_.clear();
   flush_touched();
   objects_.for_each([&](p::object_id, object_entry& entry) {
     if (entry.kind == object_kind::queue && entry.handle) api_.clFinish(entry.as_queue());
   });
   finish_own_queues();
+  // Every file job has ended (the queues above waited for their gates); its
+  // queues go before the contexts below.
+  files_.reset();
   queued_.release_all();
   // Queues the client released may still run commands on SVM memory.
   for (const queue_fence& fence : queue_fences_) api_.clWaitForEvents(1, &fence.marker);

@@ -15,6 +15,7 @@
 
 #include <CL/cl.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@
 #include "server/transport/callback_pool.hpp"
 
 namespace ferry::server {
+
+class file_copier;
+class file_start;
 
 class executor {
  public:
@@ -102,6 +106,9 @@ class executor {
   bool on(const protocol::get_workers& m);
   bool on(const protocol::get_local_route& m);
   bool on(const protocol::add_peer_route& m);
+  // Files below the server's --file-root (executor_files.cpp).
+  bool on(const protocol::file_to_buffer& m);
+  bool on(const protocol::buffer_to_file& m);
 
   /// clFlush on every queue that got commands since the last call. The
   /// control reader calls it when no whole frame is left, before it blocks in
@@ -163,6 +170,9 @@ class executor {
     /// (only the bytes below it are sent), and the read's buffer offset.
     std::unique_ptr<uint64_t> content_size = nullptr;
     uint64_t offset = 0;
+    /// A file command's outcome, reported in place of the event's success
+    /// when negative; the completion is then always reported.
+    std::shared_ptr<const std::atomic<cl_int>> outcome = nullptr;
   };
   /// The checks of a command's header that need no object: a kept event's id
   /// is new, the wait list within its limit.
@@ -337,6 +347,9 @@ class executor {
   /// (a marker for none) on the command's queue.
   bool write_landed(const protocol::command_header& h, const object_entry& queue, const object_entry& buffer,
                     uint64_t offset, uint64_t transfer, const uint8_t* data, uint64_t total);
+  /// file_to_buffer or buffer_to_file (executor_files.cpp).
+  bool file_command(const protocol::command_header& h, protocol::object_id buffer, uint64_t offset, uint64_t size,
+                    const std::string& path, uint64_t file_offset, bool to_buffer);
   /// migrate_in of at most `size` bytes that are still to come: see executor_peers.cpp.
   bool defer_write(const protocol::command_header& h, const object_entry& queue, const object_entry& buffer,
                    uint64_t offset, uint64_t size, uint64_t transfer);
@@ -370,6 +383,10 @@ class executor {
   /// landing may wait on the host for its turn after its bytes have left
   /// the transfer table, and the teardown fails it before finishing queues.
   std::vector<std::weak_ptr<transfer_table::landing>> deferred_writes_;
+  /// The session's file thread (made on the first file command) and the file
+  /// commands whose wait lists have not ended yet, which the teardown ends.
+  std::shared_ptr<file_copier> files_;
+  std::vector<std::weak_ptr<file_start>> file_starts_;
   struct made_context {
     cl_context context;
     bool blocking_release;  // released through context_releaser

@@ -87,6 +87,7 @@ bool executor::on(const p::create_queue& m) {
       api_.clCreateCommandQueueWithProperties(context->as_context(), device->id, properties, &error);
   if (queue == nullptr) return record_failed(m.id, object_kind::queue, error);
   auto entry = object_entry::native(object_kind::queue, queue, context->as_context());
+  entry.device = device->id;
   entry.profiling = (m.properties & CL_QUEUE_PROFILING_ENABLE) != 0;
   entry.out_of_order = (m.properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
   entry.callbacks = context->callbacks;

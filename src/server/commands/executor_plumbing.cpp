@@ -191,7 +191,8 @@ bool executor::finish(enqueue_outcome done) {
   bool keep = (h.flags & p::keep_event) != 0;
   bool notify = (h.flags & p::notify) != 0;
   // A read in pieces reports through its pieces' callbacks, never its own event's.
-  bool callback = done.kind != callback_kind::read_piece && (notify || done.kind != callback_kind::completion);
+  bool callback = done.kind != callback_kind::read_piece &&
+                  (notify || done.kind != callback_kind::completion || done.outcome != nullptr);
   hold_for_imports(done.event);
   if (done.event && !keep && !callback) api_.clReleaseEvent(done.event);  // requested only for hold_for_imports
   if (keep) {
@@ -213,6 +214,7 @@ bool executor::finish(enqueue_outcome done) {
   }
   slot->transfer = done.transfer ? done.transfer : h.command;
   slot->kind = done.kind;
+  slot->outcome = std::move(done.outcome);
   slot->notify = notify;
   slot->profiling = queue.profiling;
   // Once a kernel that may print has run, every reported completion sends

@@ -1,11 +1,13 @@
 // ferryd: serves this host's OpenCL devices to Ferry clients.
 #include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -100,6 +102,20 @@ bool worker_settings(const ferry::server::options& opts, ferry::server::server_c
   w.in_flight_limit = opts.limits.in_flight;
   w.open_files = opts.worker_open_files;
   w.peer_address = opts.peer_address;
+  if (!opts.file_root.empty()) {
+    // Absolute, so that a worker finds it whatever its working directory.
+    char* resolved = ::realpath(opts.file_root.c_str(), nullptr);
+    struct stat info {};
+    if (resolved == nullptr || ::stat(resolved, &info) != 0 || !S_ISDIR(info.st_mode)) {
+      error = "--file-root " + opts.file_root + " is no directory" +
+              (resolved == nullptr ? std::string(": ") + std::strerror(errno) : std::string());
+      std::free(resolved);
+      return false;
+    }
+    w.file_root = resolved;
+    std::free(resolved);
+    FERRY_INFO("server", "file commands may use the files below %s", w.file_root.c_str());
+  }
   if (!opts.tls_ca.empty()) {
     std::ifstream ca(opts.tls_ca, std::ios::binary);
     std::ostringstream text;

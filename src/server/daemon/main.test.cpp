@@ -188,6 +188,17 @@ TEST_F(ferryd_binary, the_network_without_a_token_and_unusable_security_files_ar
   }
 }
 
+TEST_F(ferryd_binary, a_file_root_that_is_no_directory_is_refused_at_start) {
+  for (const char* root : {"/nonexistent/ferry-files", "/etc/hostname"}) {
+    SCOPED_TRACE(root);
+    daemon_process d({"--port", "0", "--file-root", root});
+    int status = d.wait();
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    EXPECT_NE(d.stderr_text().find("is no directory"), std::string::npos) << d.stderr_text();
+  }
+}
+
 TEST_F(ferryd_binary, help_exits_0) {
   daemon_process d({"--help"});
   auto first = d.read_line();

@@ -142,6 +142,10 @@ std::string usage_text() {
          "                           over its Unix socket, migrations through shared memory (default\n"
          "                           on; TCP whenever the socket cannot be reached). off: TCP only, and\n"
          "                           this daemon's socket is not announced to other daemons\n"
+         "  --file-root DIR          serve files below DIR to clients' file commands\n"
+         "                           (clEnqueueWriteBufferFromFileFERRY and clEnqueueReadBufferToFileFERRY\n"
+         "                           with CL_FERRY_FILE_ON_SERVER), opened as the session's worker user;\n"
+         "                           without it such commands fail with CL_INVALID_OPERATION\n"
          "  --token-file FILE        accept only clients and peers that prove they hold the token in FILE\n"
          "                           (challenge-response; the token is never sent). Without it ferryd\n"
          "                           listens on loopback only\n"
@@ -224,7 +228,8 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
                                              "--session-objects", "--session-queued",
                                              "--session-in-flight", "--spare-workers", "--worker-user",
                                              "--worker-memory", "--worker-open-files",
-                                             "--worker-start-timeout", "--kernel-cache"};
+                                             "--worker-start-timeout", "--kernel-cache",
+                                             "--file-root"};
     bool known = false;
     for (const char* name : valued) known = known || flag == name;
     if (!known) {
@@ -291,6 +296,9 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       if (!parse_seconds(v, out.worker_start_timeout_s)) return bad("seconds, more than 0 and at most 3600");
     } else if (flag == "--kernel-cache") {
       if (!worker::parse_kernel_cache(v, out.kernel_cache)) return bad("shared or private");
+    } else if (flag == "--file-root") {
+      if (v.empty()) return bad("a directory");
+      out.file_root = v;
     } else if (flag == "--peer-shared-memory") {
       if (v != "on" && v != "off") return bad("on or off");
       out.peer_shared_memory = v == "on";

@@ -44,6 +44,7 @@ struct options {
   uint64_t worker_open_files = 0;  // --worker-open-files: RLIMIT_NOFILE (0: as inherited)
   double worker_start_timeout_s = 30.0;  // --worker-start-timeout
   worker::kernel_cache_mode kernel_cache = worker::kernel_cache_mode::shared;  // --kernel-cache
+  std::string file_root;           // --file-root: the directory file commands may use; empty: none
 };
 
 /// Whether `address` is a loopback address (127.0.0.0/8, ::1, localhost).

@@ -20,6 +20,7 @@ TEST(options, defaults_follow_the_contract) {
   EXPECT_EQ(o.device_type, static_cast<cl_device_type>(CL_DEVICE_TYPE_ALL));
   EXPECT_FALSE(o.level_given);
   EXPECT_DOUBLE_EQ(o.handshake_timeout_s, 5.0);
+  EXPECT_EQ(o.file_root, "") << "no files are served unless asked";
 }
 
 TEST(options, every_flag_takes_separate_or_inline_values) {
@@ -27,7 +28,8 @@ TEST(options, every_flag_takes_separate_or_inline_values) {
   std::string message;
   ASSERT_EQ(parse({"--port", "0", "--listen=0.0.0.0", "--unix", "/tmp/f.sock", "--platform=Portable", "--device-type",
                    "gpu", "--log-level=debug", "--handshake-timeout", "0.5", "--token-file", "/etc/ferry/token",
-                   "--tls-cert=/etc/ferry/cert.pem", "--tls-key", "/etc/ferry/key.pem", "--tls-ca", "/etc/ferry/ca.pem"},
+                   "--tls-cert=/etc/ferry/cert.pem", "--tls-key", "/etc/ferry/key.pem", "--tls-ca", "/etc/ferry/ca.pem",
+                   "--file-root", "/srv/data"},
                   o, message),
             parse_outcome::run)
       << message;
@@ -43,6 +45,7 @@ TEST(options, every_flag_takes_separate_or_inline_values) {
   EXPECT_EQ(o.tls_cert, "/etc/ferry/cert.pem");
   EXPECT_EQ(o.tls_key, "/etc/ferry/key.pem");
   EXPECT_EQ(o.tls_ca, "/etc/ferry/ca.pem");
+  EXPECT_EQ(o.file_root, "/srv/data");
   EXPECT_FALSE(o.insecure_listen);
 }
 
@@ -160,6 +163,7 @@ TEST(options, bad_flags_and_values_are_errors_that_name_them) {
       {{"--handshake-timeout", "0"}, "--handshake-timeout"},
       {{"--handshake-timeout", "soon"}, "soon"},
       {{"--listen="}, "--listen"},
+      {{"--file-root="}, "--file-root"},
       {{"--help=yes"}, "--help"},
       {{"stray"}, "stray"},
   };

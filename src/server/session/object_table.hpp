@@ -86,7 +86,7 @@ struct object_entry {
   void* handle = nullptr;
   /// queue, mem, event: the native context (not retained; the object keeps it alive).
   cl_context context = nullptr;
-  /// context: the platform of its devices, and the first of them.
+  /// context: the platform of its devices, and the first of them; queue: its device.
   cl_platform_id platform = nullptr;
   cl_device_id device = nullptr;
   /// mem: size in bytes.

@@ -43,6 +43,7 @@ session::session(const protocol::session_token& id, const protocol::session_toke
       finished_(std::move(finished)) {
   core_->daemon = services.daemon;
   core_->routes = services.routes;
+  core_->files = services.files;
 }
 
 session::~session() {

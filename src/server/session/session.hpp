@@ -64,6 +64,8 @@ struct session_services {
   std::string peer_address{};    // server_info.peer_address
   /// local_route's answer, and whether peer links take other daemons' routes.
   local_routes routes{};
+  /// The directory file commands may use (ferryd --file-root; null: none).
+  std::shared_ptr<const file_root> files{};
   /// How long a session outlives its client's lost connection (0: not at all).
   std::chrono::milliseconds grace{0};
   /// What each session may hold (session_quota.hpp).

@@ -11,6 +11,7 @@
 
 #include "protocol/messages.hpp"
 #include "server/daemon/link_stats.hpp"
+#include "server/files/file_root.hpp"
 #include "server/native/api.hpp"
 #include "server/peers/event_imports.hpp"
 #include "server/peers/local_routes.hpp"
@@ -50,6 +51,9 @@ struct session_core {
   /// What local_route answers and whether add_peer_route is taken (set by
   /// the session before its threads start).
   local_routes routes;
+  /// ferryd --file-root, for file_to_buffer and buffer_to_file (null or
+  /// unconfigured: no files; set by the session before its threads start).
+  std::shared_ptr<const file_root> files;
   /// The main process, when the session runs in a worker (null otherwise):
   /// daemon-wide counters and the workers come from there.
   daemon_queries* daemon = nullptr;

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "common/log.hpp"
+#include "server/files/file_root.hpp"
 #include "server/native/api.hpp"
 #include "server/native/catalog.hpp"
 #include "server/session/session_core.hpp"
@@ -79,6 +80,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   id[0] = 0xF0;
   auto core = std::make_shared<session_core>(id, native::dry_api(), nullptr);
   core->transfers.abort();
+  // File commands get as far as opening their root, which does not exist:
+  // every handler and the file thread run, and no file is ever written.
+  core->files = std::make_shared<const file_root>("/nonexistent/ferry-fuzz-file-root");
   {
     executor handler(core, catalog);
     protocol::frame_assembler assembler(protocol::max_control_payload, 4096);

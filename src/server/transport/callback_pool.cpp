@@ -48,6 +48,7 @@ callback_slot* callback_pool::acquire() {
   slot->content_size = nullptr;
   slot->gate = nullptr;
   slot->then.reset();
+  slot->outcome.reset();
   slot->kind = callback_kind::completion;
   slot->notify = slot->profiling = slot->printf = slot->sweepable = slot->verify_status = slot->polled = false;
   slot->missed_status = 0;
@@ -57,6 +58,7 @@ callback_slot* callback_pool::acquire() {
 void callback_pool::release(callback_slot* slot) {
   delete std::exchange(slot->content_size, nullptr);
   slot->piece_of.reset();
+  slot->outcome.reset();
   std::lock_guard lock(mutex_);
   slot->prev->next = slot->next;
   slot->next->prev = slot->prev;
@@ -160,6 +162,7 @@ void callback_pool::deliver(callback_slot* slot, cl_int status, quiet_sessions* 
     r.gate = std::exchange(slot->gate, nullptr);
     r.unmap = std::exchange(slot->mapped, {});  // a landing's pinned block
     r.then = std::move(slot->then);
+    r.outcome = std::move(slot->outcome);
     if (quiet == nullptr) {
       core->outbox.push(r);
     } else {

@@ -65,6 +65,9 @@ struct callback_slot {
   std::shared_ptr<pipelined_read> piece_of;  // read_piece: the read; `offset` and `size` say which piece
   cl_event gate = nullptr;      // gate: the user event to set (one reference, owned)
   std::shared_ptr<deferred_step> then;  // step: what runs once the event has ended
+  /// completion: a file command's outcome, reported in place of the event's
+  /// success when negative (file_copier.hpp).
+  std::shared_ptr<const std::atomic<cl_int>> outcome;
   callback_kind kind = callback_kind::completion;
   bool notify = false;          // report success too (failures are always reported)
   bool profiling = false;       // the queue records profiling counters

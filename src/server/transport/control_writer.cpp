@@ -122,6 +122,10 @@ void control_writer::flush_completions(std::vector<uint8_t>& out) {
 void control_writer::process(const command_record& r, std::vector<uint8_t>& out) {
   const native::api& api = outbox_.api_;
   cl_int status = true_status(api, r.event, r.status, r.verify);
+  if (r.outcome && status == CL_COMPLETE) {
+    const cl_int outcome = r.outcome->load(std::memory_order_acquire);
+    if (outcome < 0) status = outcome;
+  }
   if (r.write) transfers_.write_finished(r.transfer);
   if (r.unmap) {
     // The map completed before the bytes were sent: nothing to wait for.

@@ -21,6 +21,7 @@
 #include <CL/cl.h>
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -78,6 +79,9 @@ struct command_record {
   native::mapping unmap;
   /// Run with the event's status; reports nothing itself.
   std::shared_ptr<deferred_step> then;
+  /// A file command's outcome: reported instead of the event's success when
+  /// negative (the event itself never fails; file_copier.hpp).
+  std::shared_ptr<const std::atomic<cl_int>> outcome;
 };
 
 class control_outbox {

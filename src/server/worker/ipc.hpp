@@ -72,10 +72,11 @@ struct configure {
   std::string local_unix_path;          // local_route: the daemon's --unix, absolute
   std::string host_identity;            // local_route: the host (host_identity.hpp), read by the main process
   uint8_t peer_shared_memory = 0;       // --peer-shared-memory
+  std::string file_root;                // --file-root, absolute (empty: no files)
   FERRY_FIELDS(platform, device_type, devices, completions, log_level, grace_ms, memory_limit, objects_limit,
                queued_limit, in_flight_limit, open_files, peer_address, peer_ca_pem, peer_tls, peer_token, worker_user,
                forbidden, announce, kernel_cache, kernel_cache_dir, scratch, local_unix_path, host_identity,
-               peer_shared_memory)
+               peer_shared_memory, file_root)
 };
 
 struct ready {

@@ -197,6 +197,7 @@ bool session_worker::load_platforms(std::string& error) {
                                                                   config_.peer_address});
   services_->grace = std::chrono::milliseconds(config_.grace_ms);
   services_->routes = local_routes{config_.local_unix_path, config_.host_identity, config_.peer_shared_memory != 0};
+  if (!config_.file_root.empty()) services_->files = std::make_shared<const file_root>(config_.file_root);
   services_->limits = session_limits{config_.memory_limit, config_.objects_limit, config_.queued_limit,
                                      config_.in_flight_limit};
   services_->peer_credentials = peer_credentials_;
