@@ -744,6 +744,16 @@ TEST_F(hostile_input, out_of_range_offsets_and_sizes_fail_with_cl_invalid_value)
       ASSERT_TRUE(c.send(p::enqueue_fill_buffer{header(200, queue_id), 20, {0xEE}, 0, size}));
     };
   };
+  auto from_file = [](uint64_t offset, uint64_t size, std::string path, uint64_t file_offset) {
+    return [=](client& c) {
+      ASSERT_TRUE(c.send(p::file_to_buffer{header(200, queue_id), buffer_a, offset, size, path, file_offset}));
+    };
+  };
+  auto to_file = [](uint64_t offset, uint64_t size, std::string path, uint64_t file_offset) {
+    return [=](client& c) {
+      ASSERT_TRUE(c.send(p::buffer_to_file{header(200, queue_id), buffer_a, offset, size, path, file_offset}));
+    };
+  };
   const uint64_t wraps = u64_max - 127;  // offset + 256 wraps around to 128
   const std::vector<range_case> ranges = {
       {"read past the end", read(4000, 200)},
@@ -787,6 +797,15 @@ TEST_F(hostile_input, out_of_range_offsets_and_sizes_fail_with_cl_invalid_value)
       {"copy_rect with a row pitch of 2^62", copy_rect({0, 0, 0}, {0, 0, 0}, {16, 2, 1}, uint64_t{1} << 62, 0)},
       {"a sub-buffer past the end", sub_buffer(3968, 256)},
       {"a sub-buffer whose end wraps around", sub_buffer(wraps, 256)},
+      // Files (protocol 9): the range and path are checked before the server's root, so this
+      // daemon, which has none, fails the last case alone with CL_INVALID_OPERATION.
+      {"file to buffer past the end", from_file(4000, 200, "data.bin", 0)},
+      {"file to buffer whose end wraps around", from_file(wraps, 256, "data.bin", 0)},
+      {"buffer to file past the largest file offset", to_file(0, 256, "data.bin", u64_max - 128)},
+      {"buffer to file with an empty path", to_file(0, 16, "", 0)},
+      {"file to buffer with a NUL byte in its path", from_file(0, 16, std::string("a\0b", 3), 0)},
+      {"file to buffer with a path of 4096 bytes", from_file(0, 16, std::string(4096, 'a'), 0)},
+      {"file to buffer on a daemon without --file-root", from_file(0, 16, "data.bin", 0), CL_INVALID_OPERATION},
   };
   std::vector<hostile_case> cases;
   for (const range_case& r : ranges) {
