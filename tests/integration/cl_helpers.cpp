@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "kernels.hpp"
 
@@ -157,6 +158,19 @@ std::optional<cl_ferry_object_counts> object_counts(cl_platform_id platform, cl_
   if (error != nullptr) *error = rc;
   if (rc != CL_SUCCESS) return std::nullopt;
   return counts;
+}
+
+void wait_for_counts(cl_platform_id platform, cl_device_id device, const cl_ferry_object_counts& baseline,
+                     std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    const auto counts = object_counts(platform, device);
+    if (!counts ||
+        (counts->client_objects <= baseline.client_objects && counts->server_objects <= baseline.server_objects) ||
+        std::chrono::steady_clock::now() > deadline)
+      return;
+    std::this_thread::yield();
+  }
 }
 
 void expect_no_leaks(cl_platform_id platform, cl_device_id device) {

@@ -8,6 +8,7 @@
 #include <CL/cl_ext_ferry.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -226,6 +227,11 @@ std::optional<cl_ferry_object_counts> object_counts(cl_platform_id platform, cl_
                                                     cl_int* error = nullptr);
 /// Fails the test unless both counts are zero.
 void expect_no_leaks(cl_platform_id platform, cl_device_id device);
+/// Waits (at most `limit`) until the client's and the server's object counts are back at
+/// `baseline` or below: objects a body released may still be going (the transfer
+/// library's own queues and events go once the application's event has completed).
+void wait_for_counts(cl_platform_id platform, cl_device_id device, const cl_ferry_object_counts& baseline,
+                     std::chrono::seconds limit = std::chrono::minutes(1));
 
 // ---------------------------------------------------------------------------------------
 // Programs

@@ -246,17 +246,7 @@ class transfer_file : public ferry_and_native_test, public ::testing::WithParamI
   // first waits for Ferry's counts to come back to what SetUp left (the fixture's context
   // and queue); whatever is still alive after a minute fails it.
   void TearDown() override {
-    if (!self_check && baseline_) {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-      for (;;) {
-        const auto counts = object_counts(platform_, device_);
-        if (!counts || (counts->client_objects <= baseline_->client_objects &&
-                        counts->server_objects <= baseline_->server_objects) ||
-            std::chrono::steady_clock::now() > deadline)
-          break;
-        std::this_thread::yield();
-      }
-    }
+    if (!self_check && baseline_) wait_for_counts(platform_, device_, *baseline_);
     ferry_and_native_test::TearDown();
   }
 

@@ -117,17 +117,7 @@ class transfer_path : public ferry_and_native_test, public ::testing::WithParamI
   // event has completed, so some may still be alive when a body ends: the leak check
   // waits (at most a minute) for Ferry's counts to come back to what SetUp left.
   void TearDown() override {
-    if (!self_check && baseline_) {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-      for (;;) {
-        const auto counts = object_counts(platform_, device_);
-        if (!counts || (counts->client_objects <= baseline_->client_objects &&
-                        counts->server_objects <= baseline_->server_objects) ||
-            std::chrono::steady_clock::now() > deadline)
-          break;
-        std::this_thread::yield();
-      }
-    }
+    if (!self_check && baseline_) wait_for_counts(platform_, device_, *baseline_);
     ferry_and_native_test::TearDown();
   }
 
