@@ -54,6 +54,7 @@ bool parallel_copy::take_back(job& owner, part& taken) {
 }
 
 void parallel_copy::copy(void* to, const void* from, size_t size) {
+  if (size == 0) return;  // either pointer may be null then, which memcpy must not see
   if (threads_.empty() || size < split_from) {
     std::memcpy(to, from, size);
     return;
