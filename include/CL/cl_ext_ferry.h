@@ -173,6 +173,44 @@ typedef cl_int(CL_API_CALL *clEnqueueReadBufferToServerFileFERRY_fn)(
     cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset, size_t size, const char *path,
     cl_ulong file_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event);
 
+/* Buffer ranges between the sessions of two programs (the transfer library's
+ * server-to-server halo exchange between MPI ranks): the bytes go from one
+ * Ferry server to the other over the peer mesh, never through either client.
+ * The receiving program enqueues the receive and gets a ticket, which it hands
+ * to the sending program by any means (a small MPI message); the sending
+ * program enqueues the send with it. The ticket holds the secret that lets a
+ * server open a peer link into the receiver's session (its peer key): give it
+ * only to a program that may write into that session's buffers. */
+typedef struct {
+  char address[256];   /* where peers reach the receiver's server (server_info.peer_address) */
+  char unix_path[108]; /* its Unix socket for a sender on the same host ("": none) */
+  char host[256];      /* the identity of its host (same_host); "": unknown */
+  cl_uchar session[16];
+  cl_uchar peer_key[16];
+  cl_ulong transfer;   /* the receive's transfer id in its session */
+  cl_ulong size;       /* bytes the receive takes */
+} cl_ferry_peer_ticket;
+
+/* Enqueues the receive of `size` bytes into `buffer` at `offset`, in the order
+ * of `queue` like a write, and fills `*ticket`. The command ends once the
+ * sender's bytes have landed (or fails if the sender's server aborts the
+ * transfer). Errors: those of clEnqueueWriteBuffer for the queue, buffer,
+ * range and wait list; CL_INVALID_VALUE when `ticket` is NULL. */
+typedef cl_int(CL_API_CALL *clEnqueueReceiveFromPeerFERRY_fn)(cl_command_queue queue, cl_mem buffer, size_t offset,
+                                                             size_t size, cl_uint num_events_in_wait_list,
+                                                             const cl_event *event_wait_list, cl_event *event,
+                                                             cl_ferry_peer_ticket *ticket);
+/* Enqueues the send of `ticket->size` bytes of `buffer` from `offset` to the
+ * receive the ticket names, in the order of `queue` like a read (commands
+ * enqueued after it on an in-order queue wait for its bytes to have been read).
+ * The command ends once the bytes are on their way to the receiver's server.
+ * Errors: those of clEnqueueReadBuffer; CL_INVALID_VALUE when `ticket` is NULL
+ * or malformed (no address, strings without their NUL). */
+typedef cl_int(CL_API_CALL *clEnqueueSendToPeerFERRY_fn)(cl_command_queue queue, cl_mem buffer, size_t offset,
+                                                        const cl_ferry_peer_ticket *ticket,
+                                                        cl_uint num_events_in_wait_list,
+                                                        const cl_event *event_wait_list, cl_event *event);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include "client/core/servers/platform.hpp"
 #include "client/core/servers/server_counters.hpp"
 #include "client/core/transfers/file_transfers.hpp"
+#include "client/core/transfers/peer_transfers.hpp"
 #include "protocol/limits.hpp"
 
 namespace ferry::client::api {
@@ -132,9 +133,34 @@ cl_int CL_API_CALL read_buffer_to_server_file(cl_command_queue q, cl_mem m, cl_b
   });
 }
 
+cl_int CL_API_CALL receive_from_peer(cl_command_queue q, cl_mem m, size_t offset, size_t size, cl_uint count,
+                                     const cl_event* list, cl_event* event_out, cl_ferry_peer_ticket* ticket) {
+  return guarded("clEnqueueReceiveFromPeerFERRY", [&]() -> cl_int {
+    if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
+    if (!in_bounds(m, offset, size) || ticket == nullptr) return CL_INVALID_VALUE;
+    if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+    return enqueue_receive_from_peer(q, m, offset, size, count, list, event_out, *ticket);
+  });
+}
+
+cl_int CL_API_CALL send_to_peer(cl_command_queue q, cl_mem m, size_t offset, const cl_ferry_peer_ticket* ticket,
+                                cl_uint count, const cl_event* list, cl_event* event_out) {
+  return guarded("clEnqueueSendToPeerFERRY", [&]() -> cl_int {
+    if (cl_int code = check_queue_and_buffer(q, m); code != CL_SUCCESS) return code;
+    std::string why;
+    if (ticket == nullptr) return explain(CL_INVALID_VALUE, "clEnqueueSendToPeerFERRY: no ticket");
+    if (!ticket_usable(*ticket, why)) return explain(CL_INVALID_VALUE, "clEnqueueSendToPeerFERRY: %s", why.c_str());
+    if (!in_bounds(m, offset, ticket->size)) return CL_INVALID_VALUE;
+    if (cl_int code = check_wait_list(q, count, list); code != CL_SUCCESS) return code;
+    return enqueue_send_to_peer(q, m, offset, *ticket, count, list, event_out);
+  });
+}
+
 }  // namespace
 
 void* extension_function(const char* name) {
+  if (std::strcmp(name, "clEnqueueReceiveFromPeerFERRY") == 0) return reinterpret_cast<void*>(&receive_from_peer);
+  if (std::strcmp(name, "clEnqueueSendToPeerFERRY") == 0) return reinterpret_cast<void*>(&send_to_peer);
   if (std::strcmp(name, "clEnqueueWriteBufferFromServerFileFERRY") == 0)
     return reinterpret_cast<void*>(&write_buffer_from_server_file);
   if (std::strcmp(name, "clEnqueueReadBufferToServerFileFERRY") == 0)

@@ -81,13 +81,35 @@ uint32_t peer_number(const server& to) {
   return static_cast<uint32_t>(to.slot + max_servers * (to.link->epoch() - 1));
 }
 
+namespace {
+
+/// A new session on `from` knows no peers yet (peers_mutex held).
+void forget_peers_of_older_sessions(server& from) {
+  if (from.introduced_epoch == from.link->epoch()) return;
+  from.introduced.clear();
+  from.foreign_peers.clear();
+  from.introduced_epoch = from.link->epoch();
+}
+
+}  // namespace
+
+uint32_t introduce_foreign(server& from, const std::string& address, const protocol::session_token& session,
+                           const protocol::session_token& key, const protocol::local_route& route) {
+  std::lock_guard lock(from.peers_mutex);
+  forget_peers_of_older_sessions(from);
+  const auto [it, added] = from.foreign_peers.try_emplace(
+      {address, session, key}, first_foreign_peer + static_cast<uint32_t>(from.foreign_peers.size()));
+  if (!added) return it->second;
+  const uint32_t number = it->second;
+  from.link->post(protocol::add_peer{number, address, session, key});
+  if (!route.unix_path.empty() && from.link->version() >= protocol::local_route_version)
+    from.link->post(protocol::add_peer_route{number, route.unix_path, route.host});
+  return number;
+}
+
 void introduce(server& from, server& to) {
   std::lock_guard lock(from.peers_mutex);
-  if (from.introduced_epoch != from.link->epoch()) {
-    // A new session on `from` knows no peers yet.
-    from.introduced.clear();
-    from.introduced_epoch = from.link->epoch();
-  }
+  forget_peers_of_older_sessions(from);
   const uint32_t number = peer_number(to);
   if (!from.introduced.insert(number).second) return;
   from.link->post(protocol::add_peer{number, to.peer_address, to.link->session(), to.link->peer_key()});

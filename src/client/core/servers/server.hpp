@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_set>
 #include <vector>
 
@@ -36,11 +38,16 @@ struct server {
   std::vector<device*> devices;
   std::vector<protocol::info_entry> platform_info;
 
-  std::mutex peers_mutex;  // guards introduced, introduced_epoch
+  std::mutex peers_mutex;  // guards introduced, introduced_epoch, foreign_peers
   /// The peer numbers this server's session has been told about (add_peer),
   /// valid while its session is `introduced_epoch`.
   std::unordered_set<uint32_t> introduced;
   uint64_t introduced_epoch = 0;
+  /// Sessions of other programs this server's session sends to
+  /// (clEnqueueSendToPeerFERRY), by address, session and key (a ticket with a
+  /// wrong key must not spoil the peer of the right one): their peer numbers,
+  /// from first_foreign_peer on, valid while its session is `introduced_epoch`.
+  std::map<std::tuple<std::string, protocol::session_token, protocol::session_token>, uint32_t> foreign_peers;
 
   uint64_t bit() const { return uint64_t{1} << slot; }
 };
@@ -117,5 +124,13 @@ uint32_t peer_number(const server& to);
 
 /// Tells `from` how to reach this client's session on `to` (add_peer), once.
 void introduce(server& from, server& to);
+
+/// Peer numbers of other programs' sessions start here, far above peer_number's.
+inline constexpr uint32_t first_foreign_peer = 0x80000000u;
+/// Tells `from` how to reach another program's session (add_peer, and
+/// add_peer_route when `route` names a socket), once per session of `from`;
+/// returns its peer number there.
+uint32_t introduce_foreign(server& from, const std::string& address, const protocol::session_token& session,
+                           const protocol::session_token& key, const protocol::local_route& route);
 
 }  // namespace ferry::client
