@@ -264,6 +264,8 @@ struct cl_side {
 
 /// Fills `side` for the first device of `platform`; fails the test when it cannot.
 void open_side(cl_side& side, cl_platform_id platform);
+/// The same for a child process: "" when done, else what failed.
+std::string try_open_side(cl_side& side, cl_platform_id platform);
 
 /// Tests through Ferry: SetUp asserts the platform is Ferry's and makes a context and an
 /// in-order queue on its first device; TearDown releases them and checks that neither the

@@ -61,19 +61,18 @@ FERRY_IT_CHILD(send_with_ticket) {
   cl_ferry_peer_ticket ticket{};
   CHILD_CHECK(from_hex(args[0], ticket), "a malformed ticket");
   const size_t offset = std::stoul(args[1]);
-  cl_platform_id platform = find_ferry_platform();
-  CHILD_CHECK(platform != nullptr, "no Ferry platform");
-  const auto devices = platform_devices(platform);
-  CHILD_CHECK(!devices.empty(), "no device");
+  cl_side side;
+  const std::string opened = try_open_side(side, find_ferry_platform());
+  CHILD_CHECK(opened.empty(), "%s", opened.c_str());
+  const cl_platform_id platform = side.platform;
+  const cl_context context = side.context;
+  const cl_command_queue queue = side.queue;
+  const cl_device_id device = side.device;
   cl_int rc = CL_SUCCESS;
-  context_handle context(clCreateContext(nullptr, 1, &devices[0], nullptr, nullptr, &rc));
-  CHILD_CHECK(rc == CL_SUCCESS, "clCreateContext: %s", cl_error_name(rc).c_str());
-  queue_handle queue(clCreateCommandQueueWithProperties(context, devices[0], nullptr, &rc));
-  CHILD_CHECK(rc == CL_SUCCESS, "clCreateCommandQueue: %s", cl_error_name(rc).c_str());
   const size_t total = offset + ticket.size;
   mem_handle source(clCreateBuffer(context, CL_MEM_READ_WRITE, std::max<size_t>(total, 1), nullptr, &rc));
   CHILD_CHECK(rc == CL_SUCCESS, "clCreateBuffer: %s", cl_error_name(rc).c_str());
-  program_handle program = build_program(context, devices[0], fill_kernel);
+  program_handle program = build_program(context, device, fill_kernel);
   CHILD_CHECK(program, "no program");
   kernel_handle kernel(clCreateKernel(program, "fill_pattern", &rc));
   CHILD_CHECK(rc == CL_SUCCESS, "clCreateKernel: %s", cl_error_name(rc).c_str());
@@ -92,7 +91,7 @@ FERRY_IT_CHILD(send_with_ticket) {
   if (args.size() > 2 && args[2] == "bad-key") {
     // On a queue of its own: a failed command fails the later ones of its in-order queue
     // on some platforms (PoCL), as any failed command does.
-    queue_handle apart(clCreateCommandQueueWithProperties(context, devices[0], nullptr, &rc));
+    queue_handle apart(clCreateCommandQueueWithProperties(context, device, nullptr, &rc));
     CHILD_CHECK(rc == CL_SUCCESS, "clCreateCommandQueue: %s", cl_error_name(rc).c_str());
     cl_ferry_peer_ticket spoiled = ticket;
     spoiled.peer_key[0] ^= 0xFF;

@@ -343,15 +343,12 @@ TEST_F(server_file_root, a_file_the_session_worker_may_not_read_is_refused) {
 
 // A daemon without --file-root: every server file command fails with CL_INVALID_OPERATION.
 FERRY_IT_CHILD(no_file_root) {
-  cl_platform_id platform = find_ferry_platform();
-  CHILD_CHECK(platform != nullptr, "no Ferry platform");
-  const auto devices = platform_devices(platform);
-  CHILD_CHECK(!devices.empty(), "no Ferry device");
+  cl_side side;
+  const std::string opened = try_open_side(side, find_ferry_platform());
+  CHILD_CHECK(opened.empty(), "%s", opened.c_str());
+  const cl_context context = side.context;
+  const cl_command_queue queue = side.queue;
   cl_int rc = CL_SUCCESS;
-  context_handle context(clCreateContext(nullptr, 1, &devices[0], nullptr, nullptr, &rc));
-  CHILD_CHECK(rc == CL_SUCCESS, "clCreateContext: %s", cl_error_name(rc).c_str());
-  queue_handle queue(clCreateCommandQueueWithProperties(context, devices[0], nullptr, &rc));
-  CHILD_CHECK(rc == CL_SUCCESS, "clCreateCommandQueue: %s", cl_error_name(rc).c_str());
   mem_handle m(clCreateBuffer(context, CL_MEM_READ_WRITE, 64, nullptr, &rc));
   CHILD_CHECK(rc == CL_SUCCESS, "clCreateBuffer: %s", cl_error_name(rc).c_str());
   event_handle done;
