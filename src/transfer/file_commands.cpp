@@ -16,6 +16,7 @@
 
 #include <CL/cl_ext_ferry.h>
 
+#include "common/file_io.hpp"
 #include "ferry/cl_data_transfer.h"
 #include "transfer/block_pipeline.hpp"
 #include "transfer/transfer_command.hpp"
@@ -45,13 +46,8 @@ struct file_side {
 
   bool write(const uint8_t* data, size_t size) {
     if (stream) return std::fwrite(data, 1, size, stream) == size;
-    for (size_t done = 0; done < size;) {
-      ssize_t n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(at));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      done += static_cast<size_t>(n);
-      at += static_cast<uint64_t>(n);
-    }
+    if (!write_at(fd, data, size, at)) return false;
+    at += size;
     return true;
   }
   /// Up to `size` bytes, fewer at the end of the file; -1 on an error.
@@ -60,16 +56,9 @@ struct file_side {
       size_t got = std::fread(data, 1, size, stream);
       return got < size && std::ferror(stream) ? -1 : static_cast<ssize_t>(got);
     }
-    size_t done = 0;
-    while (done < size) {
-      ssize_t n = ::pread(fd, data + done, size - done, static_cast<off_t>(at));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return -1;
-      if (n == 0) break;
-      done += static_cast<size_t>(n);
-      at += static_cast<uint64_t>(n);
-    }
-    return static_cast<ssize_t>(done);
+    const ssize_t got = read_at(fd, data, size, at);
+    if (got > 0) at += static_cast<uint64_t>(got);
+    return got;
   }
   /// Errors such as a full disk show when a stream's buffer goes out.
   bool flush() { return stream == nullptr || std::fflush(stream) == 0; }

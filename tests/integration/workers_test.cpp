@@ -181,14 +181,24 @@ FERRY_IT_CHILD(hungry) {
   return 1;  // (CHILD_CHECK returned already)
 }
 
+namespace {
+
+/// vector_add on the suite's one Ferry device: "" when it ran right.
+std::string vector_add_on_the_device() {
+  cl_platform_id platform = find_ferry_platform();
+  if (platform == nullptr) return "no Ferry platform";
+  auto devices = platform_devices(platform);
+  if (devices.size() != 1) return std::to_string(devices.size()) + " devices";
+  std::string wrong = run_vector_add(devices[0], 1024, 1.5f);
+  return wrong.empty() ? wrong : "vector_add: " + wrong;
+}
+
+}  // namespace
+
 // A short client: vector_add on the device, then it ends its session.
 FERRY_IT_CHILD(brief) {
-  cl_platform_id platform = find_ferry_platform();
-  CHILD_CHECK(platform != nullptr, "no Ferry platform");
-  auto devices = platform_devices(platform);
-  CHILD_CHECK(devices.size() == 1, "%zu devices", devices.size());
-  std::string wrong = run_vector_add(devices[0], 1024, 1.5f);
-  CHILD_CHECK(wrong.empty(), "vector_add: %s", wrong.c_str());
+  const std::string wrong = vector_add_on_the_device();
+  CHILD_CHECK(wrong.empty(), "%s", wrong.c_str());
   std::printf("RAN\n");
   return 0;
 }
@@ -196,12 +206,8 @@ FERRY_IT_CHILD(brief) {
 // A session that stays: runs a kernel, prints STARTED, then waits until it is killed, so
 // that its worker serves it for as long as the test looks at that worker.
 FERRY_IT_CHILD(holding) {
-  cl_platform_id platform = find_ferry_platform();
-  CHILD_CHECK(platform != nullptr, "no Ferry platform");
-  auto devices = platform_devices(platform);
-  CHILD_CHECK(devices.size() == 1, "%zu devices", devices.size());
-  std::string wrong = run_vector_add(devices[0], 1024, 1.5f);
-  CHILD_CHECK(wrong.empty(), "vector_add: %s", wrong.c_str());
+  const std::string wrong = vector_add_on_the_device();
+  CHILD_CHECK(wrong.empty(), "%s", wrong.c_str());
   std::printf("STARTED\n");
   std::fflush(stdout);
   for (;;) ::pause();

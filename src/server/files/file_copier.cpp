@@ -1,42 +1,17 @@
 #include "server/files/file_copier.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 
+#include "common/file_io.hpp"
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
 #include "server/transport/staging.hpp"
 
 namespace ferry::server {
 namespace {
-
-/// Reads up to `size` bytes at `at`; fewer only at the end of the file.
-ssize_t read_at(int fd, uint8_t* to, uint64_t size, uint64_t at) {
-  uint64_t done = 0;
-  while (done < size) {
-    ssize_t n = ::pread(fd, to + done, size - done, static_cast<off_t>(at + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -1;
-    if (n == 0) break;
-    done += static_cast<uint64_t>(n);
-  }
-  return static_cast<ssize_t>(done);
-}
-
-bool write_at(int fd, const uint8_t* from, uint64_t size, uint64_t at) {
-  uint64_t done = 0;
-  while (done < size) {
-    ssize_t n = ::pwrite(fd, from + done, size - done, static_cast<off_t>(at + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<uint64_t>(n);
-  }
-  return true;
-}
 
 std::string system_error(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
@@ -45,6 +20,18 @@ struct block {
   staging_ptr data;
   cl_event copy = nullptr;
 };
+
+/// Waits for a block's copy and lets it go: CL_COMPLETE, or its (negative)
+/// status, or CL_OUT_OF_RESOURCES when it cannot be asked.
+cl_int settle(const native::api& api, block& b) {
+  if (b.copy == nullptr) return CL_COMPLETE;
+  cl_int status = CL_COMPLETE;
+  if (api.clWaitForEvents(1, &b.copy) != CL_SUCCESS ||
+      api.clGetEventInfo(b.copy, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
+    status = CL_OUT_OF_RESOURCES;
+  api.clReleaseEvent(std::exchange(b.copy, nullptr));
+  return status;
+}
 
 }  // namespace
 
@@ -126,19 +113,14 @@ file_copier::result file_copier::file_to_buffer(const file_job& job, int fd, cl_
   std::array<block, blocks_in_flight> blocks;
   result r;
   // Waits for a block's copy; the first failure is the job's.
-  auto settle = [&](block& b) {
-    if (b.copy == nullptr) return;
-    cl_int status = CL_COMPLETE;
-    if (api_.clWaitForEvents(1, &b.copy) != CL_SUCCESS ||
-        api_.clGetEventInfo(b.copy, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
-      status = CL_OUT_OF_RESOURCES;
+  auto written = [&](block& b) {
+    const cl_int status = settle(api_, b);
     if (status < 0 && r.status == CL_COMPLETE) r = {status, "writing the buffer"};
-    api_.clReleaseEvent(std::exchange(b.copy, nullptr));
   };
   uint64_t at = 0;
   for (size_t i = 0; at < job.size && r.status == CL_COMPLETE; ++i) {
     block& b = blocks[i % blocks.size()];
-    settle(b);
+    written(b);
     if (r.status != CL_COMPLETE) break;
     if (!b.data) b.data.reset(acquire_staging(each));
     if (!b.data) {
@@ -146,7 +128,7 @@ file_copier::result file_copier::file_to_buffer(const file_job& job, int fd, cl_
       break;
     }
     const uint64_t want = std::min(each, job.size - at);
-    const ssize_t got = read_at(fd, b.data.get(), want, job.file_offset + at);
+    const ssize_t got = read_at(fd, b.data.get(), static_cast<size_t>(want), job.file_offset + at);
     if (got < 0) {
       r = {CL_OUT_OF_RESOURCES, system_error("reading the file")};
       break;
@@ -166,7 +148,7 @@ file_copier::result file_copier::file_to_buffer(const file_job& job, int fd, cl_
       r = {CL_INVALID_VALUE,
            "the file ended after " + std::to_string(at) + " of " + std::to_string(job.size) + " bytes"};
   }
-  for (block& b : blocks) settle(b);
+  for (block& b : blocks) written(b);
   return r;
 }
 
@@ -193,28 +175,19 @@ file_copier::result file_copier::buffer_to_file(const file_job& job, int fd, cl_
   for (uint64_t i = 0; i < count && i < blocks.size() && r.status == CL_COMPLETE; ++i) start(i);
   for (uint64_t i = 0; i < count && r.status == CL_COMPLETE; ++i) {
     block& b = blocks[i % blocks.size()];
-    cl_int status = CL_COMPLETE;
-    if (api_.clWaitForEvents(1, &b.copy) != CL_SUCCESS ||
-        api_.clGetEventInfo(b.copy, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) != CL_SUCCESS)
-      status = CL_OUT_OF_RESOURCES;
-    api_.clReleaseEvent(std::exchange(b.copy, nullptr));
-    if (status < 0) {
+    if (const cl_int status = settle(api_, b); status < 0) {
       r = {status, "reading the buffer"};
       break;
     }
     const uint64_t at = i * each;
-    if (!write_at(fd, b.data.get(), std::min(each, job.size - at), job.file_offset + at)) {
+    if (!write_at(fd, b.data.get(), static_cast<size_t>(std::min(each, job.size - at)), job.file_offset + at)) {
       r = {CL_OUT_OF_RESOURCES, system_error("writing the file")};
       break;
     }
     if (i + blocks.size() < count) start(i + blocks.size());
   }
   // Reads still in flight after a failure land in staging nobody reads.
-  for (block& b : blocks) {
-    if (b.copy == nullptr) continue;
-    api_.clWaitForEvents(1, &b.copy);
-    api_.clReleaseEvent(std::exchange(b.copy, nullptr));
-  }
+  for (block& b : blocks) settle(api_, b);
   return r;
 }
 

@@ -3,8 +3,8 @@
 // session's teardown ends the job first. Exactly one of them acts.
 #pragma once
 
+#include <atomic>
 #include <memory>
-#include <mutex>
 #include <utility>
 
 #include "server/files/file_copier.hpp"
@@ -20,7 +20,7 @@ class file_start : public deferred_step {
       : api_(api), job_(std::move(job)), copier_(std::move(copier)) {}
   ~file_start() override {
     // Never claimed (its slot was dropped): nothing may wait on the gate.
-    if (!claimed_) file_copier::end(api_, job_, CL_DEVICE_NOT_AVAILABLE);
+    if (claim()) file_copier::end(api_, job_, CL_DEVICE_NOT_AVAILABLE);
   }
 
   void run(cl_int status) override {
@@ -37,16 +37,12 @@ class file_start : public deferred_step {
   }
 
  private:
-  bool claim() {
-    std::lock_guard lock(mutex_);
-    return !std::exchange(claimed_, true);
-  }
+  bool claim() { return !claimed_.exchange(true, std::memory_order_acq_rel); }
 
   const native::api& api_;
   file_job job_;
   std::weak_ptr<file_copier> copier_;
-  std::mutex mutex_;  // guards claimed_
-  bool claimed_ = false;
+  std::atomic<bool> claimed_{false};
 };
 
 }  // namespace ferry::server

@@ -8,22 +8,10 @@
 #include "client/core/event_state.hpp"
 #include "client/core/memory/svm_registry.hpp"
 #include "client/core/servers/platform.hpp"
+#include "client/core/text_fields.hpp"
 #include "protocol/version.hpp"
 
 namespace ferry::client {
-
-namespace {
-
-/// Copies `from` into the C string field `to`, cut to fit and always
-/// NUL-terminated (the rest of the field zeroed).
-template <size_t N>
-void copy_truncated(char (&to)[N], const std::string& from) {
-  const size_t length = std::min(from.size(), N - 1);
-  std::memcpy(to, from.data(), length);
-  std::memset(to + length, 0, N - length);
-}
-
-}  // namespace
 
 result<cl_ulong> ping_server(const device* d) {
   auto r = d->host->link->ping();

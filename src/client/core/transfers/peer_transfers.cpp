@@ -1,22 +1,14 @@
 #include "client/core/transfers/peer_transfers.hpp"
 
-#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "client/core/servers/server.hpp"
+#include "client/core/text_fields.hpp"
 
 namespace ferry::client {
 
 namespace {
-
-/// Copies `text` into `field`, cut to fit, always ending in a NUL.
-template <size_t N>
-void put(char (&field)[N], const std::string& text) {
-  const size_t n = std::min(text.size(), N - 1);
-  std::memcpy(field, text.data(), n);
-  field[n] = '\0';
-}
 
 template <size_t N>
 bool ends_in_nul(const char (&field)[N]) {
@@ -38,9 +30,9 @@ cl_int enqueue_receive_from_peer(queue* q, memory* m, size_t offset, size_t size
   command cmd(q, CL_COMMAND_WRITE_BUFFER, count, list, event_out, blocking::no);
   if (cl_int code = cmd.uses(m, access::write); code != CL_SUCCESS) return cmd.abandon(code);
   ticket = cl_ferry_peer_ticket{};
-  put(ticket.address, host.peer_address);
-  put(ticket.unix_path, host.local_route.unix_path);
-  put(ticket.host, host.local_route.host);
+  copy_truncated(ticket.address, host.peer_address);
+  copy_truncated(ticket.unix_path, host.local_route.unix_path);
+  copy_truncated(ticket.host, host.local_route.host);
   const protocol::session_token session = host.link->session(), key = host.link->peer_key();
   std::memcpy(ticket.session, session.data(), session.size());
   std::memcpy(ticket.peer_key, key.data(), key.size());
