@@ -1,15 +1,19 @@
 #!/bin/sh
 # Himeno step time (issue 23): examples/himeno_mpi on 2 ranks, halo exchanges as transfer
 # commands (events only, the clDataTransfer paper's Listing 4) against host-blocking
-# exchanges (Listing 2), natively (PoCL) and through Ferry (`ferry run`: one local ferryd
-# on 127.0.0.1 that both ranks share). Prints each median step time, native beside Ferry
-# from the same run.
+# exchanges (Listing 2), natively (PoCL) and through Ferry: one local ferryd on 127.0.0.1
+# that both ranks share (`ferry run`), and two, one per rank. Transfer commands run twice
+# through Ferry: as the library chooses (halos below FERRY_TRANSFER_PEER_MIN, 64K, go
+# through the hosts) and with every halo offered server to server
+# (FERRY_TRANSFER_PEER_MIN=0). Prints each median step time, native beside Ferry from the
+# same run.
 set -eu
 usage() {
   cat <<USAGE
 Usage: bench/himeno.sh [--bin-dir DIR] [--grid NX NY NZ] [--steps S] [--repeat R]
 
-  --bin-dir DIR     build tree with bin/himeno_mpi and bin/ferry (default build/release)
+  --bin-dir DIR     build tree with bin/himeno_mpi, bin/ferry and bin/ferryd
+                    (default build/release)
   --grid NX NY NZ   grid (default 96 96 96: a few ms per step on a 2-core VM)
   --steps S         steps per timed run (default 20)
   --repeat R        timed runs; the median step is printed (default 7)
@@ -30,8 +34,8 @@ while [ $# -gt 0 ]; do
     *) echo "himeno.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-himeno=$bin_dir/bin/himeno_mpi ferry=$bin_dir/bin/ferry
-for f in "$himeno" "$ferry"; do
+himeno=$bin_dir/bin/himeno_mpi ferry=$bin_dir/bin/ferry ferryd=$bin_dir/bin/ferryd
+for f in "$himeno" "$ferry" "$ferryd"; do
   [ -x "$f" ] || { echo "himeno.sh: $f not found (build with MPI, see docs/transfer.md)" >&2; exit 1; }
 done
 mpiexec=${MPIEXEC:-mpiexec}
@@ -40,23 +44,55 @@ export HWLOC_COMPONENTS=-opencl
 flags=""
 if "$mpiexec" --version 2>/dev/null | grep -q -e "Open MPI" -e OpenRTE; then flags="--oversubscribe --allow-run-as-root"; fi
 
+# Two daemons for the runs with one server per rank, stopped on exit.
+work=$(mktemp -d)
+pids=""
+trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$work"' EXIT
+servers=""
+for i in 1 2; do
+  "$ferryd" --port 0 --listen 127.0.0.1 --device-type cpu --log-level warn >"$work/ferryd$i.out" 2>&1 &
+  pids="$pids $!"
+  tries=0
+  until grep -q '^READY ' "$work/ferryd$i.out"; do
+    tries=$((tries + 1))
+    [ $tries -lt 300 ] || { echo "himeno.sh: ferryd did not start:" >&2; cat "$work/ferryd$i.out" >&2; exit 1; }
+    sleep 0.1
+  done
+  port=$(sed -n 's/^READY \([0-9]*\).*/\1/p' "$work/ferryd$i.out" | head -n 1)
+  servers="$servers${servers:+,}127.0.0.1:$port"
+done
+icd_dir=$work/vendors
+mkdir -p "$icd_dir"
+echo "$(cd "$bin_dir" && pwd)/lib/libferry.so" >"$icd_dir/ferry.icd"
+
 step_ms() {  # platform [--host-blocking]
   platform=$1
   shift
   # shellcheck disable=SC2086
-  if [ "$platform" = ferry ]; then
-    out=$("$ferry" run -- "$mpiexec" $flags -n 2 "$himeno" --grid $grid --steps "$steps" --repeat "$repeat" "$@")
-  else
-    out=$("$mpiexec" $flags -n 2 "$himeno" --grid $grid --steps "$steps" --repeat "$repeat" "$@")
-  fi
+  case $platform in
+    ferry) out=$("$ferry" run -- "$mpiexec" $flags -n 2 "$himeno" --grid $grid --steps "$steps" --repeat "$repeat" "$@") ;;
+    ferry2) out=$(OCL_ICD_VENDORS=$icd_dir OCL_ICD_FILENAMES= FERRY_SERVERS=$servers \
+                  "$mpiexec" $flags -n 2 "$himeno" --grid $grid --steps "$steps" --repeat "$repeat" "$@") ;;
+    *) out=$("$mpiexec" $flags -n 2 "$himeno" --grid $grid --steps "$steps" --repeat "$repeat" "$@") ;;
+  esac
   printf '%s\n' "$out" | sed -n 's/^step_ms \([0-9.]*\).*/\1/p'
 }
 echo "himeno_mpi, 2 ranks, grid $grid, median of $repeat runs of $steps steps (ms per step)"
-printf '%-20s %10s %10s\n' "exchange" "native" "ferry"
-for mode in transfer-commands host-blocking; do
+printf '%-28s %10s %10s %12s\n' "exchange" "native" "ferry" "ferry 2 srv"
+for mode in transfer-commands offered host-blocking; do
   arg=""
   [ $mode = host-blocking ] && arg=--host-blocking
-  native=$(step_ms native $arg)
-  through=$(step_ms ferry $arg)
-  printf '%-20s %10s %10s\n' "$mode" "$native" "$through"
+  if [ $mode = offered ]; then
+    native=-
+    export FERRY_TRANSFER_PEER_MIN=0
+    through=$(step_ms ferry)
+    two=$(step_ms ferry2)
+    unset FERRY_TRANSFER_PEER_MIN
+    mode="transfer-commands, offered"
+  else
+    native=$(step_ms native $arg)
+    through=$(step_ms ferry $arg)
+    two=$(step_ms ferry2 $arg)
+  fi
+  printf '%-28s %10s %10s %12s\n' "$mode" "$native" "$through" "$two"
 done

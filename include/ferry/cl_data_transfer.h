@@ -100,7 +100,18 @@ extern "C" {
 /* Sends `size` bytes at `offset` of `buffer` to rank `dest` of `comm` with
  * `tag`. A receiving transfer command (clEnqueueRecvBuffer) takes them in
  * whatever pieces they travel in; a host receives them with
- * clHostRecvFromBuffer below, not with a plain MPI_Recv. */
+ * clHostRecvFromBuffer below, not with a plain MPI_Recv.
+ *
+ * Tags: 0 to a third of MPI_TAG_UB ((MPI_TAG_UB - 1) / 3 - 1); the tags
+ * above carry the library's own messages. Between two ranks whose buffers
+ * are on Ferry servers the bytes go from one server to the other, never
+ * through either host: the send offers them to the receive, which answers
+ * with a ticket of the Ferry driver (docs/transfer.md, "Halo exchanges
+ * between servers"). Such a send then ends only once its receive has begun,
+ * as MPI_Ssend: two ranks that each send and then receive on one in-order
+ * queue must use clEnqueueSendrecvBuffer (as with MPI_Send of large
+ * messages). FERRY_TRANSFER_PEER_MIN sets the least size offered (default
+ * 64K; "off" for none). */
 cl_int clEnqueueSendBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset, size_t size,
                            int dest, int tag, MPI_Comm comm, cl_uint num_events, const cl_event *wait_list,
                            cl_event *event);

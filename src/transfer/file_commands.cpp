@@ -19,6 +19,7 @@
 #include "common/file_io.hpp"
 #include "ferry/cl_data_transfer.h"
 #include "transfer/block_pipeline.hpp"
+#include "transfer/ferry_functions.hpp"
 #include "transfer/transfer_command.hpp"
 
 namespace ferry::transfer {
@@ -127,19 +128,6 @@ transfer_outcome with_path(const std::string& path, bool writing, uint64_t file_
   return out;
 }
 
-/// The Ferry driver's command for a file on the buffer's server, when the
-/// queue is Ferry's (null otherwise: the server that holds the buffer is this
-/// host).
-template <class Function>
-Function ferry_server_function(cl_command_queue queue, const char* name) {
-  cl_device_id device = nullptr;
-  cl_platform_id platform = nullptr;
-  if (clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof device, &device, nullptr) != CL_SUCCESS ||
-      clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr) != CL_SUCCESS)
-    return nullptr;
-  return reinterpret_cast<Function>(clGetExtensionFunctionAddressForPlatform(platform, name));
-}
-
 bool path_acceptable(const char* path, cl_uint location) {
   return path != nullptr && path[0] != '\0' &&
          (location == CL_FERRY_FILE_ON_CLIENT || location == CL_FERRY_FILE_ON_SERVER);
@@ -181,7 +169,7 @@ extern "C" cl_int clEnqueueReadBufferToFileFERRY(cl_command_queue queue, cl_mem 
                                                  cl_uint location, cl_uint num_events, const cl_event* wait_list,
                                                  cl_event* event) {
   if (path_acceptable(path, location) && location == CL_FERRY_FILE_ON_SERVER) {
-    if (auto on_server = ferry_server_function<clEnqueueReadBufferToServerFileFERRY_fn>(
+    if (auto on_server = ferry_function<clEnqueueReadBufferToServerFileFERRY_fn>(
             queue, "clEnqueueReadBufferToServerFileFERRY"))
       return on_server(queue, buffer, blocking, offset, size, path, file_offset, num_events, wait_list, event);
   }
@@ -200,7 +188,7 @@ extern "C" cl_int clEnqueueWriteBufferFromFileFERRY(cl_command_queue queue, cl_m
                                                     cl_ulong file_offset, cl_uint location, cl_uint num_events,
                                                     const cl_event* wait_list, cl_event* event) {
   if (path_acceptable(path, location) && location == CL_FERRY_FILE_ON_SERVER) {
-    if (auto on_server = ferry_server_function<clEnqueueWriteBufferFromServerFileFERRY_fn>(
+    if (auto on_server = ferry_function<clEnqueueWriteBufferFromServerFileFERRY_fn>(
             queue, "clEnqueueWriteBufferFromServerFileFERRY"))
       return on_server(queue, buffer, blocking, offset, size, path, file_offset, num_events, wait_list, event);
   }

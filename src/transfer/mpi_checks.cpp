@@ -1,6 +1,7 @@
 #include "transfer/mpi_checks.hpp"
 
 #include "common/log.hpp"
+#include "transfer/mpi_offers.hpp"
 
 namespace ferry::transfer {
 
@@ -35,10 +36,9 @@ cl_int check_mpi(const char* call, MPI_Comm comm, std::initializer_list<mpi_peer
   MPI_Comm_test_inter(comm, &inter);
   if (inter) MPI_Comm_remote_size(comm, &size);
   else MPI_Comm_size(comm, &size);
-  int* upper = nullptr;
-  int found = 0;
-  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upper, &found);
-  const int tag_ub = found && upper ? *upper : 32767;  // the least MPI_TAG_UB the standard allows
+  // The tags above a third of MPI_TAG_UB carry the offers of sends between
+  // servers and their answers (mpi_offers.hpp).
+  const int tag_ub = job_offer_tags().largest_user_tag();
   for (const mpi_peer& p : peers) {
     const bool receive = p.role == peer_role::receive;
     const bool rank_ok = p.rank == MPI_PROC_NULL || (receive && p.rank == MPI_ANY_SOURCE) ||
@@ -49,7 +49,7 @@ cl_int check_mpi(const char* call, MPI_Comm comm, std::initializer_list<mpi_peer
     }
     const bool tag_ok = (receive && p.tag == MPI_ANY_TAG) || (p.tag >= 0 && p.tag <= tag_ub);
     if (!tag_ok) {
-      FERRY_WARN("transfer", "%s: tag %d is outside [0, %d]%s", call, p.tag, tag_ub,
+      FERRY_WARN("transfer", "%s: tag %d is outside [0, %d]%s (the tags above, to MPI_TAG_UB, carry the library's own messages)", call, p.tag, tag_ub,
                  receive ? " (or MPI_ANY_TAG)" : "");
       return CL_INVALID_VALUE;
     }

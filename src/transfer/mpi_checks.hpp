@@ -22,7 +22,7 @@ struct mpi_peer {
 
 /// CL_SUCCESS, CL_INVALID_OPERATION (MPI not initialized, finalized, or
 /// below MPI_THREAD_MULTIPLE) or CL_INVALID_VALUE (a null communicator, a
-/// rank outside it, a tag outside [0, MPI_TAG_UB]).
+/// rank outside it, a tag outside [0, job_offer_tags().largest_user_tag()]).
 cl_int check_mpi(const char* call, MPI_Comm comm, std::initializer_list<mpi_peer> peers);
 
 /// The MPI part of check_mpi alone (initialized, not finalized, threads).

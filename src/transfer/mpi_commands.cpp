@@ -10,11 +10,20 @@
 // next one is, so a host's single MPI_Send of the whole size is received as
 // well as a transfer command's blocks. MPI keeps messages between two ranks
 // with one tag and communicator in order, so the blocks arrive in order.
+//
+// Between two ranks whose buffers are on Ferry servers the bytes go server to
+// server instead (mpi_offers.hpp): the send offers, the receive answers with
+// a ticket of the Ferry driver, and each side's command becomes that driver's
+// migration.
 #include <mpi.h>
+
+#include <CL/cl_ext_ferry.h>
 
 #include <climits>
 #include <cstdlib>
+#include <functional>
 #include <future>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,7 +32,9 @@
 #include "ferry/cl_data_transfer.h"
 #include "transfer/block_pipeline.hpp"
 #include "transfer/command_event.hpp"
+#include "transfer/ferry_functions.hpp"
 #include "transfer/mpi_checks.hpp"
+#include "transfer/mpi_offers.hpp"
 #include "transfer/mpi_waits.hpp"
 #include "transfer/transfer_command.hpp"
 #include "transfer/worker_pool.hpp"
@@ -42,9 +53,53 @@ transfer_outcome mpi_failure(const char* call, int code) {
   return {CL_OUT_OF_RESOURCES, std::string(call) + ": " + mpi_error_text(code)};
 }
 
+/// Whether a transfer of `size` bytes on `queue` may go server to server:
+/// the queue is Ferry's, and the size is one that is offered.
+bool may_go_between_servers(cl_command_queue queue, size_t size) {
+  return size > 0 && size >= least_offered_size() &&
+         ferry_function<clEnqueueSendToPeerFERRY_fn>(queue, "clEnqueueSendToPeerFERRY") != nullptr;
+}
+
+/// The end of a migration the Ferry driver runs for a transfer.
+transfer_outcome migration_outcome(cl_int enqueued, cl_event event, const char* what) {
+  if (enqueued != CL_SUCCESS) return {enqueued, std::string("enqueueing the ") + what};
+  const cl_int ended = wait_until_ended(event);
+  clReleaseEvent(event);
+  if (ended != CL_SUCCESS) return {ended, std::string("the ") + what + " failed on the server"};
+  return {};
+}
+
+/// Offers the range to (dest, tag); sends it server to server when the
+/// receiver takes it. `sent` says whether it did (else it sends data).
+transfer_outcome offer_range(const transfer_setting& setting, cl_mem buffer, size_t offset, size_t size, int dest,
+                             int tag, MPI_Comm comm, bool& sent) {
+  sent = false;
+  auto send_to_peer = ferry_function<clEnqueueSendToPeerFERRY_fn>(setting.copies, "clEnqueueSendToPeerFERRY");
+  if (!send_to_peer) return {};
+  offer_answer answer;
+  std::string why;
+  if (int rc = offer_and_wait(size, dest, tag, comm, answer, why); rc != MPI_SUCCESS) {
+    transfer_outcome o = mpi_failure("the offer", rc);
+    o.cause += " (" + why + ")";
+    return o;
+  }
+  if (!answer.accepted) return {};
+  sent = true;
+  // The receiver now waits for the migration alone: a failure here leaves it
+  // waiting until its session ends (docs/transfer.md says so).
+  cl_event event = nullptr;
+  const cl_int rc = send_to_peer(setting.copies, buffer, offset, &answer.ticket, 0, nullptr, &event);
+  return migration_outcome(rc, event, "send to the receiver's server");
+}
+
 transfer_outcome send_range(const transfer_setting& setting, cl_mem buffer, size_t offset, size_t size, int dest,
                             int tag, MPI_Comm comm) {
   if (dest == MPI_PROC_NULL) return {};
+  if (may_go_between_servers(setting.copies, size)) {
+    bool between_servers = false;
+    transfer_outcome o = offer_range(setting, buffer, offset, size, dest, tag, comm, between_servers);
+    if (between_servers || o.status != CL_SUCCESS) return o;
+  }
   if (size == 0) {
     // One empty message: the receiver of 0 bytes matches it.
     if (int rc = send_patiently(nullptr, 0, dest, tag, comm); rc != MPI_SUCCESS) return mpi_failure("MPI_Isend", rc);
@@ -60,23 +115,52 @@ transfer_outcome send_range(const transfer_setting& setting, cl_mem buffer, size
   return {};
 }
 
+/// What a receive into a Ferry buffer does with an offer of its size: enqueues
+/// the driver's receive and fills the ticket (true), or refuses (false).
+using offer_taker = std::function<bool(const received_offer&, cl_ferry_peer_ticket&)>;
+
 /// Receives messages from (source, tag) until `size` bytes have come, each
 /// into the memory `place(bytes)` gives and then handed to `landed(bytes)`.
 /// The first message fixes the source and tag (MPI_ANY_SOURCE, MPI_ANY_TAG).
+/// An offer comes instead of data from a send on a Ferry queue: `take`
+/// may take it (then `*taken` is set and no data comes), else it is refused
+/// and the data follows.
 template <typename Place, typename Landed>
 transfer_outcome receive_messages(size_t size, int source, int tag, MPI_Comm comm, Place&& place, Landed&& landed,
-                                  MPI_Status* last = nullptr) {
+                                  MPI_Status* last = nullptr, const offer_taker& take = nullptr,
+                                  bool* taken = nullptr) {
   size_t received = 0;
   bool first = true;
   do {
     MPI_Message message;
     MPI_Status status;
-    if (int rc = probe_patiently(source, tag, comm, &message, &status); rc != MPI_SUCCESS)
-      return mpi_failure("MPI_Improbe", rc);
     if (first) {
-      source = status.MPI_SOURCE;
-      tag = status.MPI_TAG;
+      arrival came;
+      if (int rc = probe_arrival(source, tag, comm, came); rc != MPI_SUCCESS) return mpi_failure("MPI_Improbe", rc);
+      source = came.status.MPI_SOURCE;
+      tag = came.user_tag;
+      if (came.is_offer) {
+        received_offer offer;
+        std::string why;
+        if (!receive_offer(came, offer, why)) return {CL_INVALID_VALUE, why};
+        cl_ferry_peer_ticket ticket{};
+        const bool takes = take && offer.size == size && take(offer, ticket);
+        if (int rc = answer_offer(offer, comm, takes ? &ticket : nullptr); rc != MPI_SUCCESS)
+          return mpi_failure("answering an offer", rc);
+        if (takes) {
+          if (taken) *taken = true;
+          return {};
+        }
+        // Refused: the sender sends the bytes as data now.
+        if (int rc = probe_patiently(source, tag, comm, &message, &status); rc != MPI_SUCCESS)
+          return mpi_failure("MPI_Improbe", rc);
+      } else {
+        message = came.message;
+        status = came.status;
+      }
       first = false;
+    } else if (int rc = probe_patiently(source, tag, comm, &message, &status); rc != MPI_SUCCESS) {
+      return mpi_failure("MPI_Improbe", rc);
     }
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
@@ -107,19 +191,40 @@ transfer_outcome receive_messages(size_t size, int source, int tag, MPI_Comm com
 transfer_outcome receive_range(const transfer_setting& setting, cl_mem buffer, size_t offset, size_t size,
                                int source, int tag, MPI_Comm comm) {
   if (source == MPI_PROC_NULL) return {};
-  device_writer writer(setting.copies, buffer, offset, size, std::max<size_t>(block_size_for(size), 1));
+  // A receive into a Ferry buffer takes a Ferry sender's offer: the bytes
+  // then migrate from the sender's server.
+  auto receive_from_peer =
+      ferry_function<clEnqueueReceiveFromPeerFERRY_fn>(setting.copies, "clEnqueueReceiveFromPeerFERRY");
+  cl_event migration = nullptr;
+  cl_int enqueued = CL_SUCCESS;
+  offer_taker take;
+  if (receive_from_peer) {
+    take = [&](const received_offer&, cl_ferry_peer_ticket& ticket) {
+      enqueued = receive_from_peer(setting.copies, buffer, offset, size, 0, nullptr, &migration, &ticket);
+      // Refused when the driver cannot: the sender then sends data.
+      return enqueued == CL_SUCCESS;
+    };
+  }
+  // The writer is made for data only: a migration needs none of its blocks.
+  std::optional<device_writer> writer;
   uint8_t* slot = nullptr;
+  bool migrated = false;
   transfer_outcome o = receive_messages(
       size, source, tag, comm,
       [&](size_t bytes) {
-        slot = writer.next_slot(bytes);
+        if (!writer) writer.emplace(setting.copies, buffer, offset, size, std::max<size_t>(block_size_for(size), 1));
+        slot = writer->next_slot(bytes);
         return static_cast<void*>(slot);
       },
       [&](size_t bytes) -> transfer_outcome {
-        if (!writer.commit(bytes)) return {writer.error(), "writing the buffer"};
+        if (!writer->commit(bytes)) return {writer->error(), "writing the buffer"};
         return {};
-      });
-  const cl_int written = writer.finish();
+      },
+      nullptr, take, &migrated);
+  if (migrated) return migration_outcome(enqueued, migration, "receive from the sender's server");
+  if (enqueued != CL_SUCCESS)
+    FERRY_WARN("transfer", "the driver refused a receive from a peer (%d); the bytes come as data", enqueued);
+  const cl_int written = writer ? writer->finish() : CL_SUCCESS;
   if (o.status != CL_SUCCESS) return o;
   if (written != CL_SUCCESS) return {written, "writing the buffer"};
   return o;
@@ -322,7 +427,7 @@ extern "C" cl_int clEnqueueSendBuffer(cl_command_queue queue, cl_mem buffer, cl_
   transfer_setting setting;
   if (cl_int rc = check_call(call, setting); rc != CL_SUCCESS) return rc;
   if (cl_int rc = check_mpi(call.name, comm, {{peer_role::send, dest, tag}}); rc != CL_SUCCESS) return rc;
-  if (one_block(size) && dest != MPI_PROC_NULL)
+  if (one_block(size) && dest != MPI_PROC_NULL && !may_go_between_servers(queue, size))
     return exchange_one_block(call, setting, size, true, offset, dest, tag, false, 0, MPI_PROC_NULL, 0, comm);
   return enqueue_transfer(call, setting, [=](const transfer_setting& s) {
     return send_range(s, buffer, offset, size, dest, tag, comm);
@@ -337,7 +442,7 @@ extern "C" cl_int clEnqueueRecvBuffer(cl_command_queue queue, cl_mem buffer, cl_
   transfer_setting setting;
   if (cl_int rc = check_call(call, setting); rc != CL_SUCCESS) return rc;
   if (cl_int rc = check_mpi(call.name, comm, {{peer_role::receive, source, tag}}); rc != CL_SUCCESS) return rc;
-  if (one_block(size) && source != MPI_PROC_NULL)
+  if (one_block(size) && source != MPI_PROC_NULL && !may_go_between_servers(queue, size))
     return exchange_one_block(call, setting, size, false, 0, MPI_PROC_NULL, 0, true, offset, source, tag, comm);
   return enqueue_transfer(call, setting, [=](const transfer_setting& s) {
     return receive_range(s, buffer, offset, size, source, tag, comm);
@@ -359,17 +464,29 @@ extern "C" cl_int clEnqueueSendrecvBuffer(cl_command_queue queue, cl_mem buffer,
     return rc;
   // A side with MPI_PROC_NULL moves nothing: no copy for it (a write would
   // put the block's undefined bytes into the buffer).
-  if (one_block(size) && (dest != MPI_PROC_NULL || source != MPI_PROC_NULL))
+  if (one_block(size) && (dest != MPI_PROC_NULL || source != MPI_PROC_NULL) && !may_go_between_servers(queue, size))
     return exchange_one_block(call, setting, size, dest != MPI_PROC_NULL, send_offset, dest, send_tag,
                               source != MPI_PROC_NULL, recv_offset, source, recv_tag, comm);
   return enqueue_transfer(call, setting, [=](const transfer_setting& s) {
     // Both at once, as MPI_Sendrecv: each side may send before it receives.
+    // Between servers each half is a migration that ends only when the
+    // other rank's does; the send's then takes a queue of its own, since on
+    // the one in-order queue it would wait behind this rank's receive.
+    transfer_setting send_setting = s;
+    cl_command_queue send_queue = nullptr;
+    if (may_go_between_servers(s.copies, size)) {
+      cl_int rc = CL_SUCCESS;
+      send_queue = clCreateCommandQueueWithProperties(s.context, s.device, nullptr, &rc);
+      if (rc != CL_SUCCESS) return transfer_outcome{rc, "creating a queue for the send"};
+      send_setting.copies = send_queue;
+    }
     auto sent = std::make_shared<std::promise<transfer_outcome>>();
     std::future<transfer_outcome> send_done = sent->get_future();
-    auto send = [=] { sent->set_value(send_range(s, buffer, send_offset, size, dest, send_tag, comm)); };
+    auto send = [=] { sent->set_value(send_range(send_setting, buffer, send_offset, size, dest, send_tag, comm)); };
     if (!run_in_background(send)) send();  // (then sequential: fine unless both ranks cannot start a thread)
     transfer_outcome received = receive_range(s, buffer, recv_offset, size, source, recv_tag, comm);
     transfer_outcome sent_outcome = send_done.get();
+    if (send_queue) clReleaseCommandQueue(send_queue);
     return sent_outcome.status != CL_SUCCESS ? sent_outcome : received;
   });
 }

@@ -5,30 +5,16 @@
 #include <thread>
 
 namespace ferry::transfer {
-namespace {
 
-/// Pauses that grow: yields while a peer answers at once, sleeps once it does not.
-class backoff {
- public:
-  void pause() {
-    if (yields_ < most_yields) {
-      ++yields_;
-      std::this_thread::yield();
-      return;
-    }
-    sleep_ = std::min(most_sleep, sleep_ == std::chrono::microseconds{0} ? first_sleep : sleep_ * 2);
-    std::this_thread::sleep_for(sleep_);
+void backoff::pause() {
+  if (yields_ < most_yields) {
+    ++yields_;
+    std::this_thread::yield();
+    return;
   }
-
- private:
-  static constexpr int most_yields = 32;
-  static constexpr std::chrono::microseconds first_sleep{5};
-  static constexpr std::chrono::microseconds most_sleep{100};
-  int yields_ = 0;
-  std::chrono::microseconds sleep_{0};
-};
-
-}  // namespace
+  sleep_ = std::min(most_sleep, sleep_ == std::chrono::microseconds{0} ? first_sleep : sleep_ * 2);
+  std::this_thread::sleep_for(sleep_);
+}
 
 int probe_patiently(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   backoff pauses;

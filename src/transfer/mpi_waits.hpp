@@ -8,7 +8,22 @@
 
 #include <mpi.h>
 
+#include <chrono>
+
 namespace ferry::transfer {
+
+/// Pauses that grow: yields while a peer answers at once, sleeps once it does not.
+class backoff {
+ public:
+  void pause();
+
+ private:
+  static constexpr int most_yields = 32;
+  static constexpr std::chrono::microseconds first_sleep{5};
+  static constexpr std::chrono::microseconds most_sleep{100};
+  int yields_ = 0;
+  std::chrono::microseconds sleep_{0};
+};
 
 /// MPI_Mprobe that pauses between polls (MPI_Improbe).
 int probe_patiently(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);

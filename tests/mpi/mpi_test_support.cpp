@@ -30,13 +30,36 @@ bool mpi_running() {
   return initialized && !finalized;
 }
 
-/// The first platform with a device, and its devices.
-std::vector<cl_device_id> first_platform_devices() {
+/// What FERRY_MPI_TEST_PLATFORMS ("ferry,native", set by ferry_mpi_launch
+/// --platform mixed) asks of `rank`: "ferry", "native", or "" for any.
+std::string platform_wanted(int rank) {
+  const char* list = std::getenv("FERRY_MPI_TEST_PLATFORMS");
+  if (list == nullptr || *list == '\0') return "";
+  std::vector<std::string> names;
+  std::string name;
+  for (const char* c = list;; ++c) {
+    if (*c == ',' || *c == '\0') {
+      names.push_back(name);
+      name.clear();
+      if (*c == '\0') break;
+    } else {
+      name += *c;
+    }
+  }
+  return names[static_cast<std::size_t>(rank) % names.size()];
+}
+
+/// The first platform with a device (Ferry's or another, as `wanted` says), and its devices.
+std::vector<cl_device_id> first_platform_devices(const std::string& wanted) {
   cl_uint count = 0;
   if (clGetPlatformIDs(0, nullptr, &count) != CL_SUCCESS || count == 0) return {};
   std::vector<cl_platform_id> platforms(count);
   clGetPlatformIDs(count, platforms.data(), nullptr);
   for (cl_platform_id p : platforms) {
+    char name[256] = "";
+    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name, nullptr);
+    const bool is_ferry = std::string_view(name) == "Ferry";
+    if ((wanted == "ferry" && !is_ferry) || (wanted == "native" && is_ferry)) continue;
     cl_uint devices = 0;
     if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &devices) != CL_SUCCESS || devices == 0) continue;
     std::vector<cl_device_id> out(devices);
@@ -80,14 +103,19 @@ void expect_bytes(const std::vector<std::uint8_t>& expected, const std::vector<s
 }
 
 rank_device::rank_device(int rank) {
-  const std::vector<cl_device_id> devices = first_platform_devices();
-  MPI_TEST_CHECK(!devices.empty(), "no OpenCL platform with a device");
+  const std::string wanted = platform_wanted(rank);
+  const std::vector<cl_device_id> devices = first_platform_devices(wanted);
+  MPI_TEST_CHECK(!devices.empty(), "no OpenCL platform with a device" + (wanted.empty() ? "" : " (" + wanted + ")"));
   cl_device_id device = devices[static_cast<std::size_t>(rank) % devices.size()];
   cl_platform_id platform = nullptr;
   char version[256] = "";
   clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr);
   clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof version, version, nullptr);
   pocl_3_1_ = std::string_view(version).find("PoCL 3.1") != std::string_view::npos;
+  char name[256] = "";
+  clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name, name, nullptr);
+  on_ferry_ = std::string_view(name) == "Ferry";
+  device_ = device;
   cl_int rc = CL_SUCCESS;
   context_ = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &rc);
   MPI_TEST_CL(CL_SUCCESS, rc);

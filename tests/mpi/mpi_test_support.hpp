@@ -65,6 +65,9 @@ class rank_device {
   rank_device& operator=(const rank_device&) = delete;
 
   cl_context context() const { return context_; }
+  cl_device_id device() const { return device_; }
+  /// The device is Ferry's (its platform is named "Ferry").
+  bool on_ferry() const { return on_ferry_; }
   cl_command_queue queue() const { return queue_; }
   cl_command_queue second_queue() const { return second_queue_; }
   cl_kernel write_pattern() const { return write_pattern_; }
@@ -88,6 +91,8 @@ class rank_device {
                        const cl_event* wait_list, cl_event* event);
 
  private:
+  cl_device_id device_ = nullptr;
+  bool on_ferry_ = false;
   cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
   cl_command_queue second_queue_ = nullptr;

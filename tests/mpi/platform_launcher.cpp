@@ -4,7 +4,10 @@
 //   ferry   one ferryd starts on 127.0.0.1 --port 0; the command runs with the loader
 //           pointed at Ferry alone and FERRY_SERVERS at that daemon, so every rank mpirun
 //           starts (they inherit the environment) reaches its device through the daemon.
-//           Afterwards the daemon gets SIGTERM and must exit with status 0.
+//           Afterwards the daemon gets SIGTERM and must exit with status 0. With
+//           --daemons 2 two start, and rank r takes device r % 2: one server each.
+//   mixed   as ferry, with the loader offering Ferry and the native platforms, and
+//           FERRY_MPI_TEST_PLATFORMS=ferry,native: even ranks on Ferry, odd ones on PoCL.
 //
 // The MPI tests and the Himeno comparison run every program once per platform through
 // this, so one test line covers both. Exits with the command's status, or 1 when the
@@ -26,7 +29,7 @@ using namespace ferry::test;
 
 void print_usage(std::FILE* to) {
   std::fprintf(to,
-               "Usage: ferry_mpi_launch --platform native|ferry [--bin-dir DIR] -- COMMAND [ARGS...]\n"
+               "Usage: ferry_mpi_launch --platform native|ferry|mixed [--daemons N] [--bin-dir DIR] -- COMMAND [ARGS...]\n"
                "\n"
                "Runs COMMAND (typically mpirun ... PROGRAM) natively, or through Ferry with one\n"
                "ferryd started on 127.0.0.1 --port 0 for COMMAND's lifetime and the OpenCL loader\n"
@@ -34,17 +37,22 @@ void print_usage(std::FILE* to) {
                "cannot start or does not exit cleanly (status 0 after SIGTERM).\n"
                "\n"
                "Options:\n"
-               "  --platform native|ferry  where COMMAND's OpenCL calls go\n"
+               "  --platform native|ferry|mixed\n"
+               "                           where COMMAND's OpenCL calls go; mixed: even ranks on\n"
+               "                           Ferry, odd ones on the native platform\n"
+               "  --daemons N              ferryd processes for ferry and mixed (1 or 2, default 1);\n"
+               "                           rank r takes device r % N\n"
                "  --bin-dir DIR            build tree with bin/ferryd and lib/libferry.so\n"
                "                           (default: the tree this launcher was built in)\n"
                "  --help                   this text\n");
 }
 
-enum class platform { native, ferry };
+enum class platform { native, ferry, mixed };
 
 struct options {
   platform where = platform::native;
   std::string bin_dir = FERRY_BINARY_DIR;
+  int daemons = 1;
   std::vector<std::string> command;
 };
 
@@ -62,18 +70,25 @@ std::unique_ptr<options> parse(int argc, char** argv, bool& help) {
       out->command.assign(argv + i + 1, argv + argc);
       break;
     }
-    if ((arg == "--platform" || arg == "--bin-dir") && i + 1 >= argc) {
+    if ((arg == "--platform" || arg == "--bin-dir" || arg == "--daemons") && i + 1 >= argc) {
       std::fprintf(stderr, "ferry_mpi_launch: %s needs a value\n", argv[i]);
       return nullptr;
     }
     if (arg == "--platform") {
       const std::string_view value = argv[++i];
-      if (value != "native" && value != "ferry") {
-        std::fprintf(stderr, "ferry_mpi_launch: --platform is native or ferry, not '%s'\n", argv[i]);
+      if (value != "native" && value != "ferry" && value != "mixed") {
+        std::fprintf(stderr, "ferry_mpi_launch: --platform is native, ferry or mixed, not '%s'\n", argv[i]);
         return nullptr;
       }
-      out->where = value == "ferry" ? platform::ferry : platform::native;
+      out->where = value == "ferry" ? platform::ferry : value == "mixed" ? platform::mixed : platform::native;
       platform_given = true;
+    } else if (arg == "--daemons") {
+      const std::string_view value = argv[++i];
+      if (value != "1" && value != "2") {
+        std::fprintf(stderr, "ferry_mpi_launch: --daemons is 1 or 2, not '%s'\n", argv[i]);
+        return nullptr;
+      }
+      out->daemons = value == "2" ? 2 : 1;
     } else if (arg == "--bin-dir") {
       out->bin_dir = argv[++i];
     } else {
@@ -122,15 +137,27 @@ int main(int argc, char** argv) {
     daemon_process::options daemon_opts;
     daemon_opts.binary = paths.ferryd();
     daemon_opts.extra_args = {"--log-level", "warn", "--device-type", "cpu"};
-    std::unique_ptr<daemon_process> daemon = daemon_process::start(daemon_opts);
-    const int code = run_command(opts->command, loader_env(paths, loader_mode::ferry_only, daemon->address()));
-    const int daemon_status = daemon->stop();
-    if (!exited_with(daemon_status, 0)) {
-      std::fprintf(stderr, "ferry_mpi_launch: ferryd %s (expected a clean exit, status 0)\n",
-                   describe_wait_status(daemon_status).c_str());
-      return code != 0 ? code : 1;
+    std::vector<std::unique_ptr<daemon_process>> daemons;
+    std::string servers;
+    for (int i = 0; i < opts->daemons; ++i) {
+      daemons.push_back(daemon_process::start(daemon_opts));
+      servers += (i ? "," : "") + daemons.back()->address();
     }
-    return code;
+    const bool mixed = opts->where == platform::mixed;
+    std::vector<env_change> env =
+        loader_env(paths, mixed ? loader_mode::ferry_and_native : loader_mode::ferry_only, servers);
+    if (mixed) env.push_back({"FERRY_MPI_TEST_PLATFORMS", "ferry,native"});
+    const int code = run_command(opts->command, env);
+    int result = code;
+    for (auto& daemon : daemons) {
+      const int daemon_status = daemon->stop();
+      if (!exited_with(daemon_status, 0)) {
+        std::fprintf(stderr, "ferry_mpi_launch: ferryd %s (expected a clean exit, status 0)\n",
+                     describe_wait_status(daemon_status).c_str());
+        if (result == 0) result = 1;
+      }
+    }
+    return result;
   } catch (const process_error& e) {
     std::fprintf(stderr, "ferry_mpi_launch: %s\n", e.what());
     return 1;

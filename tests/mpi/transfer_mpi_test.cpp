@@ -12,6 +12,8 @@
 
 #include <ferry/cl_data_transfer.h>
 
+#include <CL/cl_ext_ferry.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -30,6 +32,7 @@ using namespace ferry::mpi_test;
 using bytes = std::vector<std::uint8_t>;
 
 constexpr std::uint8_t sentinel = 0xEE;
+constexpr std::size_t kib = std::size_t{1} << 10;
 constexpr std::size_t mib = std::size_t{1} << 20;
 
 struct ranks {
@@ -172,6 +175,19 @@ std::vector<std::size_t> expected_messages(std::size_t size) {
 // sees the block size (this is what makes the FERRY_TRANSFER_BLOCK run differ).
 void send_blocks(ranks& r) {
   const std::size_t size = 3 * mib + 5;
+  // A send on Ferry offers its bytes first (docs/transfer.md, "Halo exchanges between
+  // servers"), which only a receive of the library answers: this case runs there with
+  // FERRY_TRANSFER_PEER_MIN=off (mpi.transfer_64k_blocks.ferry).
+  int offers = 0;
+  if (r.self == 0) {
+    const char* least = std::getenv("FERRY_TRANSFER_PEER_MIN");
+    offers = r.device.on_ferry() && (least == nullptr || std::string_view(least) != "off");
+  }
+  MPI_Bcast(&offers, 1, MPI_INT, 0, r.comm);
+  if (offers) {
+    if (r.self == 0) std::printf("skipped send_blocks: a send on Ferry offers its bytes to a plain MPI_Recv\n");
+    return;
+  }
   if (r.self == 0) {
     send_pattern(r, size, 35, 35);
   } else {
@@ -453,6 +469,14 @@ void bad_arguments(ranks& r) {
   refused(CL_INVALID_VALUE,
           clEnqueueSendBuffer(q, buffer, CL_FALSE, 0, 8, r.other, MPI_ANY_TAG, r.comm, 0, nullptr, &event),
           "a send with MPI_ANY_TAG");
+  // The tags above a third of MPI_TAG_UB carry the library's offers and answers.
+  const int largest_tag = (tag_ub - 1) / 3 - 1;
+  refused(CL_INVALID_VALUE,
+          clEnqueueSendBuffer(q, buffer, CL_FALSE, 0, 8, r.other, largest_tag + 1, r.comm, 0, nullptr, &event),
+          "a send with a tag above a third of MPI_TAG_UB");
+  refused(CL_INVALID_VALUE,
+          clEnqueueRecvBuffer(q, buffer, CL_FALSE, 0, 8, r.other, tag_ub - 1, r.comm, 0, nullptr, &event),
+          "a receive with a tag of the library's answers");
   if (tag_ub < INT_MAX)
     refused(CL_INVALID_VALUE,
             clEnqueueSendBuffer(q, buffer, CL_FALSE, 0, 8, r.other, tag_ub + 1, r.comm, 0, nullptr, &event),
@@ -574,6 +598,100 @@ void event_properties(ranks& r) {
   clReleaseMemObject(buffer);
 }
 
+/// The bytes the clients' bulk streams of this rank's server have carried (both ways),
+/// from clFerryGetLinkCounters.
+cl_ulong client_bulk_bytes(const rank_device& device) {
+  cl_platform_id platform = nullptr;
+  clGetDeviceInfo(device.device(), CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr);
+  auto counters = reinterpret_cast<clFerryGetLinkCounters_fn>(
+      clGetExtensionFunctionAddressForPlatform(platform, "clFerryGetLinkCounters"));
+  MPI_TEST_CHECK(counters != nullptr, "Ferry's platform has no clFerryGetLinkCounters");
+  std::vector<cl_ferry_link_counters> links(64);
+  cl_uint count = 0;
+  MPI_TEST_CL(CL_SUCCESS, counters(device.device(), static_cast<cl_uint>(links.size()), links.data(), &count));
+  cl_ulong total = 0;
+  for (cl_uint i = 0; i < std::min<cl_uint>(count, static_cast<cl_uint>(links.size())); ++i)
+    if (links[i].kind == CL_FERRY_LINK_CLIENT_BULK) total += links[i].bytes_in + links[i].bytes_out;
+  return total;
+}
+
+// Between two ranks on Ferry the transfers of at least 64 KiB (FERRY_TRANSFER_PEER_MIN)
+// go server to server: a send command into a receive command, one from any source with
+// any tag, and an exchange of halos arrive whole, and the clients' bulk streams do not
+// carry them (their counters on the servers move by less than an eighth of the bytes).
+// Between Ferry and PoCL (--platform mixed) the same calls move the bytes through the
+// hosts: the receiver on PoCL refuses the offers, and a send from PoCL offers nothing.
+void between_servers(ranks& r) {
+  int on_ferry = r.device.on_ferry() ? 1 : 0, both_on_ferry = 0;
+  MPI_Allreduce(&on_ferry, &both_on_ferry, 1, MPI_INT, MPI_LAND, r.comm);
+  const std::size_t sizes[] = {64 * kib, 8 * mib + 5};
+  const std::size_t halo = mib + 11;
+  std::vector<cl_mem> received;
+  // The buffers are written before the first count: those bytes do use the bulk stream.
+  cl_mem halos = r.device.buffer_with([&] {
+    bytes b = pattern(halo, 70 + static_cast<std::uint32_t>(r.self));
+    b.resize(2 * halo, sentinel);
+    return b;
+  }());
+  std::vector<cl_mem> to_send;
+  for (std::size_t size : sizes) {
+    if (r.self == 0) to_send.push_back(r.device.buffer_with(pattern(size, static_cast<std::uint32_t>(size % 97))));
+    else received.push_back(r.device.buffer_filled(size + 2, sentinel));
+  }
+  // One server may serve both ranks: each counts once both have written their buffers,
+  // and neither transfers before both have counted.
+  MPI_Barrier(r.comm);
+  const cl_ulong bulk_before = both_on_ferry ? client_bulk_bytes(r.device) : 0;
+  MPI_Barrier(r.comm);
+
+  std::vector<cl_event> events;
+  int tag = 70;
+  for (std::size_t i = 0; i < std::size(sizes); ++i, ++tag) {
+    cl_event e = nullptr;
+    if (r.self == 0) {
+      MPI_TEST_CL(CL_SUCCESS, clEnqueueSendBuffer(r.device.queue(), to_send[i], CL_FALSE, 0, sizes[i], 1, tag,
+                                                  r.comm, 0, nullptr, &e));
+    } else {
+      // The second from any source with any tag: an offer is found by its tag too.
+      const int source = i == 0 ? 0 : MPI_ANY_SOURCE, recv_tag = i == 0 ? tag : MPI_ANY_TAG;
+      MPI_TEST_CL(CL_SUCCESS, clEnqueueRecvBuffer(r.device.queue(), received[i], CL_FALSE, 1, sizes[i], source,
+                                                  recv_tag, r.comm, 0, nullptr, &e));
+    }
+    events.push_back(e);
+  }
+  cl_event exchanged = nullptr;
+  MPI_TEST_CL(CL_SUCCESS, clEnqueueSendrecvBuffer(r.device.queue(), halos, CL_FALSE, 0, halo, halo, r.other, 79,
+                                                  r.other, 79, r.comm, 0, nullptr, &exchanged));
+  events.push_back(exchanged);
+  for (cl_event e : events) {
+    wait_complete(e, "a transfer between servers");
+    clReleaseEvent(e);
+  }
+  MPI_Barrier(r.comm);
+  if (both_on_ferry) {
+    const cl_ulong bulk = client_bulk_bytes(r.device) - bulk_before;
+    const std::size_t moved = sizes[0] + sizes[1] + 2 * halo;
+    MPI_TEST_CHECK(bulk < moved / 8, "the clients' bulk streams carried " + std::to_string(bulk) + " bytes of " +
+                                         std::to_string(moved) + " moved between servers");
+  }
+  MPI_Barrier(r.comm);  // both have counted before either reads its bytes back
+
+  for (std::size_t i = 0; i < received.size(); ++i) {
+    bytes expected(sizes[i] + 2, sentinel);
+    const bytes sent = pattern(sizes[i], static_cast<std::uint32_t>(sizes[i] % 97));
+    std::copy(sent.begin(), sent.end(), expected.begin() + 1);
+    expect_bytes(expected, r.device.read(received[i], 0, sizes[i] + 2),
+                 ("received " + std::to_string(sizes[i]) + " bytes").c_str());
+  }
+  bytes expected = pattern(halo, 70 + static_cast<std::uint32_t>(r.self));
+  const bytes theirs = pattern(halo, 70 + static_cast<std::uint32_t>(r.other));
+  expected.insert(expected.end(), theirs.begin(), theirs.end());
+  expect_bytes(expected, r.device.read(halos, 0, 2 * halo), "after the exchange of halos");
+  for (cl_mem m : received) clReleaseMemObject(m);
+  for (cl_mem m : to_send) clReleaseMemObject(m);
+  clReleaseMemObject(halos);
+}
+
 struct test_case {
   const char* name;
   void (*run)(ranks&);
@@ -592,6 +710,7 @@ constexpr test_case cases[] = {
     {"bad_arguments", bad_arguments},
     {"oversized_message", oversized_message},
     {"event_properties", event_properties},
+    {"between_servers", between_servers},
 };
 
 void print_usage(std::FILE* to) {

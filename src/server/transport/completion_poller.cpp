@@ -92,19 +92,24 @@ bool completion_poller::poll(std::vector<entry>& active) {
     // An event that cannot be asked is reported with the error rather than waited on forever.
     statuses[i] = rc == CL_SUCCESS ? status : rc;
   }
+  const size_t ended = static_cast<size_t>(
+      std::count_if(statuses.begin(), statuses.end(), [](cl_int status) { return status <= CL_COMPLETE; }));
+  if (ended == 0) return false;
+  {
+    // Counted out before the reports: whoever sees a report must not find
+    // its event still watched.
+    std::lock_guard lock(mutex_);
+    count_ -= ended;
+  }
   size_t kept = 0;
   for (size_t i = 0; i < active.size(); ++i) {
     if (statuses[i] > CL_COMPLETE) active[kept++] = active[i];
     else callback_pool::deliver(active[i].slot, statuses[i], &quiet_);
   }
-  const size_t delivered = active.size() - kept;
   active.resize(kept);
   // Each session's completions go out from here, unless its writer is busy.
   for (const auto& core : quiet_) core->outbox.send_or_wake();
   quiet_.clear();
-  if (delivered == 0) return false;
-  std::lock_guard lock(mutex_);
-  count_ -= delivered;
   return true;
 }
 
