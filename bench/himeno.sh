@@ -4,8 +4,8 @@
 # exchanges (Listing 2), natively (PoCL) and through Ferry: one local ferryd on 127.0.0.1
 # that both ranks share (`ferry run`), and two, one per rank. Transfer commands run twice
 # through Ferry: as the library chooses (halos below FERRY_TRANSFER_PEER_MIN, 64K, go
-# through the hosts) and with every halo offered server to server
-# (FERRY_TRANSFER_PEER_MIN=0). Prints each median step time, native beside Ferry from the
+# through the hosts), with every halo offered server to server (FERRY_TRANSFER_PEER_MIN=0),
+# and with none (FERRY_TRANSFER_PEER_MIN=off). Prints each median step time, native beside Ferry from the
 # same run.
 set -eu
 usage() {
@@ -79,16 +79,18 @@ step_ms() {  # platform [--host-blocking]
 }
 echo "himeno_mpi, 2 ranks, grid $grid, median of $repeat runs of $steps steps (ms per step)"
 printf '%-28s %10s %10s %12s\n' "exchange" "native" "ferry" "ferry 2 srv"
-for mode in transfer-commands offered host-blocking; do
+for mode in transfer-commands offered not-offered host-blocking; do
   arg=""
   [ $mode = host-blocking ] && arg=--host-blocking
-  if [ $mode = offered ]; then
+  if [ $mode = offered ] || [ $mode = not-offered ]; then
     native=-
-    export FERRY_TRANSFER_PEER_MIN=0
+    least=0
+    [ $mode = not-offered ] && least=off
+    export FERRY_TRANSFER_PEER_MIN=$least
     through=$(step_ms ferry)
     two=$(step_ms ferry2)
     unset FERRY_TRANSFER_PEER_MIN
-    mode="transfer-commands, offered"
+    mode="transfer-commands, $mode"
   else
     native=$(step_ms native $arg)
     through=$(step_ms ferry $arg)

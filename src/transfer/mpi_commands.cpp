@@ -53,6 +53,12 @@ transfer_outcome mpi_failure(const char* call, int code) {
   return {CL_OUT_OF_RESOURCES, std::string(call) + ": " + mpi_error_text(code)};
 }
 
+/// Whether a transfer may look for its messages and offer its bytes before
+/// its wait list has ended (its device work still waits for it). Only
+/// without an explicit wait list: one may name a receive on another queue
+/// that must take its message first, as the program ordered.
+bool starts_early(const transfer_call& call) { return call.num_events == 0; }
+
 /// Whether a transfer of `size` bytes on `queue` may go server to server:
 /// the queue is Ferry's, and the size is one that is offered.
 bool may_go_between_servers(cl_command_queue queue, size_t size) {
@@ -87,19 +93,25 @@ transfer_outcome offer_range(const transfer_setting& setting, cl_mem buffer, siz
   sent = true;
   // The receiver now waits for the migration alone: a failure here leaves it
   // waiting until its session ends (docs/transfer.md says so).
+  // The server reads the range once the wait list has ended.
   cl_event event = nullptr;
-  const cl_int rc = send_to_peer(setting.copies, buffer, offset, &answer.ticket, 0, nullptr, &event);
+  const cl_uint waits = setting.start ? 1 : 0;
+  const cl_int rc = send_to_peer(setting.copies, buffer, offset, &answer.ticket, waits,
+                                 waits ? &setting.start : nullptr, &event);
   return migration_outcome(rc, event, "send to the receiver's server");
 }
 
 transfer_outcome send_range(const transfer_setting& setting, cl_mem buffer, size_t offset, size_t size, int dest,
                             int tag, MPI_Comm comm) {
   if (dest == MPI_PROC_NULL) return {};
+  // The offer goes before the wait list has ended: the answer comes back
+  // while the commands before the send still run.
   if (may_go_between_servers(setting.copies, size)) {
     bool between_servers = false;
     transfer_outcome o = offer_range(setting, buffer, offset, size, dest, tag, comm, between_servers);
     if (between_servers || o.status != CL_SUCCESS) return o;
   }
+  if (cl_int rc = wait_for_start(setting); rc != CL_SUCCESS) return {rc, "an event of its wait list failed"};
   if (size == 0) {
     // One empty message: the receiver of 0 bytes matches it.
     if (int rc = send_patiently(nullptr, 0, dest, tag, comm); rc != MPI_SUCCESS) return mpi_failure("MPI_Isend", rc);
@@ -195,24 +207,32 @@ transfer_outcome receive_range(const transfer_setting& setting, cl_mem buffer, s
   // then migrate from the sender's server.
   auto receive_from_peer =
       ferry_function<clEnqueueReceiveFromPeerFERRY_fn>(setting.copies, "clEnqueueReceiveFromPeerFERRY");
+  // It looks for the first message before the wait list has ended: the
+  // migration waits for it on the server, data on this host.
   cl_event migration = nullptr;
   cl_int enqueued = CL_SUCCESS;
   offer_taker take;
   if (receive_from_peer) {
     take = [&](const received_offer&, cl_ferry_peer_ticket& ticket) {
-      enqueued = receive_from_peer(setting.copies, buffer, offset, size, 0, nullptr, &migration, &ticket);
+      const cl_uint waits = setting.start ? 1 : 0;
+      enqueued = receive_from_peer(setting.copies, buffer, offset, size, waits, waits ? &setting.start : nullptr,
+                                   &migration, &ticket);
       // Refused when the driver cannot: the sender then sends data.
       return enqueued == CL_SUCCESS;
     };
   }
   // The writer is made for data only: a migration needs none of its blocks.
   std::optional<device_writer> writer;
+  cl_int started = CL_SUCCESS;
   uint8_t* slot = nullptr;
   bool migrated = false;
   transfer_outcome o = receive_messages(
       size, source, tag, comm,
-      [&](size_t bytes) {
-        if (!writer) writer.emplace(setting.copies, buffer, offset, size, std::max<size_t>(block_size_for(size), 1));
+      [&](size_t bytes) -> void* {
+        if (!writer) {
+          if ((started = wait_for_start(setting)) != CL_SUCCESS) return nullptr;  // (the message is dropped)
+          writer.emplace(setting.copies, buffer, offset, size, std::max<size_t>(block_size_for(size), 1));
+        }
         slot = writer->next_slot(bytes);
         return static_cast<void*>(slot);
       },
@@ -222,6 +242,7 @@ transfer_outcome receive_range(const transfer_setting& setting, cl_mem buffer, s
       },
       nullptr, take, &migrated);
   if (migrated) return migration_outcome(enqueued, migration, "receive from the sender's server");
+  if (started != CL_SUCCESS) return {started, "an event of its wait list failed"};
   if (enqueued != CL_SUCCESS)
     FERRY_WARN("transfer", "the driver refused a receive from a peer (%d); the bytes come as data", enqueued);
   const cl_int written = writer ? writer->finish() : CL_SUCCESS;
@@ -429,9 +450,9 @@ extern "C" cl_int clEnqueueSendBuffer(cl_command_queue queue, cl_mem buffer, cl_
   if (cl_int rc = check_mpi(call.name, comm, {{peer_role::send, dest, tag}}); rc != CL_SUCCESS) return rc;
   if (one_block(size) && dest != MPI_PROC_NULL && !may_go_between_servers(queue, size))
     return exchange_one_block(call, setting, size, true, offset, dest, tag, false, 0, MPI_PROC_NULL, 0, comm);
-  return enqueue_transfer(call, setting, [=](const transfer_setting& s) {
-    return send_range(s, buffer, offset, size, dest, tag, comm);
-  });
+  return enqueue_transfer(
+      call, setting, [=](const transfer_setting& s) { return send_range(s, buffer, offset, size, dest, tag, comm); },
+      starts_early(call));
 }
 
 extern "C" cl_int clEnqueueRecvBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking, size_t offset,
@@ -444,9 +465,10 @@ extern "C" cl_int clEnqueueRecvBuffer(cl_command_queue queue, cl_mem buffer, cl_
   if (cl_int rc = check_mpi(call.name, comm, {{peer_role::receive, source, tag}}); rc != CL_SUCCESS) return rc;
   if (one_block(size) && source != MPI_PROC_NULL && !may_go_between_servers(queue, size))
     return exchange_one_block(call, setting, size, false, 0, MPI_PROC_NULL, 0, true, offset, source, tag, comm);
-  return enqueue_transfer(call, setting, [=](const transfer_setting& s) {
-    return receive_range(s, buffer, offset, size, source, tag, comm);
-  });
+  return enqueue_transfer(
+      call, setting,
+      [=](const transfer_setting& s) { return receive_range(s, buffer, offset, size, source, tag, comm); },
+      starts_early(call));
 }
 
 extern "C" cl_int clEnqueueSendrecvBuffer(cl_command_queue queue, cl_mem buffer, cl_bool blocking,
@@ -488,7 +510,7 @@ extern "C" cl_int clEnqueueSendrecvBuffer(cl_command_queue queue, cl_mem buffer,
     transfer_outcome sent_outcome = send_done.get();
     if (send_queue) clReleaseCommandQueue(send_queue);
     return sent_outcome.status != CL_SUCCESS ? sent_outcome : received;
-  });
+  }, starts_early(call));
 }
 
 extern "C" int clHostRecvFromBuffer(void* host, size_t size, int source, int tag, MPI_Comm comm,

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/log.hpp"
+#include "transfer/block_pipeline.hpp"
 #include "transfer/transfer_events.hpp"
 #include "transfer/worker_pool.hpp"
 
@@ -15,13 +16,14 @@ namespace {
 
 /// Runs `work` for one command and ends its events; returns its outcome.
 cl_int run(const transfer_call& call, const transfer_setting& given, transfer_events& events,
-         const std::function<transfer_outcome(const transfer_setting&)>& work) {
+         const std::function<transfer_outcome(const transfer_setting&)>& work, bool starts_early) {
   transfer_outcome outcome;
-  if (cl_int started = events.wait_for_start(); started != CL_SUCCESS) {
+  if (cl_int started = starts_early ? CL_SUCCESS : events.wait_for_start(); started != CL_SUCCESS) {
     outcome = {started, "an event of its wait list failed"};
   } else {
     transfer_setting setting = given;
     setting.copies = events.copies();
+    setting.start = events.start();
     outcome = work(setting);
   }
   if (outcome.status != CL_SUCCESS)
@@ -31,6 +33,11 @@ cl_int run(const transfer_call& call, const transfer_setting& given, transfer_ev
 }
 
 }  // namespace
+
+cl_int wait_for_start(const transfer_setting& setting) {
+  if (setting.start == nullptr) return CL_SUCCESS;
+  return wait_until_ended(setting.start) == CL_SUCCESS ? CL_SUCCESS : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+}
 
 cl_int check_call(const transfer_call& call, transfer_setting& setting) {
   if (call.queue == nullptr ||
@@ -76,7 +83,7 @@ cl_int check_call(const transfer_call& call, transfer_setting& setting) {
 }
 
 cl_int enqueue_transfer(const transfer_call& call, const transfer_setting& setting,
-                        std::function<transfer_outcome(const transfer_setting&)> work) {
+                        std::function<transfer_outcome(const transfer_setting&)> work, bool starts_early) {
   auto events = std::make_shared<transfer_events>();
   // A program may release the buffer right after a non-blocking call (PoCL
   // aborted in can_run_command when the transfer then copied from it).
@@ -88,14 +95,16 @@ cl_int enqueue_transfer(const transfer_call& call, const transfer_setting& setti
   if (call.event) *call.event = events->returned_reference();
   if (call.blocking) {
     // The cause's own code, as a blocking clEnqueueReadBuffer returns its failure.
-    if (cl_int outcome = run(call, setting, *events, work); outcome != CL_SUCCESS) return outcome;
+    if (cl_int outcome = run(call, setting, *events, work, starts_early); outcome != CL_SUCCESS) return outcome;
     return events->wait_returned() == CL_SUCCESS ? CL_SUCCESS : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   }
   // The call's arguments live on in the task (the wait list is not needed any more).
   transfer_call kept = call;
   kept.wait_list = nullptr;
   kept.event = nullptr;
-  auto task = [kept, setting, events, work = std::move(work)] { (void)run(kept, setting, *events, work); };
+  auto task = [kept, setting, events, starts_early, work = std::move(work)] {
+    (void)run(kept, setting, *events, work, starts_early);
+  };
   if (setting.in_order) {
     run_after(call.queue, std::move(task));
   } else if (!run_in_background(task)) {

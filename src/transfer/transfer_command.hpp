@@ -21,7 +21,16 @@ struct transfer_setting {
   cl_command_queue copies = nullptr;
   /// The application's queue runs its commands in order.
   bool in_order = true;
+  /// For work that starts before its wait list has ended (enqueue_transfer's
+  /// `starts_early`): the marker behind the wait list, for the commands it
+  /// enqueues to wait for (null when nothing comes before). The work waits
+  /// with wait_for_start before it touches the buffer itself.
+  cl_event start = nullptr;
 };
+
+/// Waits for `setting.start`: CL_SUCCESS, or
+/// CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST when the wait list failed.
+cl_int wait_for_start(const transfer_setting& setting);
 
 /// The outcome of the work: CL_SUCCESS, or a negative OpenCL code and the
 /// cause in words for the log.
@@ -52,10 +61,11 @@ struct transfer_call {
 /// that is wrong (CL_SUCCESS when all are right); fills `setting`.
 cl_int check_call(const transfer_call& call, transfer_setting& setting);
 
-/// Enqueues the command: `work` runs once the wait list has ended. Returns
-/// the code for the call (CL_SUCCESS, an enqueue's failure, or for a blocking
-/// call the work's outcome).
+/// Enqueues the command: `work` runs once the wait list has ended, or at
+/// once when it `starts_early` (it then orders itself after
+/// `setting.start`). Returns the code for the call (CL_SUCCESS, an
+/// enqueue's failure, or for a blocking call the work's outcome).
 cl_int enqueue_transfer(const transfer_call& call, const transfer_setting& setting,
-                        std::function<transfer_outcome(const transfer_setting&)> work);
+                        std::function<transfer_outcome(const transfer_setting&)> work, bool starts_early = false);
 
 }  // namespace ferry::transfer

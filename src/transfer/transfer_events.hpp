@@ -52,6 +52,9 @@ class transfer_events {
   void keep_buffer(cl_mem buffer);
   /// The transfer's own in-order queue for its device copies.
   cl_command_queue copies() const { return copies_; }
+  /// `before`: commands the transfer enqueues may wait for it on the device
+  /// instead of the host waiting (null when nothing comes before).
+  cl_event start() const { return before_; }
   /// The event to give the application (a new reference), if create made one.
   cl_event returned_reference();
   /// Ends the transfer with `status` (CL_COMPLETE or a negative code): sets
