@@ -692,6 +692,51 @@ void between_servers(ranks& r) {
   clReleaseMemObject(halos);
 }
 
+// Four sends of one tag at once (an out-of-order queue: four tasks that offer together and
+// may take each other's answers off MPI's queue) into four receives: each receive gets one
+// send's bytes whole, and every send arrives once.
+void concurrent_sends(ranks& r) {
+  constexpr int count = 4;
+  const std::size_t size = 128 * kib + 3;
+  if (r.self == 0) {
+    const cl_queue_properties properties[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+    cl_int rc = CL_SUCCESS;
+    cl_command_queue any_order = clCreateCommandQueueWithProperties(r.device.context(), r.device.device(),
+                                                                    properties, &rc);
+    MPI_TEST_CL(CL_SUCCESS, rc);
+    cl_mem buffers[count];
+    cl_event sent[count];
+    for (int i = 0; i < count; ++i) buffers[i] = r.device.buffer_with(pattern(size, 90 + static_cast<std::uint32_t>(i)));
+    for (int i = 0; i < count; ++i)
+      MPI_TEST_CL(CL_SUCCESS, clEnqueueSendBuffer(any_order, buffers[i], CL_FALSE, 0, size, 1, 90, r.comm, 0,
+                                                  nullptr, &sent[i]));
+    for (int i = 0; i < count; ++i) {
+      wait_complete(sent[i], "a send of four at once");
+      clReleaseEvent(sent[i]);
+      clReleaseMemObject(buffers[i]);
+    }
+    clReleaseCommandQueue(any_order);
+  } else {
+    cl_mem buffers[count];
+    for (int i = 0; i < count; ++i) {
+      buffers[i] = r.device.buffer_filled(size, sentinel);
+      MPI_TEST_CL(CL_SUCCESS, clEnqueueRecvBuffer(r.device.queue(), buffers[i], CL_FALSE, 0, size, 0, 90, r.comm, 0,
+                                                  nullptr, nullptr));
+    }
+    bool seen[count] = {};
+    for (int i = 0; i < count; ++i) {
+      const bytes got = r.device.read(buffers[i], 0, size);
+      int which = -1;
+      for (int k = 0; k < count && which < 0; ++k)
+        if (got == pattern(size, 90 + static_cast<std::uint32_t>(k))) which = k;
+      MPI_TEST_CHECK(which >= 0, "receive " + std::to_string(i) + " holds no send's bytes whole");
+      MPI_TEST_CHECK(!seen[which], "send " + std::to_string(which) + " arrived twice");
+      seen[which] = true;
+      clReleaseMemObject(buffers[i]);
+    }
+  }
+}
+
 struct test_case {
   const char* name;
   void (*run)(ranks&);
@@ -711,6 +756,7 @@ constexpr test_case cases[] = {
     {"oversized_message", oversized_message},
     {"event_properties", event_properties},
     {"between_servers", between_servers},
+    {"concurrent_sends", concurrent_sends},
 };
 
 void print_usage(std::FILE* to) {
