@@ -22,8 +22,12 @@ command_event::~command_event() {
   if (!finished_) finish(CL_DEVICE_NOT_AVAILABLE);
   // The fill runs once `status` is set; PoCL 3.1 reaches freed events when
   // its queue and events go while it is still pending (a later context's
-  // commands then crash in pocl_lock_events_inorder).
-  if (queue_) clFinish(queue_);
+  // commands then crash in pocl_lock_events_inorder). The fill is its
+  // queue's only command, so waiting for it finishes the queue, and costs
+  // nothing once the transfer has waited for it (clFinish would ask Ferry's
+  // server, a round trip per transfer).
+  if (event_) clWaitForEvents(1, &event_);
+  else if (queue_) clFinish(queue_);
   if (event_) clReleaseEvent(event_);
   if (status_) clReleaseEvent(status_);
   if (scratch_) clReleaseMemObject(scratch_);
