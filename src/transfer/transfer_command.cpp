@@ -25,6 +25,13 @@ cl_int run(const transfer_call& call, const transfer_setting& given, transfer_ev
     setting.copies = events.copies();
     setting.start = events.start();
     outcome = work(setting);
+    // Work that started early never ends before its wait list, even where
+    // it had nothing to move (MPI_PROC_NULL): later commands wait for its
+    // event as for the commands before it.
+    if (starts_early) {
+      if (cl_int started = events.wait_for_start(); started != CL_SUCCESS && outcome.status == CL_SUCCESS)
+        outcome = {started, "an event of its wait list failed"};
+    }
   }
   if (outcome.status != CL_SUCCESS)
     FERRY_WARN("transfer", "%s failed (%d): %s", call.name, outcome.status, outcome.cause.c_str());

@@ -15,6 +15,7 @@
 #include <CL/cl_ext_ferry.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include <future>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "mpi_test_support.hpp"
@@ -253,6 +255,21 @@ void sendrecv_halo(ranks& r) {
   expect_bytes(r.self == 0 ? expected : initial, r.device.read(shifted, 0, 2 * halo), "after MPI_PROC_NULL");
   clReleaseEvent(send);
   clReleaseEvent(receive);
+
+  // Moving nothing, an exchange still ends only after the commands before it in its
+  // in-order queue (here a marker held by a user event): its event orders the others.
+  cl_int rc = CL_SUCCESS;
+  cl_event gate = clCreateUserEvent(r.device.context(), &rc);
+  MPI_TEST_CL(CL_SUCCESS, rc);
+  cl_event held = nullptr, nothing = nullptr;
+  MPI_TEST_CL(CL_SUCCESS, clEnqueueMarkerWithWaitList(r.device.queue(), 1, &gate, &held));
+  MPI_TEST_CL(CL_SUCCESS, clEnqueueSendrecvBuffer(r.device.queue(), shifted, CL_FALSE, 0, halo, halo, MPI_PROC_NULL,
+                                                  43, MPI_PROC_NULL, 43, r.comm, 0, nullptr, &nothing));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  expect_pending(nothing, "an exchange with MPI_PROC_NULL behind a held marker");
+  MPI_TEST_CL(CL_SUCCESS, clSetUserEventStatus(gate, CL_COMPLETE));
+  wait_complete(nothing, "an exchange with MPI_PROC_NULL once the marker ended");
+  for (cl_event e : {gate, held, nothing}) clReleaseEvent(e);
   clReleaseMemObject(shifted);
   clReleaseMemObject(buffer);
 }
