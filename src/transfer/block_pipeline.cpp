@@ -34,6 +34,11 @@ cl_int wait_until_ended(cl_event event) {
   return status < 0 ? status : rc;
 }
 
+cl_int wait_for_marker(cl_event marker) {
+  if (marker == nullptr) return CL_SUCCESS;
+  return wait_until_ended(marker) == CL_SUCCESS ? CL_SUCCESS : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+}
+
 size_t forced_block_size(const char* text, const char** why) {
   if (text == nullptr || *text == '\0') return 0;
   errno = 0;

@@ -17,6 +17,9 @@ namespace ferry::transfer {
 /// Waits for `event` and says how its command ended: CL_SUCCESS, its
 /// negative status, or the wait's own error.
 cl_int wait_until_ended(cl_event event);
+/// Waits for a marker behind a wait list (null: nothing to wait for):
+/// CL_SUCCESS, or CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST when the list failed.
+cl_int wait_for_marker(cl_event marker);
 
 /// The block size for a transfer of `size` bytes (docs/transfer.md, "Blocks"):
 /// FERRY_TRANSFER_BLOCK when set, else the whole transfer up to 1 MiB, and

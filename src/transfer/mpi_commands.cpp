@@ -179,17 +179,14 @@ transfer_outcome receive_messages(size_t size, int source, int tag, MPI_Comm com
     const size_t bytes = count < 0 ? 0 : static_cast<size_t>(count);
     const size_t left = size - received;
     if (bytes > left || (bytes == 0 && left > 0)) {
-      // Taken off the queue all the same, so that it cannot meet a later receive.
-      std::vector<char> discard(bytes);
-      MPI_Mrecv(discard.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+      discard_message(message, count);
       return {CL_INVALID_VALUE, "a message of " + std::to_string(bytes) + " bytes came from rank " +
                                     std::to_string(source) + " (tag " + std::to_string(tag) + ") where " +
                                     std::to_string(left) + " of " + std::to_string(size) + " were expected"};
     }
     void* into = place(bytes);
     if (into == nullptr && bytes > 0) {
-      std::vector<char> discard(bytes);
-      MPI_Mrecv(discard.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+      discard_message(message, count);
       return {CL_OUT_OF_HOST_MEMORY, "no memory for a message of " + std::to_string(bytes) + " bytes"};
     }
     if (int rc = MPI_Mrecv(into, count, MPI_BYTE, &message, last ? last : MPI_STATUS_IGNORE); rc != MPI_SUCCESS)

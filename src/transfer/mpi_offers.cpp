@@ -6,7 +6,6 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <vector>
 
 #include "common/log.hpp"
 #include "transfer/mpi_waits.hpp"
@@ -39,12 +38,6 @@ int count_of(const MPI_Status& status) {
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   return count < 0 ? 0 : count;
-}
-
-/// Takes a message off the queue without keeping it.
-void discard(MPI_Message& message, int count) {
-  std::vector<char> bytes(static_cast<size_t>(count));
-  MPI_Mrecv(bytes.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
 }
 
 /// The answers this process waits for. Threads that wait on one rank and tag
@@ -84,7 +77,7 @@ class answer_mailbox {
       if (count != static_cast<int>(sizeof(answer_message))) {
         FERRY_WARN("transfer", "a message of %d bytes from rank %d on the answer tag %d is not an answer; dropped",
                    count, status.MPI_SOURCE, tag);
-        discard(message, count);
+        discard_message(message, count);
         continue;
       }
       answer_message answer;
@@ -208,7 +201,7 @@ bool receive_offer(arrival& found, received_offer& out, std::string& why) {
   out.source = found.status.MPI_SOURCE;
   out.user_tag = found.user_tag;
   if (count != static_cast<int>(sizeof(offer_message))) {
-    discard(found.message, count);
+    discard_message(found.message, count);
     why = "a message of " + std::to_string(count) + " bytes from rank " + std::to_string(out.source) +
           " on the offer tag of tag " + std::to_string(out.user_tag) + " is not an offer";
     return false;

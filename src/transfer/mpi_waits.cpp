@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 namespace ferry::transfer {
 
@@ -34,6 +35,11 @@ int wait_patiently(MPI_Request* request, MPI_Status* status) {
     if (done) return MPI_SUCCESS;
     pauses.pause();
   }
+}
+
+void discard_message(MPI_Message& message, int count) {
+  std::vector<char> bytes(static_cast<size_t>(count < 0 ? 0 : count));
+  MPI_Mrecv(bytes.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE);
 }
 
 int send_patiently(const void* data, int count, int dest, int tag, MPI_Comm comm) {

@@ -29,6 +29,9 @@ class backoff {
 int probe_patiently(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
 /// MPI_Wait that pauses between polls (MPI_Test).
 int wait_patiently(MPI_Request* request, MPI_Status* status);
+/// Takes a matched message of `count` bytes off the queue without keeping it
+/// (so that it cannot meet a later receive).
+void discard_message(MPI_Message& message, int count);
 /// MPI_Send as MPI_Isend and wait_patiently.
 int send_patiently(const void* data, int count, int dest, int tag, MPI_Comm comm);
 

@@ -41,10 +41,7 @@ cl_int run(const transfer_call& call, const transfer_setting& given, transfer_ev
 
 }  // namespace
 
-cl_int wait_for_start(const transfer_setting& setting) {
-  if (setting.start == nullptr) return CL_SUCCESS;
-  return wait_until_ended(setting.start) == CL_SUCCESS ? CL_SUCCESS : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-}
+cl_int wait_for_start(const transfer_setting& setting) { return wait_for_marker(setting.start); }
 
 cl_int check_call(const transfer_call& call, transfer_setting& setting) {
   if (call.queue == nullptr ||

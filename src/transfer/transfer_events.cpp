@@ -57,10 +57,7 @@ void transfer_events::keep_buffer(cl_mem buffer) {
   kept_buffer_ = buffer;
 }
 
-cl_int transfer_events::wait_for_start() {
-  if (before_ == nullptr) return CL_SUCCESS;
-  return wait_until_ended(before_) == CL_SUCCESS ? CL_SUCCESS : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-}
+cl_int transfer_events::wait_for_start() { return wait_for_marker(before_); }
 
 cl_event transfer_events::returned_reference() { return returned_ ? returned_->reference() : nullptr; }
 
