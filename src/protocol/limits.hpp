@@ -20,6 +20,9 @@ inline constexpr uint32_t max_bulk_chunk = 8u << 20;
 inline constexpr uint64_t max_transfer_size = uint64_t{1} << 40;
 /// Largest element count of any array field.
 inline constexpr uint32_t max_array_elements = 1u << 20;
+/// Largest piece of a CUDA host<->device copy on the control stream
+/// (cuda_copy_to_device, cuda_data); larger copies travel as several pieces.
+inline constexpr uint32_t max_cuda_copy_piece = 4u << 20;
 /// Largest string or byte-array field.
 inline constexpr uint32_t max_bytes_field = 64u << 20;
 /// Largest number of events in one wait list.

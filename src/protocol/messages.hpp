@@ -112,6 +112,38 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(106, add_peer_route, direction::to_server, 8192)                                \
   X(107, file_to_buffer, direction::to_server, 8192)                                \
   X(108, buffer_to_file, direction::to_server, 8192)                                \
+  X(120, cuda_get_devices, direction::to_server, 64)                               \
+  X(121, cuda_devices, direction::to_client, max_control_payload)                  \
+  X(122, cuda_create_context, direction::to_server, 64)                            \
+  X(123, cuda_release, direction::to_server, 64)                                   \
+  X(124, cuda_mem_alloc, direction::to_server, 64)                                 \
+  X(125, cuda_pointer, direction::to_client, 64)                                   \
+  X(126, cuda_mem_free, direction::to_server, 64)                                  \
+  X(127, cuda_mem_get_info, direction::to_server, 64)                              \
+  X(128, cuda_mem_info, direction::to_client, 64)                                  \
+  X(129, cuda_module_load, direction::to_server, max_control_payload)              \
+  X(130, cuda_module_reply, direction::to_client, 4u << 20)                        \
+  X(131, cuda_get_function, direction::to_server, 4096)                            \
+  X(132, cuda_function_reply, direction::to_client, 1 << 20)                       \
+  X(133, cuda_get_global, direction::to_server, 4096)                              \
+  X(134, cuda_link, direction::to_server, max_control_payload)                     \
+  X(135, cuda_link_reply, direction::to_client, max_control_payload)               \
+  X(136, cuda_func_set_attribute, direction::to_server, 64)                        \
+  X(137, cuda_launch, direction::to_server, 1 << 20)                               \
+  X(138, cuda_copy_to_device, direction::to_server, max_cuda_copy_piece + 256)     \
+  X(139, cuda_copy_from_device, direction::to_server, 128)                         \
+  X(140, cuda_data, direction::to_client, max_cuda_copy_piece + 256)               \
+  X(141, cuda_copy_on_device, direction::to_server, 128)                           \
+  X(142, cuda_memset, direction::to_server, 128)                                   \
+  X(143, cuda_create_stream, direction::to_server, 64)                             \
+  X(144, cuda_create_event, direction::to_server, 64)                              \
+  X(145, cuda_record_event, direction::to_server, 64)                              \
+  X(146, cuda_wait_event, direction::to_server, 64)                                \
+  X(147, cuda_synchronize, direction::to_server, 64)                               \
+  X(148, cuda_query, direction::to_server, 64)                                     \
+  X(149, cuda_elapsed_time, direction::to_server, 64)                              \
+  X(150, cuda_elapsed, direction::to_client, 64)                                   \
+  X(151, cuda_status, direction::to_client, 64)                                    \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)                           \
   X(81, window_offer, direction::to_server, 64)                                    \
   X(82, window_chunk, direction::to_server, 64)                                    \
@@ -1098,6 +1130,324 @@ struct buffer_to_file {
   uint64_t file_offset = 0;
   FERRY_FIELDS(header, buffer, offset, size, path, file_offset)
   bool operator==(const buffer_to_file&) const = default;
+};
+
+// ---------------------------------------------------------------------------
+// CUDA remoting (version 10, docs/cuda.md). The client's libcuda.so.1 sends
+// these in its own session. Ids (contexts, modules, functions, streams,
+// events) are chosen by the client like every other id; device pointers are
+// the server's real addresses (programs do arithmetic on them and pass them
+// inside kernel arguments), checked against the session's allocations
+// wherever the server reads or writes through them. `result` fields carry a
+// CUresult (not `status`: the client reads a reply's `status` as an OpenCL code). Stream 0 is the context's NULL stream.
+
+/// What cuda_synchronize and cuda_query are about.
+enum class cuda_target : uint8_t { context = 0, stream = 1, event = 2 };
+
+/// One of the server's CUDA devices: its ordinal there, name, UUID, memory,
+/// and every CUdevice_attribute (index = the attribute's value; 0 for one
+/// the driver does not know), so that the client answers device queries
+/// without a round trip.
+struct cuda_device_desc {
+  uint32_t ordinal = 0;
+  std::string name;
+  std::array<uint8_t, 16> uuid{};
+  uint64_t total_memory = 0;
+  limited_vector<int32_t, 1024> attributes;
+  FERRY_FIELDS(ordinal, name, uuid, total_memory, attributes)
+  bool operator==(const cuda_device_desc&) const = default;
+};
+struct cuda_get_devices {
+  uint64_t request = 0;
+  FERRY_FIELDS(request)
+  bool operator==(const cuda_get_devices&) const = default;
+};
+/// `result`: CUDA_SUCCESS with the devices (possibly none), or why the
+/// server has none (its driver could not be loaded or initialised); `note`
+/// says it in words for the client's log.
+struct cuda_devices {
+  uint64_t request = 0;
+  int32_t result = 0;
+  int32_t driver_version = 0;
+  std::string note;
+  std::vector<cuda_device_desc> devices;
+  FERRY_FIELDS(request, result, driver_version, note, devices)
+  bool operator==(const cuda_devices&) const = default;
+};
+/// A context of this session on device `ordinal` (the client's primary
+/// contexts are ordinary contexts here: a session never shares one).
+struct cuda_create_context {
+  uint64_t request = 0;
+  object_id context = 0;
+  uint32_t ordinal = 0;
+  uint32_t flags = 0;
+  FERRY_FIELDS(request, context, ordinal, flags)
+  bool operator==(const cuda_create_context&) const = default;
+};
+/// Destroys a context, module, stream or event (with what it owns: a
+/// context's streams, events, modules and allocations).
+struct cuda_release {
+  object_id id = 0;
+  FERRY_FIELDS(id)
+  bool operator==(const cuda_release&) const = default;
+};
+struct cuda_mem_alloc {
+  uint64_t request = 0;
+  object_id context = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(request, context, size)
+  bool operator==(const cuda_mem_alloc&) const = default;
+};
+/// An allocation's or a module global's address and size.
+struct cuda_pointer {
+  uint64_t request = 0;
+  int32_t result = 0;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(request, result, address, size)
+  bool operator==(const cuda_pointer&) const = default;
+};
+struct cuda_mem_free {
+  object_id context = 0;
+  uint64_t address = 0;
+  FERRY_FIELDS(context, address)
+  bool operator==(const cuda_mem_free&) const = default;
+};
+struct cuda_mem_get_info {
+  uint64_t request = 0;
+  object_id context = 0;
+  FERRY_FIELDS(request, context)
+  bool operator==(const cuda_mem_get_info&) const = default;
+};
+struct cuda_mem_info {
+  uint64_t request = 0;
+  int32_t result = 0;
+  uint64_t free = 0;
+  uint64_t total = 0;
+  FERRY_FIELDS(request, result, free, total)
+  bool operator==(const cuda_mem_info&) const = default;
+};
+/// A JIT option whose value is a number (CUjit_option and its value); the
+/// log buffers are the server's, their sizes travel as values.
+struct cuda_jit_option {
+  uint32_t option = 0;
+  int64_t value = 0;
+  FERRY_FIELDS(option, value)
+  bool operator==(const cuda_jit_option&) const = default;
+};
+struct cuda_module_load {
+  uint64_t request = 0;
+  object_id context = 0;
+  object_id module = 0;
+  bytes image;  // PTX (NUL-terminated), a cubin or a fatbin, as the program gave it
+  limited_vector<cuda_jit_option, 64> options;
+  FERRY_FIELDS(request, context, module, image, options)
+  bool operator==(const cuda_module_load&) const = default;
+};
+/// The JIT's logs and wall time (nanoseconds), for the program's log buffers.
+struct cuda_module_reply {
+  uint64_t request = 0;
+  int32_t result = 0;
+  std::string info_log;
+  std::string error_log;
+  uint64_t wall_time_ns = 0;
+  FERRY_FIELDS(request, result, info_log, error_log, wall_time_ns)
+  bool operator==(const cuda_module_reply&) const = default;
+};
+struct cuda_get_function {
+  uint64_t request = 0;
+  object_id module = 0;
+  object_id function = 0;
+  std::string name;
+  FERRY_FIELDS(request, module, function, name)
+  bool operator==(const cuda_get_function&) const = default;
+};
+/// Where a kernel parameter lies in the packed argument buffer.
+struct cuda_param {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+  FERRY_FIELDS(offset, size)
+  bool operator==(const cuda_param&) const = default;
+};
+/// A kernel's parameter layout (from cuFuncGetParamInfo; `params_known` 0
+/// where the driver cannot tell) and its CUfunction_attribute values.
+struct cuda_function_reply {
+  uint64_t request = 0;
+  int32_t result = 0;
+  uint8_t params_known = 0;
+  limited_vector<cuda_param, 4096> params;
+  limited_vector<int32_t, 64> attributes;
+  FERRY_FIELDS(request, result, params_known, params, attributes)
+  bool operator==(const cuda_function_reply&) const = default;
+};
+struct cuda_get_global {
+  uint64_t request = 0;
+  object_id module = 0;
+  std::string name;
+  FERRY_FIELDS(request, module, name)
+  bool operator==(const cuda_get_global&) const = default;
+};
+struct cuda_link_input {
+  uint32_t type = 0;  // CUjitInputType
+  bytes data;
+  std::string name;
+  FERRY_FIELDS(type, data, name)
+  bool operator==(const cuda_link_input&) const = default;
+};
+/// cuLinkCreate, cuLinkAddData for each input and cuLinkComplete in one:
+/// the client collects the inputs and asks when the program completes.
+struct cuda_link {
+  uint64_t request = 0;
+  object_id context = 0;
+  limited_vector<cuda_link_input, 4096> inputs;
+  limited_vector<cuda_jit_option, 64> options;
+  FERRY_FIELDS(request, context, inputs, options)
+  bool operator==(const cuda_link&) const = default;
+};
+struct cuda_link_reply {
+  uint64_t request = 0;
+  int32_t result = 0;
+  bytes image;  // the linked cubin, for cuModuleLoadData
+  std::string info_log;
+  std::string error_log;
+  uint64_t wall_time_ns = 0;
+  FERRY_FIELDS(request, result, image, info_log, error_log, wall_time_ns)
+  bool operator==(const cuda_link_reply&) const = default;
+};
+struct cuda_func_set_attribute {
+  uint64_t request = 0;
+  object_id function = 0;
+  int32_t attribute = 0;
+  int32_t value = 0;
+  FERRY_FIELDS(request, function, attribute, value)
+  bool operator==(const cuda_func_set_attribute&) const = default;
+};
+/// cuLaunchKernel with its parameters packed by the function's layout.
+struct cuda_launch {
+  object_id context = 0;
+  object_id stream = 0;
+  object_id function = 0;
+  std::array<uint32_t, 3> grid{};
+  std::array<uint32_t, 3> block{};
+  uint32_t shared_bytes = 0;
+  bytes params;
+  FERRY_FIELDS(context, stream, function, grid, block, shared_bytes, params)
+  bool operator==(const cuda_launch&) const = default;
+};
+/// Host to device, in stream order; larger copies travel as several pieces.
+struct cuda_copy_to_device {
+  object_id context = 0;
+  object_id stream = 0;
+  uint64_t destination = 0;
+  bytes data;
+  FERRY_FIELDS(context, stream, destination, data)
+  bool operator==(const cuda_copy_to_device&) const = default;
+};
+/// Device to host: answered with cuda_data once the stream got there.
+struct cuda_copy_from_device {
+  uint64_t request = 0;
+  object_id context = 0;
+  object_id stream = 0;
+  uint64_t source = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(request, context, stream, source, size)
+  bool operator==(const cuda_copy_from_device&) const = default;
+};
+struct cuda_data {
+  uint64_t request = 0;
+  int32_t result = 0;
+  bytes data;
+  FERRY_FIELDS(request, result, data)
+  bool operator==(const cuda_data&) const = default;
+};
+struct cuda_copy_on_device {
+  object_id context = 0;
+  object_id stream = 0;
+  uint64_t destination = 0;
+  uint64_t source = 0;
+  uint64_t size = 0;
+  FERRY_FIELDS(context, stream, destination, source, size)
+  bool operator==(const cuda_copy_on_device&) const = default;
+};
+/// cuMemsetD8/D16/D32: `count` elements of `element_size` (1, 2 or 4) bytes.
+struct cuda_memset {
+  object_id context = 0;
+  object_id stream = 0;
+  uint64_t destination = 0;
+  uint32_t value = 0;
+  uint32_t element_size = 0;
+  uint64_t count = 0;
+  FERRY_FIELDS(context, stream, destination, value, element_size, count)
+  bool operator==(const cuda_memset&) const = default;
+};
+struct cuda_create_stream {
+  object_id context = 0;
+  object_id stream = 0;
+  uint32_t flags = 0;
+  int32_t priority = 0;
+  FERRY_FIELDS(context, stream, flags, priority)
+  bool operator==(const cuda_create_stream&) const = default;
+};
+struct cuda_create_event {
+  object_id context = 0;
+  object_id event = 0;
+  uint32_t flags = 0;
+  FERRY_FIELDS(context, event, flags)
+  bool operator==(const cuda_create_event&) const = default;
+};
+/// cuEventRecord (stream 0: the NULL stream of the event's context).
+struct cuda_record_event {
+  object_id event = 0;
+  object_id stream = 0;
+  FERRY_FIELDS(event, stream)
+  bool operator==(const cuda_record_event&) const = default;
+};
+struct cuda_wait_event {
+  object_id context = 0;
+  object_id stream = 0;
+  object_id event = 0;
+  FERRY_FIELDS(context, stream, event)
+  bool operator==(const cuda_wait_event&) const = default;
+};
+/// Answered (cuda_status) once the target got there: the context's streams,
+/// one stream (what a stream callback waits for), or an event. The result
+/// is the first error of the context's work not reported yet, if any.
+struct cuda_synchronize {
+  uint64_t request = 0;
+  object_id context = 0;
+  object_id target = 0;
+  cuda_target kind = cuda_target::context;
+  FERRY_FIELDS(request, context, target, kind)
+  bool operator==(const cuda_synchronize&) const = default;
+};
+/// Answered at once: CUDA_SUCCESS, CUDA_ERROR_NOT_READY or an error.
+struct cuda_query {
+  uint64_t request = 0;
+  object_id context = 0;
+  object_id target = 0;
+  cuda_target kind = cuda_target::stream;
+  FERRY_FIELDS(request, context, target, kind)
+  bool operator==(const cuda_query&) const = default;
+};
+struct cuda_elapsed_time {
+  uint64_t request = 0;
+  object_id start = 0;
+  object_id end = 0;
+  FERRY_FIELDS(request, start, end)
+  bool operator==(const cuda_elapsed_time&) const = default;
+};
+struct cuda_elapsed {
+  uint64_t request = 0;
+  int32_t result = 0;
+  uint64_t nanoseconds = 0;
+  FERRY_FIELDS(request, result, nanoseconds)
+  bool operator==(const cuda_elapsed&) const = default;
+};
+struct cuda_status {
+  uint64_t request = 0;
+  int32_t result = 0;
+  FERRY_FIELDS(request, result)
+  bool operator==(const cuda_status&) const = default;
 };
 
 struct completions {

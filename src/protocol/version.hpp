@@ -18,9 +18,10 @@ inline constexpr uint32_t magic = 0x31595246;
 /// daemons of one host over a Unix socket), window_offer and window_chunk on
 /// peer links, and the read window of a bulk stream on a Unix socket
 /// (read_window_offer, read_window_chunk). Version 9 adds file_to_buffer and
-/// buffer_to_file (files below the server's --file-root).
+/// buffer_to_file (files below the server's --file-root). Version 10 adds
+/// the cuda_* messages (CUDA remoting, docs/cuda.md).
 inline constexpr uint16_t min_version = 4;
-inline constexpr uint16_t max_version = 9;
+inline constexpr uint16_t max_version = 10;
 /// The first version whose servers take the client's headers with a build.
 inline constexpr uint16_t headers_version = 6;
 /// The first version whose servers answer get_workers (session worker
@@ -41,6 +42,9 @@ inline constexpr uint16_t read_window_version = 8;
 /// A server of an earlier version takes them for a protocol violation, so a
 /// client sends them only to a server that chose this version or a later one.
 inline constexpr uint16_t files_version = 9;
+/// The first version whose servers take the cuda_* messages. Ferry's
+/// libcuda.so.1 needs it: with an older server it has no devices.
+inline constexpr uint16_t cuda_version = 10;
 /// Default TCP port of ferryd.
 inline constexpr uint16_t default_port = 7780;
 

@@ -202,6 +202,36 @@ stream files() {
   return s;
 }
 
+// Version 10: CUDA remoting on the stand-in driver, a context with memory, a module
+// of the kernels the stand-in knows, launches both ways, copies in and out (one past
+// the end of the allocation), streams, events and their waits.
+constexpr const char* cuda_ptx = ".version 7.0\n.target sm_80\n"
+                                 ".visible .entry saxpy(.param .u32 n, .param .f32 a, .param .u64 x, .param .u64 y)\n"
+                                 ".visible .global .align 4 .u32 counter;\n";
+
+stream cuda() {
+  stream s;
+  const std::string ptx = cuda_ptx;
+  p::cuda_module_load load{3, 1, 10, p::bytes(ptx.begin(), ptx.end()), {}};
+  load.options = std::vector<p::cuda_jit_option>{{4, 4096}, {6, 1024}, {7, 3}};
+  p::cuda_launch launch{1, 0, 11, {4, 1, 1}, {64, 1, 1}, 0, p::bytes(24, 0)};
+  p::cuda_launch bad_launch{1, 20, 11, {0, 1, 1}, {4096, 1, 1}, 1u << 30, p::bytes(40000, 1)};
+  s << p::cuda_get_devices{1} << p::cuda_create_context{2, 1, 0, 0} << p::cuda_mem_alloc{4, 1, 4096}
+    << p::cuda_mem_get_info{5, 1} << load << p::cuda_get_function{6, 10, 11, "saxpy"}
+    << p::cuda_get_function{7, 10, 12, "missing"} << p::cuda_get_global{8, 10, "counter"}
+    << p::cuda_func_set_attribute{9, 11, 8, 1024} << p::cuda_create_stream{1, 20, 1, 0}
+    << p::cuda_create_event{1, 21, 0} << p::cuda_copy_to_device{1, 20, 0x1000, p::bytes(64, 7)}
+    << launch << bad_launch << p::cuda_record_event{21, 20} << p::cuda_wait_event{1, 0, 21}
+    << p::cuda_copy_from_device{10, 1, 20, 0x1000, 64} << p::cuda_copy_on_device{1, 0, 0x1000, 0x1040, 64}
+    << p::cuda_memset{1, 20, 0x1000, 0xab, 4, 16} << p::cuda_memset{1, 20, 0x1000, 0, 3, UINT64_MAX}
+    << p::cuda_synchronize{11, 1, 20, p::cuda_target::stream} << p::cuda_query{12, 1, 21, p::cuda_target::event}
+    << p::cuda_elapsed_time{13, 21, 21} << p::cuda_synchronize{14, 1, 0, p::cuda_target::context}
+    << p::cuda_link{15, 1, {p::cuda_link_input{1, p::bytes(ptx.begin(), ptx.end()), "a.ptx"}}, {}}
+    << p::cuda_mem_free{1, 0x1000} << p::cuda_release{21} << p::cuda_release{20} << p::cuda_release{10}
+    << p::cuda_release{1} << p::cuda_mem_alloc{16, 1, 64};
+  return s;
+}
+
 // A client's bulk stream as the fuzz target's bulk reader takes it (the control
 // reader refuses it at its first frame): a chunk, then the window messages,
 // whose memfd a seed cannot carry.
@@ -222,7 +252,7 @@ int main(int argc, char** argv) {
   const std::pair<const char*, stream> seeds[] = {
       {"session_and_objects", session_and_objects()}, {"buffer_commands", buffer_commands()},
       {"programs_and_kernels", programs_and_kernels()}, {"images_and_svm", images_and_svm()},
-      {"peers", peers()}, {"files", files()}, {"bulk_stream", bulk_stream()},
+      {"peers", peers()}, {"files", files()}, {"bulk_stream", bulk_stream()}, {"cuda", cuda()},
   };
   for (const auto& [name, s] : seeds) {
     const std::string path = std::string(argv[1]) + "/" + name + ".bin";

@@ -6,6 +6,8 @@
 
 #include "cli/args.hpp"
 #include "cli/reports/cl_query.hpp"
+#include "cli/reports/cuda_query.hpp"
+#include "cli/setup/install_layout.hpp"
 #include "cli/reports/device_report.hpp"
 #include "cli/setup/ferry_servers.hpp"
 #include "cli/reports/format.hpp"
@@ -65,7 +67,8 @@ std::string devices_usage() {
   return "Usage: ferry devices [--servers LIST]\n"
          "\n"
          "Lists each Ferry server, its devices (name, type, compute units, global memory)\n"
-         "and the measured round trip to it (median of 20 pings).\n"
+         "and the measured round trip to it (median of 20 pings), then the servers' CUDA\n"
+         "devices (those 'ferry run --cuda' gives a program).\n"
          "Servers come from --servers, FERRY_SERVERS or the config file.\n"
          "\n"
          "Options:\n" +
@@ -95,6 +98,9 @@ int devices_command(command_args args, const command_io& io) {
   }
 
   io.out << render_device_report(servers);
+  // The servers' CUDA devices, as Ferry's libcuda.so.1 sees them.
+  if (auto layout = install_layout::of_running_executable())
+    io.out << render_cuda_report(query_cuda_devices(layout.value().cuda_library_dir() / "libcuda.so.1"));
   return 0;
 }
 

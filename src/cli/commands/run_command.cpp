@@ -24,6 +24,8 @@ constexpr option_spec run_options[] = {
      "Servers to use (host[:port],...; sets FERRY_SERVERS for PROGRAM)"},
     {"daemon-arg", 0, option_kind::repeated_value, "ARG",
      "Pass ARG to the embedded ferryd (repeatable)"},
+    {"cuda", 0, option_kind::flag, "",
+     "Also point PROGRAM's CUDA driver at Ferry (LD_LIBRARY_PATH, NUMBA_CUDA_DRIVER)"},
     {"help", 'h', option_kind::flag, "", "Show this help"},
 };
 
@@ -36,13 +38,15 @@ bool verbose(const environment& env) {
 }  // namespace
 
 std::string run_usage() {
-  return "Usage: ferry run [--servers LIST] [--daemon-arg ARG]... [--] PROGRAM [ARGS...]\n"
+  return "Usage: ferry run [--servers LIST] [--daemon-arg ARG]... [--cuda] [--] PROGRAM [ARGS...]\n"
          "\n"
          "Runs PROGRAM with the OpenCL loader pointed at Ferry (OCL_ICD_VENDORS,\n"
          "OCL_ICD_FILENAMES; FERRY_KEEP_ICD_ENV=1 leaves them alone) and FERRY_SERVERS set.\n"
          "When no server is configured (no --servers, no FERRY_SERVERS, no config file),\n"
          "starts a local ferryd for PROGRAM's lifetime:\n"
          "  ferryd --port 0 --listen 127.0.0.1 --device-type cpu [ARG...]\n"
+         "With --cuda, PROGRAM's CUDA driver API (libcuda.so.1: GCC's OpenACC and OpenMP\n"
+         "offload, numba-cuda, driver API programs) goes to the servers' CUDA devices too.\n"
          "SIGINT and SIGTERM are passed on to PROGRAM. Exits with PROGRAM's status\n"
          "(128 + signal number when a signal ended it).\n"
          "\n"
@@ -81,6 +85,13 @@ int run_command(command_args args, const command_io& io) {
     }
   }
   if (servers) program_env.set("FERRY_SERVERS", *servers);
+  if (options.has("cuda")) {
+    for (const auto& [name, value] : cuda_driver_variables(original, layout.value())) program_env.set(name, value);
+    const auto library = layout.value().cuda_library_dir() / "libcuda.so.1";
+    if (std::error_code ec; !std::filesystem::exists(library, ec))
+      io.err << "ferry run: warning: " << library.string() << " does not exist; the program will not find "
+             << "Ferry's CUDA driver\n";
+  }
 
   signal_relay relay;
   std::optional<embedded_daemon> daemon;

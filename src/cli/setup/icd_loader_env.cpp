@@ -12,6 +12,16 @@ variable_list icd_loader_variables(const environment& env, const install_layout&
   };
 }
 
+variable_list cuda_driver_variables(const environment& env, const install_layout& layout) {
+  const std::string dir = layout.cuda_library_dir().string();
+  std::string path = dir;
+  if (auto existing = env.get("LD_LIBRARY_PATH"); existing && !existing->empty()) path += ":" + std::string(*existing);
+  return {
+      {"LD_LIBRARY_PATH", path},
+      {"NUMBA_CUDA_DRIVER", dir + "/libcuda.so.1"},
+  };
+}
+
 void set_in_process(const variable_list& variables) {
   for (const auto& [name, value] : variables) ::setenv(name.c_str(), value.c_str(), 1);
 }

@@ -17,6 +17,12 @@ using variable_list = std::vector<std::pair<std::string, std::string>>;
 /// so a user can point the loader elsewhere (for example at etc/OpenCL/vendors-all).
 variable_list icd_loader_variables(const environment& env, const install_layout& layout);
 
+/// What makes a process load Ferry's libcuda.so.1 instead of NVIDIA's driver:
+/// LD_LIBRARY_PATH with <lib>/ferry-cuda first (GCC's libgomp and cuda-bindings
+/// dlopen "libcuda.so.1", numba-cuda "libcuda.so" first; both are there) and
+/// NUMBA_CUDA_DRIVER naming the library, which numba-cuda reads before searching.
+variable_list cuda_driver_variables(const environment& env, const install_layout& layout);
+
 /// Sets the variables in this process, before its first OpenCL call.
 void set_in_process(const variable_list& variables);
 

@@ -31,5 +31,16 @@ TEST(icd_loader_env, keep_variable_leaves_the_loader_alone) {
   EXPECT_EQ(icd_loader_variables(environment({"FERRY_KEEP_ICD_ENV=0"}), layout).size(), 2u);
 }
 
+TEST(icd_loader_env, cuda_variables_put_ferrys_driver_first) {
+  install_layout layout("/x/bin");
+  EXPECT_EQ(layout.cuda_library_dir(), "/x/lib/ferry-cuda");
+  EXPECT_EQ(cuda_driver_variables(environment(), layout),
+            (variable_list{{"LD_LIBRARY_PATH", "/x/lib/ferry-cuda"},
+                           {"NUMBA_CUDA_DRIVER", "/x/lib/ferry-cuda/libcuda.so.1"}}));
+  // A path the program had stays, behind Ferry's.
+  EXPECT_EQ(cuda_driver_variables(environment({"LD_LIBRARY_PATH=/opt/lib"}), layout)[0].second,
+            "/x/lib/ferry-cuda:/opt/lib");
+}
+
 }  // namespace
 }  // namespace ferry::cli

@@ -24,6 +24,10 @@ std::filesystem::path install_layout::client_library() const {
   return (bin_dir_ / ".." / "lib" / "libferry.so").lexically_normal();
 }
 
+std::filesystem::path install_layout::cuda_library_dir() const {
+  return (bin_dir_ / ".." / "lib" / "ferry-cuda").lexically_normal();
+}
+
 std::filesystem::path install_layout::daemon() const { return bin_dir_ / "ferryd"; }
 
 }  // namespace ferry::cli

@@ -21,6 +21,9 @@ class install_layout {
   std::filesystem::path vendors_file() const;
   /// <bin>/../lib/libferry.so
   std::filesystem::path client_library() const;
+  /// <bin>/../lib/ferry-cuda: the directory of Ferry's libcuda.so.1
+  /// (LD_LIBRARY_PATH selects it in place of NVIDIA's driver).
+  std::filesystem::path cuda_library_dir() const;
   /// <bin>/ferryd
   std::filesystem::path daemon() const;
 

@@ -98,6 +98,14 @@ class connection {
     return channel_.call<Reply>(request, after_send, frame);
   }
 
+  /// Sends a request without waiting; its reply goes to `handler` on the
+  /// reader thread (control_channel::post_request). False when the server
+  /// takes no new work.
+  template <class Request>
+  bool post_request(Request& request, control_channel::reply_handler handler) {
+    return channel_.post_request(request, std::move(handler));
+  }
+
   /// Registers an event to be completed by the server's completion for
   /// command `e->id` (takes an internal reference).
   void track(event* e) { tracker_.track(e); }

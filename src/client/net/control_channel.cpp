@@ -28,6 +28,7 @@ control_channel::control_channel(link_state& link, event_tracker& tracker, bulk_
   link_.on_end([this] {
     wake_writer();
     requests_cv_.notify_all();
+    fail_handlers();
   });
 }
 
@@ -185,6 +186,23 @@ bool control_channel::on_ack(const protocol::ack& a) {
   return sender_.acknowledge(a.bulk);
 }
 
+void control_channel::fail_handlers() {
+  std::vector<reply_handler> failed;
+  {
+    std::lock_guard lock(requests_mutex_);
+    for (auto it = requests_.begin(); it != requests_.end();) {
+      if (it->second.handler) {
+        failed.push_back(std::move(it->second.handler));
+        it = requests_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  std::vector<uint8_t> none;
+  for (auto& handler : failed) handler(false, 0, none);
+}
+
 bool control_channel::on_reply(const protocol::frame_view& frame, std::string& why) {
   // Every reply starts with its request id; the waiting caller decodes it.
   if (frame.header.payload_size < 8) {
@@ -193,6 +211,7 @@ bool control_channel::on_reply(const protocol::frame_view& frame, std::string& w
   }
   uint64_t request;
   std::memcpy(&request, frame.payload, 8);
+  reply_handler handler;
   {
     std::lock_guard lock(requests_mutex_);
     auto it = requests_.find(request);
@@ -200,9 +219,19 @@ bool control_channel::on_reply(const protocol::frame_view& frame, std::string& w
       why = "reply to unknown request " + std::to_string(request);
       return false;
     }
-    it->second.done = true;
-    it->second.id = frame.header.message_id;
-    it->second.payload.assign(frame.payload, frame.payload + frame.header.payload_size);
+    if (it->second.handler) {
+      handler = std::move(it->second.handler);
+      requests_.erase(it);
+    } else {
+      it->second.done = true;
+      it->second.id = frame.header.message_id;
+      it->second.payload.assign(frame.payload, frame.payload + frame.header.payload_size);
+    }
+  }
+  if (handler) {
+    std::vector<uint8_t> payload(frame.payload, frame.payload + frame.header.payload_size);
+    handler(true, frame.header.message_id, payload);
+    return true;
   }
   requests_cv_.notify_all();
   return true;
@@ -262,6 +291,15 @@ bool control_channel::on_frame(const protocol::frame_view& frame, std::string& w
     case message_id::workers:
     case message_id::local_route:
     case message_id::status_reply:
+    case message_id::cuda_devices:
+    case message_id::cuda_pointer:
+    case message_id::cuda_mem_info:
+    case message_id::cuda_module_reply:
+    case message_id::cuda_function_reply:
+    case message_id::cuda_link_reply:
+    case message_id::cuda_data:
+    case message_id::cuda_elapsed:
+    case message_id::cuda_status:
       return on_reply(frame, why);
     default: {
       const char* name = protocol::message_name(frame.header.message_id);

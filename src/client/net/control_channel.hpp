@@ -22,6 +22,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -126,6 +127,26 @@ class control_channel {
     return reply;
   }
 
+  /// What an asynchronous request's reply is handed to, on the reader
+  /// thread: true with the reply's message id and payload, or false (empty)
+  /// when the session ended before the reply came. It must not block.
+  using reply_handler = std::function<void(bool answered, uint16_t id, std::vector<uint8_t>& payload)>;
+  /// Sends a request without waiting: its reply goes to `handler` (CUDA's
+  /// asynchronous copies back and stream callbacks). Offline it waits in the
+  /// replay log like any frame. Returns false, without calling `handler`,
+  /// when the server takes no new work.
+  template <class Request>
+  bool post_request(Request& request, reply_handler handler) {
+    request.request = next_request_.fetch_add(1);
+    {
+      std::lock_guard lock(requests_mutex_);
+      if (!link_.accepting()) return false;
+      requests_[request.request].handler = std::move(handler);
+    }
+    post(request);
+    return true;
+  }
+
   /// Starts the writer thread; join_writer waits for it to stop (it stops
   /// when the session ends or the connection stops).
   void start_writer();
@@ -211,7 +232,10 @@ class control_channel {
     bool done = false;
     uint16_t id = 0;
     std::vector<uint8_t> payload;
+    reply_handler handler;  // set: nobody waits, the reply goes here
   };
+  /// Hands every asynchronous request its failure (the session ended).
+  void fail_handlers();
   std::mutex requests_mutex_;  // guards requests_
   std::condition_variable requests_cv_;
   std::unordered_map<uint64_t, reply_slot> requests_;

@@ -126,6 +126,7 @@ bool executor::on(const p::goodbye&) {
 void executor::shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  if (cuda_) cuda_->shutdown();
   // Nothing may wait forever: writes whose bytes never came, user events the
   // client never set. (A negative status ends the commands behind them.)
   core_->transfers.fail_pending(CL_DEVICE_NOT_AVAILABLE);

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cuda/server/cuda_session.hpp"
 #include "protocol/messages.hpp"
 #include "server/native/catalog.hpp"
 #include "server/native/pinned_pool.hpp"
@@ -109,6 +110,14 @@ class executor {
   // Files below the server's --file-root (executor_files.cpp).
   bool on(const protocol::file_to_buffer& m);
   bool on(const protocol::buffer_to_file& m);
+  // CUDA remoting (src/cuda/server/cuda_session.*): the session's CUDA
+  // backend, made when the client first asks for it.
+  template <class Message>
+    requires requires(cuda::session_cuda& s, const Message& m) { s.on(m); }
+  bool on(const Message& m) {
+    if (!cuda_) cuda_ = std::make_unique<cuda::session_cuda>(core_->outbox, core_->label);
+    return cuda_->on(m) || violate(cuda_->violation());
+  }
 
   /// clFlush on every queue that got commands since the last call. The
   /// control reader calls it when no whole frame is left, before it blocks in
@@ -396,6 +405,7 @@ class executor {
   void release_made_context(const made_context& made);
   uint64_t ack_requested_at_ = 0;      // control_in when ack_if_due last asked for an ack
   std::string violation_;
+  std::unique_ptr<cuda::session_cuda> cuda_;
   bool stop_requested_ = false;
   bool may_print_ = false;  // a printf-capable kernel was enqueued
   bool shut_down_ = false;

@@ -7,6 +7,10 @@
 // the transfer table is aborted up front, so a create_buffer waiting for
 // initial contents gives up at once.
 //
+// The cuda_* messages go to the session's CUDA backend on the CPU stand-in
+// driver of tests/cuda (FERRY_CUDA_DRIVER), which checks every pointer it is
+// handed as the daemon's own checks should have.
+//
 // The same bytes (their first 64 KiB, what a socket pair holds without a
 // reader) then go through a bulk reader, as a client's bulk stream on a
 // plain Unix socket of version 8: bulk_data, window_offer, window_chunk and
@@ -20,6 +24,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -74,6 +79,10 @@ void feed_bulk_reader(const uint8_t* data, size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const native::device_catalog catalog = [] {
     set_log_level(log_level::error);
+#ifdef FERRY_FUZZ_CUDA_DRIVER
+    // The CUDA backend loads the stand-in driver (once, at the first cuda_* message).
+    ::setenv("FERRY_CUDA_DRIVER", FERRY_FUZZ_CUDA_DRIVER, 0);
+#endif
     return native::device_catalog::dry(2);
   }();
   protocol::session_token id{};

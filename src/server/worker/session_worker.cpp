@@ -29,6 +29,7 @@
 #include "server/native/context_releaser.hpp"
 #include "server/session/session.hpp"
 #include "server/worker/adopted_stream.hpp"
+#include "cuda/server/cuda_session.hpp"
 #include "server/worker/confinement.hpp"
 #include "server/worker/kernel_cache.hpp"
 #include "server/worker/ipc.hpp"
@@ -157,6 +158,8 @@ bool session_worker::configure(std::string& error) {
   std::vector<std::string> warnings;
   if (!worker::confine_worker(confine, warnings, error)) return false;
   for (const std::string& w : warnings) FERRY_DEBUG("worker", "%s", w.c_str());
+  // As the worker's user, while this process has one thread.
+  cuda::choose_jit_cache(mode == worker::kernel_cache_mode::shared ? config_.kernel_cache_dir : std::string());
   // Checked as the worker's user, which the main process cannot do for it.
   if (std::string why = worker::fall_back_from_unusable_cache(config_.scratch); !why.empty()) {
     if (config_.announce) FERRY_WARN("worker", "%s", why.c_str());

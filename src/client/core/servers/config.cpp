@@ -4,6 +4,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/log.hpp"
+#include "common/tls.hpp"
+#include "protocol/auth.hpp"
+
 namespace ferry::client {
 
 std::vector<std::string> split_server_list(const std::string& text) {
@@ -75,6 +79,20 @@ security_files configured_security() {
   if (const char* env = std::getenv("FERRY_TOKEN_FILE"); env && *env) files.token_file = env;
   if (const char* env = std::getenv("FERRY_TLS_CA"); env && *env) files.tls_ca = env;
   return files;
+}
+
+bool load_credentials(protocol::credentials& who, std::string& error) {
+  security_files files = configured_security();
+  if (!files.token_file.empty()) {
+    std::string warning;
+    if (!protocol::load_token(files.token_file, who.token, warning, error)) return false;
+    if (!warning.empty()) FERRY_WARN("config", "%s", warning.c_str());
+  }
+  if (!files.tls_ca.empty()) {
+    who.tls = tls::context::for_client(files.tls_ca, error);
+    if (!who.tls) return false;
+  }
+  return true;
 }
 
 }  // namespace ferry::client

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "protocol/outgoing.hpp"
+
 namespace ferry::client {
 
 struct server_list {
@@ -26,5 +28,9 @@ std::vector<std::string> split_server_list(const std::string& text);
 /// ~/.config/ferry/config (lines "server host:port", '#' comments).
 server_list configured_servers();
 security_files configured_security();
+/// Reads the token and the TLS CA the configuration names into `who`.
+/// False, with `error`, when a named file cannot be used: connecting
+/// without it would only be refused, or worse, go out unencrypted.
+bool load_credentials(protocol::credentials& who, std::string& error);
 
 }  // namespace ferry::client

@@ -79,23 +79,6 @@ std::unique_ptr<server> connect_server(const std::string& text, const protocol::
   return s;
 }
 
-/// Reads the token and the TLS CA the configuration names. False, with why,
-/// when a named file cannot be used: connecting without it would only be
-/// refused, or worse, go out unencrypted.
-bool load_credentials(protocol::credentials& who, std::string& error) {
-  security_files files = configured_security();
-  if (!files.token_file.empty()) {
-    std::string warning;
-    if (!protocol::load_token(files.token_file, who.token, warning, error)) return false;
-    if (!warning.empty()) FERRY_WARN("config", "%s", warning.c_str());
-  }
-  if (!files.tls_ca.empty()) {
-    who.tls = tls::context::for_client(files.tls_ca, error);
-    if (!who.tls) return false;
-  }
-  return true;
-}
-
 platform_state& state();
 
 void say_goodbye_to_servers() {

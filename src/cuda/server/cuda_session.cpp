@@ -1,0 +1,1014 @@
+#include "cuda/server/cuda_session.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/log.hpp"
+#include "common/spare_cores.hpp"
+#include "common/thread_name.hpp"
+#include "cuda/abi/result_names.hpp"
+#include "server/transport/control_writer.hpp"
+
+namespace ferry::cuda {
+
+namespace p = protocol;
+
+namespace {
+
+/// Most device memory one session may hold in pinned staging kept for
+/// reuse; what is beyond goes back to the driver.
+constexpr size_t max_spare_staging = size_t{256} << 20;
+/// Longest log a JIT may write into the replies (the client's buffers are
+/// usually 4-16 KiB).
+constexpr int64_t max_jit_log = int64_t{1} << 20;
+/// Kernel parameters of one launch: CUDA allows 32 KiB (Volta and later).
+constexpr size_t max_launch_params = 32768;
+
+const char* name_of(CUresult rc) {
+  const char* name = result_name(rc);
+  return name ? name : "an unknown CUresult";
+}
+
+size_t size_class(size_t size) {
+  size_t c = 4096;
+  while (c < size) c <<= 1;
+  return c;
+}
+
+}  // namespace
+
+void choose_jit_cache(const std::string& parent) {
+  if (std::getenv("CUDA_CACHE_PATH") != nullptr) return;
+  std::string dir;
+  if (!parent.empty()) {
+    dir = parent + "/cuda";
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && ::access(home, W_OK) == 0) {
+    return;  // the driver's own default, under $HOME
+  } else {
+    dir = "/var/tmp/ferry-cuda-cache-" + std::to_string(::geteuid());
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    FERRY_INFO("cuda", "cannot make a JIT cache in %s (%s): modules are compiled anew in every session", dir.c_str(),
+               std::strerror(errno));
+    return;
+  }
+  struct stat st {};
+  // Someone else's directory of that name is not ours to use.
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
+    FERRY_WARN("cuda", "%s is not a directory of this user: no JIT cache", dir.c_str());
+    return;
+  }
+  ::setenv("CUDA_CACHE_PATH", dir.c_str(), 1);
+}
+
+const cuda_backend& backend() {
+  static const cuda_backend* instance = [] {
+    auto* b = new cuda_backend;  // lives as long as the process
+    std::string why;
+    choose_jit_cache({});  // a session worker chose already (CUDA_CACHE_PATH)
+    b->drv = driver::load(why);
+    if (!b->drv) {
+      b->status = CUDA_ERROR_NO_DEVICE;
+      b->note = "no CUDA driver on this host (" + why + ")";
+      FERRY_INFO("cuda", "%s: this daemon serves no CUDA devices", b->note.c_str());
+      return b;
+    }
+    b->devices = list_cuda_devices(*b->drv, why);
+    if (b->devices.empty()) {
+      b->status = CUDA_ERROR_NO_DEVICE;
+      b->note = why.empty() ? "the CUDA driver reports no device" : why;
+      FERRY_INFO("cuda", "%s: this daemon serves no CUDA devices", b->note.c_str());
+    } else {
+      int version = 0;
+      if (b->drv->cuDriverGetVersion && b->drv->cuDriverGetVersion(&version) == CUDA_SUCCESS)
+        b->driver_version = version;
+      FERRY_INFO("cuda", "serving %zu CUDA device(s), driver version %d", b->devices.size(), b->driver_version);
+    }
+    return b;
+  }();
+  return *instance;
+}
+
+session_cuda::session_cuda(server::control_outbox& outbox, std::string label)
+    : outbox_(outbox), label_(std::move(label)), backend_(backend()), drv_(backend_.drv.get()) {}
+
+session_cuda::~session_cuda() { shutdown(); }
+
+bool session_cuda::violate(std::string why) {
+  violation_ = std::move(why);
+  return false;
+}
+
+void session_cuda::answer_status(uint64_t request, CUresult rc) { outbox_.push_message(p::cuda_status{request, rc}); }
+
+bool session_cuda::make_current(context_state& c) {
+  if (current_ == c.handle) return true;
+  if (drv_->cuCtxSetCurrent(c.handle) != CUDA_SUCCESS) return false;
+  current_ = c.handle;
+  return true;
+}
+
+session_cuda::context_state* session_cuda::enter(p::object_id id, CUresult& rc) {
+  auto it = contexts_.find(id);
+  if (it == contexts_.end()) {
+    rc = CUDA_ERROR_INVALID_CONTEXT;
+    return nullptr;
+  }
+  if (!make_current(*it->second)) {
+    rc = CUDA_ERROR_INVALID_CONTEXT;
+    return nullptr;
+  }
+  rc = CUDA_SUCCESS;
+  return it->second.get();
+}
+
+session_cuda::object* session_cuda::find(p::object_id id, object::kind kind) {
+  auto it = objects_.find(id);
+  if (it == objects_.end() || it->second.what != kind) return nullptr;
+  return &it->second;
+}
+
+session_cuda::stream_state* session_cuda::find_stream(context_state& c, p::object_id id) {
+  if (id == 0) return &c.null_stream;
+  object* s = find(id, object::kind::stream);
+  if (s == nullptr || s->context != &c) return nullptr;
+  return s->stream;
+}
+
+bool session_cuda::owns(const context_state& c, uint64_t address, uint64_t size) const {
+  auto inside = [&](const std::map<uint64_t, uint64_t>& ranges) {
+    auto it = ranges.upper_bound(address);
+    if (it == ranges.begin()) return false;
+    --it;
+    const uint64_t offset = address - it->first;
+    return offset <= it->second && size <= it->second - offset;
+  };
+  return inside(c.allocations) || inside(c.globals);
+}
+
+void session_cuda::defer(context_state& c, CUresult rc, const char* what) {
+  FERRY_DEBUG("cuda", "session %s: %s failed with %s; reported at the context's next synchronization",
+              label_.c_str(), what, name_of(rc));
+  CUresult none = CUDA_SUCCESS;
+  c.deferred.compare_exchange_strong(none, rc);
+}
+
+CUresult session_cuda::take_deferred(context_state& c) { return c.deferred.exchange(CUDA_SUCCESS); }
+
+session_cuda::staging_block session_cuda::take_staging(context_state& c, size_t size, CUresult& rc) {
+  const size_t wanted = size_class(size);
+  {
+    std::lock_guard lock(watch_mutex_);
+    auto it = c.spare_staging.find(wanted);
+    if (it != c.spare_staging.end()) {
+      staging_block b = it->second;
+      c.spare_staging.erase(it);
+      c.spare_staging_bytes -= b.capacity;
+      rc = CUDA_SUCCESS;
+      return b;
+    }
+  }
+  staging_block b;
+  rc = drv_->cuMemAllocHost(&b.data, wanted);
+  if (rc != CUDA_SUCCESS) return {};
+  b.capacity = wanted;
+  return b;
+}
+
+void session_cuda::return_staging(context_state& c, staging_block block) {
+  if (block.data == nullptr) return;
+  {
+    std::lock_guard lock(watch_mutex_);
+    if (c.spare_staging_bytes + block.capacity <= max_spare_staging) {
+      c.spare_staging.emplace(block.capacity, block);
+      c.spare_staging_bytes += block.capacity;
+      return;
+    }
+  }
+  drv_->cuMemFreeHost(block.data);
+}
+
+CUevent session_cuda::take_event(context_state& c, CUresult& rc) {
+  {
+    std::lock_guard lock(watch_mutex_);
+    if (!c.spare_events.empty()) {
+      CUevent e = c.spare_events.back();
+      c.spare_events.pop_back();
+      rc = CUDA_SUCCESS;
+      return e;
+    }
+  }
+  CUevent e = nullptr;
+  rc = drv_->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING);
+  return rc == CUDA_SUCCESS ? e : nullptr;
+}
+
+bool session_cuda::start_watch(watch w, const std::vector<stream_state*>& streams, CUresult& rc) {
+  context_state& c = *w.context;
+  for (stream_state* s : streams) {
+    CUevent e = take_event(c, rc);
+    if (e == nullptr) break;
+    rc = drv_->cuEventRecord(e, s->handle);
+    if (rc != CUDA_SUCCESS) {
+      std::lock_guard lock(watch_mutex_);
+      c.spare_events.push_back(e);
+      break;
+    }
+    ++s->watches;
+    w.points.emplace_back(s, e);
+  }
+  if (rc != CUDA_SUCCESS) {
+    std::lock_guard lock(watch_mutex_);
+    for (auto& [s, e] : w.points) c.spare_events.push_back(e);
+    return false;
+  }
+  {
+    std::lock_guard lock(watch_mutex_);
+    watches_.push_back(std::move(w));
+    if (!watcher_.joinable())
+      watcher_ = std::thread([this] {
+        name_this_thread("cuda-watch");
+        watcher_loop();
+      });
+  }
+  watch_cv_.notify_one();
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Devices and contexts
+
+bool session_cuda::on(const p::cuda_get_devices& m) {
+  p::cuda_devices reply;
+  reply.request = m.request;
+  reply.result = backend_.status;
+  reply.driver_version = backend_.driver_version;
+  reply.note = backend_.note;
+  for (const cuda_device_facts& d : backend_.devices) {
+    p::cuda_device_desc desc;
+    desc.ordinal = static_cast<uint32_t>(d.ordinal);
+    desc.name = d.name;
+    desc.uuid = d.uuid;
+    desc.total_memory = d.total_memory;
+    desc.attributes.assign(d.attributes.begin(), d.attributes.end());
+    if (desc.attributes.size() > 1024) desc.attributes.resize(1024);
+    reply.devices.push_back(std::move(desc));
+  }
+  outbox_.push_message(reply);
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_create_context& m) {
+  if (m.context == 0 || objects_.count(m.context))
+    return violate("cuda_create_context: context id " + std::to_string(m.context) + " is 0 or in use");
+  if (drv_ == nullptr || m.ordinal >= backend_.devices.size()) {
+    answer_status(m.request, drv_ == nullptr ? CUDA_ERROR_NO_DEVICE : CUDA_ERROR_INVALID_DEVICE);
+    return true;
+  }
+  CUdevice device = 0;
+  CUresult rc = drv_->cuDeviceGet(&device, backend_.devices[m.ordinal].ordinal);
+  auto c = std::make_unique<context_state>();
+  c->id = m.context;
+  c->ordinal = m.ordinal;
+  // Scheduling flags only: the host-mapping flag asks for what a remote
+  // context cannot give (the client refuses it before it gets here).
+  if (rc == CUDA_SUCCESS) rc = drv_->cuCtxCreate(&c->handle, m.flags & 0x7u, device);
+  if (rc != CUDA_SUCCESS) {
+    FERRY_DEBUG("cuda", "session %s: creating a context on device %u failed: %s", label_.c_str(), m.ordinal,
+                name_of(rc));
+    answer_status(m.request, rc);
+    return true;
+  }
+  current_ = c->handle;  // cuCtxCreate makes it current
+  object o{object::kind::context};
+  o.context = c.get();
+  objects_.emplace(m.context, o);
+  contexts_.emplace(m.context, std::move(c));
+  answer_status(m.request, CUDA_SUCCESS);
+  return true;
+}
+
+void session_cuda::forget_objects_of(const context_state* c) {
+  for (auto it = objects_.begin(); it != objects_.end();) {
+    if (it->second.context == c)
+      it = objects_.erase(it);
+    else
+      ++it;
+  }
+}
+
+void session_cuda::destroy_context(context_state& c) {
+  make_current(c);
+  drv_->cuCtxSynchronize();
+  // The watcher answers what waited on the context before it goes.
+  {
+    std::unique_lock lock(watch_mutex_);
+    watch_cv_.notify_one();
+    watch_cv_.wait(lock, [&] {
+      return std::none_of(watches_.begin(), watches_.end(), [&](const watch& w) { return w.context == &c; });
+    });
+  }
+  for (CUevent e : c.spare_events) drv_->cuEventDestroy(e);
+  c.spare_events.clear();
+  for (auto& [size, block] : c.spare_staging) drv_->cuMemFreeHost(block.data);
+  c.spare_staging.clear();
+  drv_->cuCtxDestroy(c.handle);  // its streams, events, modules and memory with it
+  current_ = nullptr;
+}
+
+bool session_cuda::on(const p::cuda_release& m) {
+  auto it = objects_.find(m.id);
+  if (it == objects_.end()) return true;  // released twice, or its creation failed: nothing to do
+  object o = it->second;
+  CUresult rc = CUDA_SUCCESS;
+  if (o.what == object::kind::context) {
+    auto c = contexts_.find(m.id);
+    destroy_context(*c->second);
+    forget_objects_of(c->second.get());
+    contexts_.erase(c);
+    return true;
+  }
+  if (!make_current(*o.context)) return true;
+  switch (o.what) {
+    case object::kind::module:
+      rc = drv_->cuModuleUnload(static_cast<CUmodule>(o.handle));
+      break;
+    case object::kind::stream: {
+      rc = drv_->cuStreamDestroy(static_cast<CUstream>(o.handle));
+      auto& list = o.context->streams;
+      list.erase(std::remove(list.begin(), list.end(), o.stream), list.end());
+      // The stream's state stays (watches may still name it) until the session ends.
+      break;
+    }
+    case object::kind::event:
+      rc = drv_->cuEventDestroy(static_cast<CUevent>(o.handle));
+      break;
+    default:
+      break;
+  }
+  if (rc != CUDA_SUCCESS) defer(*o.context, rc, "releasing an object");
+  objects_.erase(it);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Memory
+
+bool session_cuda::on(const p::cuda_mem_alloc& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  p::cuda_pointer reply{m.request, rc, 0, 0};
+  if (c != nullptr) {
+    CUdeviceptr address = 0;
+    reply.result = m.size == 0 ? CUDA_ERROR_INVALID_VALUE : drv_->cuMemAlloc(&address, m.size);
+    if (reply.result == CUDA_SUCCESS) {
+      c->allocations[address] = m.size;
+      reply.address = address;
+      reply.size = m.size;
+    }
+  }
+  outbox_.push_message(reply);
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_mem_free& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) return true;
+  auto it = c->allocations.find(m.address);
+  if (it == c->allocations.end()) {
+    defer(*c, CUDA_ERROR_INVALID_VALUE, "cuMemFree of an address the session did not allocate");
+    return true;
+  }
+  // cuMemFree waits for the work that may use the memory, as CUDA's does.
+  rc = drv_->cuMemFree(m.address);
+  if (rc != CUDA_SUCCESS) defer(*c, rc, "cuMemFree");
+  c->allocations.erase(it);
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_mem_get_info& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  p::cuda_mem_info reply{m.request, rc, 0, 0};
+  if (c != nullptr) {
+    size_t free = 0, total = 0;
+    reply.result = drv_->cuMemGetInfo(&free, &total);
+    reply.free = free;
+    reply.total = total;
+  }
+  outbox_.push_message(reply);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Modules, functions, linking
+
+namespace {
+
+/// The options a JIT gets: the client's numeric ones, then the server's own
+/// log buffers and wall time (their contents go back in the reply).
+struct jit_options {
+  std::vector<CUjit_option> keys;
+  std::vector<void*> values;
+  std::string info_log, error_log;
+  float wall_ms = 0;
+  size_t wall_index = SIZE_MAX;
+
+  explicit jit_options(const std::vector<p::cuda_jit_option>& from) {
+    int64_t info_size = 0, error_size = 0;
+    for (const p::cuda_jit_option& o : from) {
+      switch (o.option) {
+        case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: info_size = std::clamp<int64_t>(o.value, 0, max_jit_log); break;
+        case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: error_size = std::clamp<int64_t>(o.value, 0, max_jit_log); break;
+        case CU_JIT_WALL_TIME:
+        case CU_JIT_INFO_LOG_BUFFER:
+        case CU_JIT_ERROR_LOG_BUFFER:
+          break;  // the server's own, below
+        default:
+          keys.push_back(static_cast<CUjit_option>(o.option));
+          values.push_back(reinterpret_cast<void*>(static_cast<intptr_t>(o.value)));
+      }
+    }
+    info_log.assign(static_cast<size_t>(info_size), '\0');
+    error_log.assign(static_cast<size_t>(error_size), '\0');
+    if (info_size > 0) {
+      keys.push_back(CU_JIT_INFO_LOG_BUFFER);
+      values.push_back(info_log.data());
+      keys.push_back(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
+      values.push_back(reinterpret_cast<void*>(static_cast<intptr_t>(info_size)));
+    }
+    if (error_size > 0) {
+      keys.push_back(CU_JIT_ERROR_LOG_BUFFER);
+      values.push_back(error_log.data());
+      keys.push_back(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+      values.push_back(reinterpret_cast<void*>(static_cast<intptr_t>(error_size)));
+    }
+    wall_index = keys.size();
+    keys.push_back(CU_JIT_WALL_TIME);
+    values.push_back(nullptr);
+  }
+  /// After the JIT ran: the logs cut at their NUL, the wall time read.
+  void collect() {
+    info_log.resize(std::strlen(info_log.c_str()));
+    error_log.resize(std::strlen(error_log.c_str()));
+    uint32_t bits = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(values[wall_index]));
+    std::memcpy(&wall_ms, &bits, sizeof wall_ms);
+  }
+  uint64_t wall_ns() const { return wall_ms > 0 ? static_cast<uint64_t>(static_cast<double>(wall_ms) * 1e6) : 0; }
+};
+
+}  // namespace
+
+bool session_cuda::on(const p::cuda_module_load& m) {
+  if (m.module == 0 || objects_.count(m.module))
+    return violate("cuda_module_load: module id " + std::to_string(m.module) + " is 0 or in use");
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  p::cuda_module_reply reply{m.request, rc, {}, {}, 0};
+  if (c != nullptr) {
+    // A PTX image must end with its NUL: the driver reads it as a C string.
+    std::vector<uint8_t> image(m.image.begin(), m.image.end());
+    image.push_back(0);
+    jit_options jit(m.options);
+    CUmodule module = nullptr;
+    reply.result = drv_->cuModuleLoadDataEx(&module, image.data(), static_cast<unsigned>(jit.keys.size()),
+                                            jit.keys.data(), jit.values.data());
+    jit.collect();
+    reply.info_log = std::move(jit.info_log);
+    reply.error_log = std::move(jit.error_log);
+    reply.wall_time_ns = jit.wall_ns();
+    if (reply.result == CUDA_SUCCESS) {
+      object o{object::kind::module};
+      o.context = c;
+      o.handle = module;
+      objects_.emplace(m.module, o);
+    } else {
+      FERRY_DEBUG("cuda", "session %s: loading a module failed: %s %s", label_.c_str(), name_of(reply.result),
+                  reply.error_log.c_str());
+    }
+  }
+  outbox_.push_message(reply);
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_get_function& m) {
+  if (m.function == 0 || objects_.count(m.function))
+    return violate("cuda_get_function: function id " + std::to_string(m.function) + " is 0 or in use");
+  p::cuda_function_reply reply{m.request, CUDA_ERROR_INVALID_HANDLE, 0, {}, {}};
+  object* module = find(m.module, object::kind::module);
+  if (module != nullptr && make_current(*module->context)) {
+    CUfunction f = nullptr;
+    reply.result = drv_->cuModuleGetFunction(&f, static_cast<CUmodule>(module->handle), m.name.c_str());
+    if (reply.result == CUDA_SUCCESS) {
+      object o{object::kind::function};
+      o.context = module->context;
+      o.handle = f;
+      if (drv_->cuFuncGetParamInfo) {
+        reply.params_known = 1;
+        for (size_t i = 0; i < 4096; ++i) {
+          size_t offset = 0, size = 0;
+          if (drv_->cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
+          reply.params.push_back({static_cast<uint32_t>(offset), static_cast<uint32_t>(size)});
+          o.params_size = std::max<uint32_t>(o.params_size, static_cast<uint32_t>(offset + size));
+        }
+      }
+      for (int a = 0; a < CU_FUNC_ATTRIBUTE_MAX && a < 64; ++a) {
+        int value = 0;
+        if (drv_->cuFuncGetAttribute(&value, static_cast<CUfunction_attribute>(a), f) != CUDA_SUCCESS) value = 0;
+        reply.attributes.push_back(value);
+      }
+      objects_.emplace(m.function, o);
+    }
+  }
+  outbox_.push_message(reply);
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_get_global& m) {
+  p::cuda_pointer reply{m.request, CUDA_ERROR_INVALID_HANDLE, 0, 0};
+  object* module = find(m.module, object::kind::module);
+  if (module != nullptr && make_current(*module->context)) {
+    CUdeviceptr address = 0;
+    size_t size = 0;
+    reply.result = drv_->cuModuleGetGlobal(&address, &size, static_cast<CUmodule>(module->handle), m.name.c_str());
+    if (reply.result == CUDA_SUCCESS) {
+      module->context->globals[address] = size;
+      reply.address = address;
+      reply.size = size;
+    }
+  }
+  outbox_.push_message(reply);
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_link& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  p::cuda_link_reply reply{m.request, rc, {}, {}, {}, 0};
+  if (c != nullptr) {
+    jit_options jit(m.options);
+    CUlinkState state = nullptr;
+    reply.result = drv_->cuLinkCreate(static_cast<unsigned>(jit.keys.size()), jit.keys.data(), jit.values.data(),
+                                      &state);
+    for (size_t i = 0; reply.result == CUDA_SUCCESS && i < m.inputs.size(); ++i) {
+      std::vector<uint8_t> data(m.inputs[i].data.begin(), m.inputs[i].data.end());
+      const auto type = static_cast<CUjitInputType>(m.inputs[i].type);
+      if (type == CU_JIT_INPUT_PTX && (data.empty() || data.back() != 0)) data.push_back(0);
+      reply.result = drv_->cuLinkAddData(state, type, data.data(), data.size(),
+                                         m.inputs[i].name.empty() ? nullptr : m.inputs[i].name.c_str(), 0, nullptr,
+                                         nullptr);
+    }
+    if (reply.result == CUDA_SUCCESS) {
+      void* cubin = nullptr;
+      size_t size = 0;
+      reply.result = drv_->cuLinkComplete(state, &cubin, &size);
+      if (reply.result == CUDA_SUCCESS && size <= p::max_bytes_field - 4096) {
+        const auto* bytes = static_cast<const uint8_t*>(cubin);
+        reply.image.assign(bytes, bytes + size);
+      } else if (reply.result == CUDA_SUCCESS) {
+        reply.result = CUDA_ERROR_OUT_OF_MEMORY;
+      }
+    }
+    if (state != nullptr) {
+      jit.collect();
+      drv_->cuLinkDestroy(state);
+    }
+    reply.info_log = std::move(jit.info_log);
+    reply.error_log = std::move(jit.error_log);
+    reply.wall_time_ns = jit.wall_ns();
+  }
+  outbox_.push_message(reply);
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_func_set_attribute& m) {
+  CUresult rc = CUDA_ERROR_INVALID_HANDLE;
+  object* f = find(m.function, object::kind::function);
+  if (f != nullptr && make_current(*f->context))
+    rc = drv_->cuFuncSetAttribute(static_cast<CUfunction>(f->handle), static_cast<CUfunction_attribute>(m.attribute),
+                                  m.value);
+  answer_status(m.request, rc);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Work on streams: never waits
+
+bool session_cuda::on(const p::cuda_launch& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) return true;  // the client checked its context; a released one's work is dropped
+  object* f = find(m.function, object::kind::function);
+  stream_state* s = find_stream(*c, m.stream);
+  if (f == nullptr || f->context != c || s == nullptr) {
+    defer(*c, CUDA_ERROR_INVALID_HANDLE, "a launch naming an unknown function or stream");
+    return true;
+  }
+  if (m.params.size() > max_launch_params) {
+    defer(*c, CUDA_ERROR_INVALID_VALUE, "a launch with more than 32 KiB of parameters");
+    return true;
+  }
+  std::vector<uint8_t> params(m.params.begin(), m.params.end());
+  size_t size = params.size();
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER(), params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE(), &size,
+                   CU_LAUNCH_PARAM_END()};
+  rc = drv_->cuLaunchKernel(static_cast<CUfunction>(f->handle), m.grid[0], m.grid[1], m.grid[2], m.block[0],
+                            m.block[1], m.block[2], m.shared_bytes, s->handle, nullptr,
+                            size == 0 ? nullptr : extra);
+  if (rc != CUDA_SUCCESS) defer(*c, rc, "cuLaunchKernel");
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_copy_to_device& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) return true;
+  stream_state* s = find_stream(*c, m.stream);
+  if (s == nullptr || !owns(*c, m.destination, m.data.size())) {
+    defer(*c, s == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE,
+          "a copy to device memory the session does not own");
+    return true;
+  }
+  if (m.data.empty()) return true;
+  // The bytes go through pinned staging, so that the copy is as
+  // asynchronous as the client's: from pageable memory the driver would
+  // wait here for the stream's earlier work.
+  staging_block staging = take_staging(*c, m.data.size(), rc);
+  if (rc == CUDA_SUCCESS) {
+    std::memcpy(staging.data, m.data.data(), m.data.size());
+    rc = drv_->cuMemcpyHtoDAsync(m.destination, staging.data, m.data.size(), s->handle);
+  }
+  if (rc == CUDA_SUCCESS) {
+    watch w;
+    w.context = c;
+    w.action = watch_action::free_staging;
+    w.staging = staging;
+    if (start_watch(std::move(w), {s}, rc)) return true;
+    // No event: the staging may be read still; wait for the stream instead.
+    drv_->cuStreamSynchronize(s->handle);
+  }
+  return_staging(*c, staging);
+  defer(*c, rc, "cuMemcpyHtoDAsync");
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_copy_from_device& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) {
+    outbox_.push_message(p::cuda_data{m.request, rc, {}});
+    return true;
+  }
+  stream_state* s = find_stream(*c, m.stream);
+  if (s == nullptr || m.size > p::max_cuda_copy_piece || !owns(*c, m.source, m.size)) {
+    outbox_.push_message(
+        p::cuda_data{m.request, s == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE, {}});
+    return true;
+  }
+  staging_block staging;
+  if (m.size > 0) {
+    staging = take_staging(*c, m.size, rc);
+    if (rc == CUDA_SUCCESS) rc = drv_->cuMemcpyDtoHAsync(staging.data, m.source, m.size, s->handle);
+  }
+  if (rc == CUDA_SUCCESS) {
+    watch w;
+    w.context = c;
+    w.action = watch_action::answer_data;
+    w.request = m.request;
+    w.staging = staging;
+    w.size = m.size;
+    if (start_watch(std::move(w), {s}, rc)) return true;
+    drv_->cuStreamSynchronize(s->handle);
+  }
+  return_staging(*c, staging);
+  outbox_.push_message(p::cuda_data{m.request, rc, {}});
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_copy_on_device& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) return true;
+  stream_state* s = find_stream(*c, m.stream);
+  if (s == nullptr || !owns(*c, m.destination, m.size) || !owns(*c, m.source, m.size)) {
+    defer(*c, s == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE,
+          "a copy between device memory the session does not own");
+    return true;
+  }
+  if (m.size == 0) return true;
+  rc = drv_->cuMemcpyDtoDAsync(m.destination, m.source, m.size, s->handle);
+  if (rc != CUDA_SUCCESS) defer(*c, rc, "cuMemcpyDtoDAsync");
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_memset& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) return true;
+  stream_state* s = find_stream(*c, m.stream);
+  const uint64_t element = m.element_size;
+  const bool sized = element == 1 || element == 2 || element == 4;
+  if (s == nullptr || !sized || m.count > UINT64_MAX / 4 || !owns(*c, m.destination, m.count * element)) {
+    defer(*c, s == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE,
+          "a memset of device memory the session does not own");
+    return true;
+  }
+  if (m.count == 0) return true;
+  if (element == 1)
+    rc = drv_->cuMemsetD8Async(m.destination, static_cast<unsigned char>(m.value), m.count, s->handle);
+  else if (element == 2)
+    rc = drv_->cuMemsetD16Async(m.destination, static_cast<unsigned short>(m.value), m.count, s->handle);
+  else
+    rc = drv_->cuMemsetD32Async(m.destination, m.value, m.count, s->handle);
+  if (rc != CUDA_SUCCESS) defer(*c, rc, "cuMemsetAsync");
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_create_stream& m) {
+  if (m.stream == 0 || objects_.count(m.stream))
+    return violate("cuda_create_stream: stream id " + std::to_string(m.stream) + " is 0 or in use");
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) return true;
+  CUstream handle = nullptr;
+  if (m.priority != 0 && drv_->cuStreamCreateWithPriority)
+    rc = drv_->cuStreamCreateWithPriority(&handle, m.flags & CU_STREAM_NON_BLOCKING, m.priority);
+  else
+    rc = drv_->cuStreamCreate(&handle, m.flags & CU_STREAM_NON_BLOCKING);
+  if (rc != CUDA_SUCCESS) {
+    defer(*c, rc, "cuStreamCreate");
+    return true;
+  }
+  auto state = std::make_unique<stream_state>();
+  state->handle = handle;
+  object o{object::kind::stream};
+  o.context = c;
+  o.handle = handle;
+  o.stream = state.get();
+  c->streams.push_back(state.get());
+  stream_storage_.push_back(std::move(state));
+  objects_.emplace(m.stream, o);
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_create_event& m) {
+  if (m.event == 0 || objects_.count(m.event))
+    return violate("cuda_create_event: event id " + std::to_string(m.event) + " is 0 or in use");
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) return true;
+  CUevent handle = nullptr;
+  // Blocking sync only changes how a host thread waits; the watcher polls.
+  rc = drv_->cuEventCreate(&handle, m.flags & ~static_cast<uint32_t>(CU_EVENT_BLOCKING_SYNC));
+  if (rc != CUDA_SUCCESS) {
+    defer(*c, rc, "cuEventCreate");
+    return true;
+  }
+  object o{object::kind::event};
+  o.context = c;
+  o.handle = handle;
+  o.flags = m.flags;
+  objects_.emplace(m.event, o);
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_record_event& m) {
+  object* e = find(m.event, object::kind::event);
+  if (e == nullptr || !make_current(*e->context)) return true;
+  stream_state* s = find_stream(*e->context, m.stream);
+  if (s == nullptr) {
+    defer(*e->context, CUDA_ERROR_INVALID_HANDLE, "cuEventRecord on an unknown stream");
+    return true;
+  }
+  CUresult rc = drv_->cuEventRecord(static_cast<CUevent>(e->handle), s->handle);
+  if (rc != CUDA_SUCCESS) {
+    defer(*e->context, rc, "cuEventRecord");
+    return true;
+  }
+  e->recorded_on = s;
+  e->recorded = true;
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_wait_event& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) return true;
+  stream_state* s = find_stream(*c, m.stream);
+  object* e = find(m.event, object::kind::event);
+  if (s == nullptr || e == nullptr) {
+    defer(*c, CUDA_ERROR_INVALID_HANDLE, "cuStreamWaitEvent naming an unknown stream or event");
+    return true;
+  }
+  rc = drv_->cuStreamWaitEvent(s->handle, static_cast<CUevent>(e->handle), 0);
+  if (rc != CUDA_SUCCESS) defer(*c, rc, "cuStreamWaitEvent");
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// What the client waits for
+
+bool session_cuda::on(const p::cuda_synchronize& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) {
+    answer_status(m.request, rc);
+    return true;
+  }
+  std::vector<stream_state*> streams;
+  switch (m.kind) {
+    case p::cuda_target::context:
+      streams.push_back(&c->null_stream);
+      streams.insert(streams.end(), c->streams.begin(), c->streams.end());
+      break;
+    case p::cuda_target::stream:
+      if (stream_state* s = find_stream(*c, m.target)) streams.push_back(s);
+      break;
+    case p::cuda_target::event: {
+      object* e = find(m.target, object::kind::event);
+      if (e == nullptr || e->context != c) break;
+      // An event never recorded has nothing to wait for; one recorded waits
+      // behind its stream's earlier watches and its own point.
+      if (!e->recorded) {
+        answer_status(m.request, take_deferred(*c));
+        return true;
+      }
+      streams.push_back(e->recorded_on);
+      break;
+    }
+    default:
+      return violate("cuda_synchronize: unknown target kind");
+  }
+  if (streams.empty()) {
+    answer_status(m.request, CUDA_ERROR_INVALID_HANDLE);
+    return true;
+  }
+  watch w;
+  w.context = c;
+  w.action = watch_action::answer_status;
+  w.request = m.request;
+  if (!start_watch(std::move(w), streams, rc)) answer_status(m.request, rc);
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_query& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) {
+    answer_status(m.request, rc);
+    return true;
+  }
+  if (m.kind == p::cuda_target::stream) {
+    stream_state* s = find_stream(*c, m.target);
+    rc = s == nullptr ? CUDA_ERROR_INVALID_HANDLE : drv_->cuStreamQuery(s->handle);
+  } else if (m.kind == p::cuda_target::event) {
+    object* e = find(m.target, object::kind::event);
+    rc = e == nullptr || e->context != c ? CUDA_ERROR_INVALID_HANDLE
+                                         : drv_->cuEventQuery(static_cast<CUevent>(e->handle));
+  } else {
+    return violate("cuda_query: unknown target kind");
+  }
+  // An earlier refused enqueue is reported first, as the failure it was.
+  if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_NOT_READY)
+    if (CUresult deferred = take_deferred(*c); deferred != CUDA_SUCCESS) rc = deferred;
+  answer_status(m.request, rc);
+  return true;
+}
+
+bool session_cuda::on(const p::cuda_elapsed_time& m) {
+  p::cuda_elapsed reply{m.request, CUDA_ERROR_INVALID_HANDLE, 0};
+  object* start = find(m.start, object::kind::event);
+  object* end = find(m.end, object::kind::event);
+  if (start != nullptr && end != nullptr && make_current(*start->context)) {
+    float ms = 0;
+    reply.result = drv_->cuEventElapsedTime(&ms, static_cast<CUevent>(start->handle),
+                                            static_cast<CUevent>(end->handle));
+    if (reply.result == CUDA_SUCCESS) reply.nanoseconds = static_cast<uint64_t>(std::max(0.0, ms * 1e6));
+  }
+  outbox_.push_message(reply);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// The watcher
+
+bool session_cuda::ended(watch& w, CUresult& rc) {
+  rc = CUDA_SUCCESS;
+  for (auto& [stream, event] : w.points) {
+    CUresult q = drv_->cuEventQuery(event);
+    if (q == CUDA_ERROR_NOT_READY) return false;
+    if (q != CUDA_SUCCESS && rc == CUDA_SUCCESS) rc = q;
+  }
+  return true;
+}
+
+void session_cuda::finish(watch& w, CUresult rc) {
+  context_state& c = *w.context;
+  switch (w.action) {
+    case watch_action::answer_status: {
+      if (rc == CUDA_SUCCESS) rc = take_deferred(c);
+      answer_status(w.request, rc);
+      break;
+    }
+    case watch_action::answer_data: {
+      p::cuda_data reply{w.request, rc, {}};
+      if (rc == CUDA_SUCCESS && w.size > 0) {
+        const auto* bytes = static_cast<const uint8_t*>(w.staging.data);
+        reply.data.assign(bytes, bytes + w.size);
+      }
+      outbox_.push_message(reply);
+      break;
+    }
+    case watch_action::free_staging:
+      break;
+  }
+}
+
+void session_cuda::watcher_loop() {
+  using clock = std::chrono::steady_clock;
+  // Polls without pause for a while after each ended watch where cores are
+  // spare (the rCUDA paper's trick: an answer that is microseconds away is
+  // cheaper polled than slept for), then backs off to 200 µs pauses.
+  const auto spin = std::chrono::microseconds(host_has_spare_cores() ? 2000 : 50);
+  auto last_progress = clock::now();
+  auto pause = std::chrono::microseconds(5);
+  CUcontext current = nullptr;
+  std::unique_lock lock(watch_mutex_);
+  for (;;) {
+    watch_cv_.wait(lock, [&] { return stop_ || !watches_.empty(); });
+    if (watches_.empty() && stop_) return;
+    bool progress = false;
+    // Watches in the order made; one that has not ended holds back the
+    // later watches of its streams (their answers must not overtake its).
+    std::vector<const stream_state*> held;
+    for (auto it = watches_.begin(); it != watches_.end();) {
+      bool blocked = std::any_of(it->points.begin(), it->points.end(), [&](const auto& point) {
+        return std::find(held.begin(), held.end(), point.first) != held.end();
+      });
+      CUresult rc = CUDA_SUCCESS;
+      if (!blocked) {
+        if (current != it->context->handle) {
+          drv_->cuCtxSetCurrent(it->context->handle);
+          current = it->context->handle;
+        }
+        blocked = !ended(*it, rc);
+      }
+      if (blocked) {
+        for (const auto& point : it->points) held.push_back(point.first);
+        ++it;
+        continue;
+      }
+      watch w = std::move(*it);
+      it = watches_.erase(it);
+      for (auto& [stream, event] : w.points) w.context->spare_events.push_back(event);
+      // Answers are queued under the lock, in order; the outbox takes its own.
+      finish(w, rc);
+      if (w.staging.data != nullptr) {
+        if (w.context->spare_staging_bytes + w.staging.capacity <= max_spare_staging) {
+          w.context->spare_staging.emplace(w.staging.capacity, w.staging);
+          w.context->spare_staging_bytes += w.staging.capacity;
+        } else {
+          drv_->cuMemFreeHost(w.staging.data);
+        }
+      }
+      progress = true;
+    }
+    if (progress) {
+      last_progress = clock::now();
+      pause = std::chrono::microseconds(5);
+      watch_cv_.notify_all();  // destroy_context may wait for this context's watches
+      continue;
+    }
+    if (clock::now() - last_progress < spin) {
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+      continue;
+    }
+    watch_cv_.wait_for(lock, pause, [&] { return stop_; });
+    pause = std::min(pause * 2, std::chrono::microseconds(200));
+  }
+}
+
+void session_cuda::shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  for (auto& [id, c] : contexts_) destroy_context(*c);
+  contexts_.clear();
+  objects_.clear();
+  {
+    std::lock_guard lock(watch_mutex_);
+    stop_ = true;
+  }
+  watch_cv_.notify_all();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+}  // namespace ferry::cuda

@@ -1,0 +1,208 @@
+// The daemon's CUDA backend for one session: runs the cuda_* messages of
+// Ferry's libcuda.so.1 on NVIDIA's driver (docs/cuda.md).
+//
+// Like the OpenCL executor it is driven by the session's control reader
+// thread and never blocks it waiting for the GPU: copies, launches, memsets
+// and event records are enqueued on the session's streams and the call
+// returns. What the client waits for (a synchronize, the bytes of a copy
+// back, a stream callback) becomes a *watch*: a CUDA event recorded behind
+// the work, which the session's watcher thread polls and answers once it has
+// ended. Watches on one stream are answered in the order they were made, so
+// the bytes of a copy back reach the client before the answer to a later
+// synchronize of the same stream.
+//
+// Every context belongs to this session alone (a client's primary context
+// is an ordinary context here), and copies and memsets through device
+// pointers are checked against the session's own allocations and module
+// globals. An enqueue that the driver refuses is not answered on the spot
+// (nothing waits for it): its error is kept and returned by the context's
+// next synchronize, query or copy back, as CUDA reports asynchronous errors.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "cuda/abi/driver_abi.hpp"
+#include "cuda/server/device_catalog.hpp"
+#include "cuda/server/driver.hpp"
+#include "protocol/messages.hpp"
+
+namespace ferry::server {
+class control_outbox;
+}
+
+namespace ferry::cuda {
+
+/// The daemon's CUDA driver and devices, loaded on first use (the first
+/// session that asks; in a session worker, that worker). A host without
+/// NVIDIA's driver has none and says so once in the log.
+struct cuda_backend {
+  std::unique_ptr<driver> drv;  // null: no driver
+  std::vector<cuda_device_facts> devices;
+  CUresult status = CUDA_SUCCESS;  // what the client is told when there is no device
+  int driver_version = 0;
+  std::string note;  // why there are no devices, in words
+};
+const cuda_backend& backend();
+
+/// Gives NVIDIA's JIT a cache it can write (CUDA_CACHE_PATH), unless the
+/// environment names one: `parent`/cuda (the daemon's kernel cache), else
+/// the driver's default under a writable $HOME, else a directory of this user
+/// under /var/tmp. A session worker runs as nobody, whose home it cannot
+/// write: without this every session would compile its modules again (GCC's
+/// OpenMP runtime takes seconds). Call it while the process has one thread
+/// (it sets an environment variable).
+void choose_jit_cache(const std::string& parent);
+
+class session_cuda {
+ public:
+  session_cuda(server::control_outbox& outbox, std::string label);
+  ~session_cuda();
+  session_cuda(const session_cuda&) = delete;
+  session_cuda& operator=(const session_cuda&) = delete;
+
+  // Each returns false only for a protocol violation (violation() says why).
+  bool on(const protocol::cuda_get_devices& m);
+  bool on(const protocol::cuda_create_context& m);
+  bool on(const protocol::cuda_release& m);
+  bool on(const protocol::cuda_mem_alloc& m);
+  bool on(const protocol::cuda_mem_free& m);
+  bool on(const protocol::cuda_mem_get_info& m);
+  bool on(const protocol::cuda_module_load& m);
+  bool on(const protocol::cuda_get_function& m);
+  bool on(const protocol::cuda_get_global& m);
+  bool on(const protocol::cuda_link& m);
+  bool on(const protocol::cuda_func_set_attribute& m);
+  bool on(const protocol::cuda_launch& m);
+  bool on(const protocol::cuda_copy_to_device& m);
+  bool on(const protocol::cuda_copy_from_device& m);
+  bool on(const protocol::cuda_copy_on_device& m);
+  bool on(const protocol::cuda_memset& m);
+  bool on(const protocol::cuda_create_stream& m);
+  bool on(const protocol::cuda_create_event& m);
+  bool on(const protocol::cuda_record_event& m);
+  bool on(const protocol::cuda_wait_event& m);
+  bool on(const protocol::cuda_synchronize& m);
+  bool on(const protocol::cuda_query& m);
+  bool on(const protocol::cuda_elapsed_time& m);
+
+  const std::string& violation() const { return violation_; }
+  /// Ends the session's CUDA work: waits for its streams, destroys its
+  /// contexts (and with them everything in them). Idempotent.
+  void shutdown();
+
+ private:
+  struct context_state;
+  struct stream_state;
+  /// One object of the session, by its client id.
+  struct object {
+    enum class kind : uint8_t { context, module, function, stream, event } what;
+    context_state* context = nullptr;  // the context it lives in (itself for a context)
+    void* handle = nullptr;            // CUmodule, CUfunction, CUstream or CUevent
+    stream_state* stream = nullptr;    // kind stream
+    /// kind event: the stream it was last recorded on (watches on the event
+    /// are ordered with that stream's), and whether it was recorded at all.
+    stream_state* recorded_on = nullptr;
+    bool recorded = false;
+    uint32_t flags = 0;
+    /// kind function: its parameter layout's total size (0: unknown).
+    uint32_t params_size = 0;
+  };
+  struct stream_state {
+    CUstream handle = nullptr;  // null: the context's NULL stream
+    uint64_t watches = 0;       // watches made on it (ordering key)
+  };
+  /// Pinned host memory for copies, by power-of-two size class.
+  struct staging_block {
+    void* data = nullptr;
+    size_t capacity = 0;
+  };
+  struct context_state {
+    protocol::object_id id = 0;
+    CUcontext handle = nullptr;
+    uint32_t ordinal = 0;
+    stream_state null_stream;
+    std::vector<stream_state*> streams;  // the session's streams in it (not the NULL one)
+    std::map<uint64_t, uint64_t> allocations;  // address -> size
+    std::map<uint64_t, uint64_t> globals;      // module globals: address -> size
+    std::vector<CUevent> spare_events;         // for watches, DISABLE_TIMING
+    std::multimap<size_t, staging_block> spare_staging;
+    size_t spare_staging_bytes = 0;
+    /// The first refused enqueue not reported yet: set by the control
+    /// reader, taken by whichever thread answers the next synchronization.
+    std::atomic<CUresult> deferred{CUDA_SUCCESS};
+  };
+  /// What a watch does once its events have ended.
+  enum class watch_action : uint8_t { answer_status, answer_data, free_staging };
+  struct watch {
+    context_state* context = nullptr;
+    std::vector<std::pair<stream_state*, CUevent>> points;  // what must end
+    watch_action action = watch_action::answer_status;
+    uint64_t request = 0;
+    staging_block staging;  // answer_data, free_staging
+    uint64_t size = 0;      // answer_data: bytes of staging to send
+    bool answered = false;
+  };
+
+  bool violate(std::string why);
+  /// The context `id`, made current on this thread; null (an error in
+  /// `rc`) for an unknown or destroyed one.
+  context_state* enter(protocol::object_id id, CUresult& rc);
+  bool make_current(context_state& c);
+  /// The stream `id` of context `c` (0: its NULL stream); null for an
+  /// unknown one or one of another context.
+  stream_state* find_stream(context_state& c, protocol::object_id id);
+  object* find(protocol::object_id id, object::kind kind);
+  /// Whether [address, address + size) lies inside one allocation or global
+  /// of `c`.
+  bool owns(const context_state& c, uint64_t address, uint64_t size) const;
+  void defer(context_state& c, CUresult rc, const char* what);
+  /// The deferred error of `c`, now reported (cleared).
+  CUresult take_deferred(context_state& c);
+  staging_block take_staging(context_state& c, size_t size, CUresult& rc);
+  void return_staging(context_state& c, staging_block block);
+  CUevent take_event(context_state& c, CUresult& rc);
+  /// Records an event on each stream of `streams` and hands the watch to the
+  /// watcher thread; false (rc set) when the driver refused.
+  bool start_watch(watch w, const std::vector<stream_state*>& streams, CUresult& rc);
+  void answer_status(uint64_t request, CUresult rc);
+  void destroy_context(context_state& c);
+  void forget_objects_of(const context_state* c);
+
+  // The watcher thread: polls the watches' events and answers them.
+  void watcher_loop();
+  /// True when every point of `w` has ended (rc: the first failure).
+  bool ended(watch& w, CUresult& rc);
+  void finish(watch& w, CUresult rc);
+
+  server::control_outbox& outbox_;
+  const std::string label_;
+  std::string violation_;
+  const cuda_backend& backend_;
+  const driver* drv_ = nullptr;
+
+  // Owned by the control reader thread.
+  std::unordered_map<protocol::object_id, object> objects_;
+  std::unordered_map<protocol::object_id, std::unique_ptr<context_state>> contexts_;
+  std::vector<std::unique_ptr<stream_state>> stream_storage_;
+  CUcontext current_ = nullptr;
+  bool shut_down_ = false;
+
+  // Shared with the watcher thread.
+  std::mutex watch_mutex_;  // guards watches_, stop_, and the contexts' spare events and staging
+  std::condition_variable watch_cv_;
+  std::deque<watch> watches_;
+  bool stop_ = false;
+  std::thread watcher_;
+};
+
+}  // namespace ferry::cuda

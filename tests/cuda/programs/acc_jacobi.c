@@ -1,0 +1,94 @@
+// OpenACC Jacobi iteration for Laplace's equation on an n x n grid (the benchmark): the top
+// edge held at 1, the other edges at 0, the interior starting at 0. Usage: acc_jacobi [n
+// [iterations]] (defaults 4096 and 100).
+//
+// Each iteration is two kernels inside one data region (the new values with a max reduction
+// for the residual, then the copy back), and the residual comes back to the host every
+// iteration, as in the usual OpenACC tutorial code. It prints the residual every 10
+// iterations and, last, the time of the iteration loop (time_ms, without the copies in and
+// out of the data region, which Ferry pays once).
+//
+// The host then runs the same iterations. An update is 0.25f*(sum of 4) and the residual a max
+// of |new-old|: no operation a compiler may fuse, so the device must match the host exactly;
+// the check allows 1e-6 all the same (values lie in [0,1]).
+#include <math.h>
+#include <openacc.h>
+
+#include "common.h"
+
+static int probe_gpu(void) {
+  int on = 0;
+#pragma acc parallel num_gangs(1) copy(on)
+  on = acc_on_device(acc_device_nvidia);
+  return on;
+}
+
+static void init_grid(float *g, long n) {
+  for (long i = 0; i < n; ++i)
+    for (long j = 0; j < n; ++j) g[i * n + j] = i == 0 ? 1.0f : 0.0f;
+}
+
+int main(int argc, char **argv) {
+  program_name = "acc_jacobi";
+  const long n = arg_long(argc, argv, 1, 4096);
+  const long iterations = arg_long(argc, argv, 2, 100);
+  if (n < 3) fail("the grid needs at least 3x3 points");
+  float *A = malloc(n * n * sizeof *A), *Anew = malloc(n * n * sizeof *Anew);
+  float *residuals = malloc(iterations * sizeof *residuals);
+  if (!A || !Anew || !residuals) fail("out of host memory for a %ldx%ld grid", n, n);
+  init_grid(A, n);
+  init_grid(Anew, n);
+  const int devices = acc_get_num_devices(acc_device_nvidia);
+  const char *where = check_offloaded(probe_gpu(), "acc_get_num_devices(acc_device_nvidia)", devices);
+
+  double elapsed = 0.0;
+#pragma acc data copy(A[0:n * n]) copyin(Anew[0:n * n])
+  {
+    const double start = now_ms();
+    for (long it = 0; it < iterations; ++it) {
+      float err = 0.0f;
+#pragma acc parallel loop collapse(2) present(A[0:n * n], Anew[0:n * n]) reduction(max:err)
+      for (long i = 1; i < n - 1; ++i)
+        for (long j = 1; j < n - 1; ++j) {
+          Anew[i * n + j] = 0.25f * (A[i * n + j + 1] + A[i * n + j - 1] + A[(i - 1) * n + j] + A[(i + 1) * n + j]);
+          err = fmaxf(err, fabsf(Anew[i * n + j] - A[i * n + j]));
+        }
+#pragma acc parallel loop collapse(2) present(A[0:n * n], Anew[0:n * n])
+      for (long i = 1; i < n - 1; ++i)
+        for (long j = 1; j < n - 1; ++j) A[i * n + j] = Anew[i * n + j];
+      residuals[it] = err;
+      if (it % 10 == 0) printf("acc_jacobi iteration=%ld residual=%.6e\n", it, err);
+    }
+    elapsed = now_ms() - start;
+  }
+
+  // The same on the host.
+  float *H = malloc(n * n * sizeof *H), *Hnew = malloc(n * n * sizeof *Hnew);
+  if (!H || !Hnew) fail("out of host memory for the host's grid");
+  init_grid(H, n);
+  init_grid(Hnew, n);
+  for (long it = 0; it < iterations; ++it) {
+    float err = 0.0f;
+    for (long i = 1; i < n - 1; ++i)
+      for (long j = 1; j < n - 1; ++j) {
+        Hnew[i * n + j] = 0.25f * (H[i * n + j + 1] + H[i * n + j - 1] + H[(i - 1) * n + j] + H[(i + 1) * n + j]);
+        err = fmaxf(err, fabsf(Hnew[i * n + j] - H[i * n + j]));
+      }
+    for (long i = 1; i < n - 1; ++i)
+      for (long j = 1; j < n - 1; ++j) H[i * n + j] = Hnew[i * n + j];
+    if (fabsf(residuals[it] - err) > 1e-6f)
+      fail("iteration %ld: the device's residual %.9g, the host's %.9g", it, residuals[it], err);
+  }
+  float max_err = 0.0f;
+  double checksum = 0.0;
+  for (long k = 0; k < n * n; ++k) {
+    const float e = fabsf(A[k] - H[k]);
+    if (!(e <= 1e-6f)) fail("A[%ld][%ld] is %.9g, the host's %.9g", k / n, k % n, A[k], H[k]);
+    if (e > max_err) max_err = e;
+    checksum += A[k];
+  }
+  printf("acc_jacobi n=%ld iterations=%ld device=%s residual=%.6e max_err=%g checksum=%.6f time_ms=%.3f\n", n,
+         iterations, where, residuals[iterations - 1], max_err, checksum, elapsed);
+  free(A), free(Anew), free(H), free(Hnew), free(residuals);
+  return 0;
+}

@@ -1,0 +1,427 @@
+// CUDA remoting end to end (docs/cuda.md): a program loads Ferry's libcuda.so.1 the way
+// GCC's libgomp does (dlopen, dlsym) and drives a real ferryd on loopback. CI has no GPU,
+// so the daemon loads the CPU stand-in driver of tests/cuda/fake_driver
+// (FERRY_CUDA_DRIVER); every message, the daemon's streams, watches and pointer checks
+// and the client's entry points are the real ones. A daemon without a driver gives a
+// program no CUDA device and exact codes. Each client is a child process: cuInit
+// connects once per process.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon.hpp"
+
+using namespace ferry::test;
+
+suite_config ferry::test::this_suite() {
+  suite_config config;
+  config.start_daemon = false;    // each test starts a daemon with its own driver
+  config.set_loader_env = false;  // clients are children with their own environment
+  return config;
+}
+
+namespace {
+
+// The driver ABI the program sees, as GCC's own fallback cuda.h declares it.
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using handle = void*;
+
+constexpr CUresult SUCCESS = 0, INVALID_VALUE = 1, NOT_INITIALIZED = 3, NO_DEVICE = 100, INVALID_DEVICE = 101,
+                   INVALID_CONTEXT = 201, INVALID_HANDLE = 400, NOT_FOUND = 500, NOT_READY = 600,
+                   ILLEGAL_ADDRESS = 700, NOT_SUPPORTED = 801;
+
+/// The entry points of Ferry's libcuda.so.1, looked up by their exported names.
+struct driver_api {
+  void* library = nullptr;
+  template <class F>
+  F get(const char* name) {
+    return reinterpret_cast<F>(dlsym(library, name));
+  }
+  bool open() {
+    library = dlopen(FERRY_CUDA_CLIENT, RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) std::printf("dlopen: %s\n", dlerror());
+    return library != nullptr;
+  }
+};
+
+/// A PTX module of the kernels the stand-in driver knows by name.
+constexpr const char* module_ptx = R"PTX(
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry saxpy(.param .u32 n, .param .f32 a, .param .u64 x, .param .u64 y)
+{
+  ret;
+}
+.visible .entry add_one_i32(.param .u64 p, .param .u32 n)
+{
+  ret;
+}
+.visible .entry fault(.param .u64 p)
+{
+  ret;
+}
+.visible .global .align 4 .u32 counter;
+)PTX";
+
+std::string fake_driver_env() { return FERRY_FAKE_CUDA; }
+
+#define CALL(expr, expected) CHILD_CHECK((rc = (expr)) == (expected), "%s gave %d, expected %d", #expr, rc, expected)
+
+}  // namespace
+
+// A daemon whose host has no CUDA driver: no device, exact codes, refused entry points.
+FERRY_IT_CHILD(cuda_without_devices) {
+  driver_api d;
+  CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
+  auto cuInit = d.get<CUresult (*)(unsigned)>("cuInit");
+  auto cuDeviceGetCount = d.get<CUresult (*)(int*)>("cuDeviceGetCount");
+  auto cuDeviceGet = d.get<CUresult (*)(CUdevice*, int)>("cuDeviceGet");
+  auto cuCtxCreate = d.get<CUresult (*)(handle*, unsigned, CUdevice)>("cuCtxCreate_v2");
+  auto cuCtxGetDevice = d.get<CUresult (*)(CUdevice*)>("cuCtxGetDevice");
+  auto cuMemAlloc = d.get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc_v2");
+  auto cuDriverGetVersion = d.get<CUresult (*)(int*)>("cuDriverGetVersion");
+  auto cuGetErrorName = d.get<CUresult (*)(CUresult, const char**)>("cuGetErrorName");
+  auto cuGetProcAddress = d.get<CUresult (*)(const char*, void**, int, unsigned long long, int*)>("cuGetProcAddress_v2");
+  auto cuGraphCreate = d.get<CUresult (*)(handle*, unsigned)>("cuGraphCreate");
+  CHILD_CHECK(cuInit && cuDeviceGetCount && cuDeviceGet && cuCtxCreate && cuCtxGetDevice && cuMemAlloc &&
+                  cuDriverGetVersion && cuGetErrorName && cuGetProcAddress && cuGraphCreate,
+              "an entry point is missing");
+  CUresult rc;
+  int count = -1;
+  CUdevice dev = -1;
+  CALL(cuDeviceGetCount(&count), NOT_INITIALIZED);
+  CALL(cuInit(1), INVALID_VALUE);
+  CALL(cuInit(0), NO_DEVICE);
+  CALL(cuInit(0), NO_DEVICE);  // the same answer again
+  CALL(cuDeviceGetCount(&count), SUCCESS);
+  CHILD_CHECK(count == 0, "%d devices", count);
+  CALL(cuDeviceGet(&dev, 0), INVALID_DEVICE);
+  handle ctx = nullptr;
+  CALL(cuCtxCreate(&ctx, 0, 0), INVALID_DEVICE);
+  CALL(cuCtxGetDevice(&dev), INVALID_CONTEXT);
+  CUdeviceptr p = 0;
+  CALL(cuMemAlloc(&p, 64), INVALID_CONTEXT);
+  int version = 0;
+  CALL(cuDriverGetVersion(&version), SUCCESS);
+  CHILD_CHECK(version >= 12000, "driver version %d", version);
+  const char* name = nullptr;
+  CALL(cuGetErrorName(INVALID_DEVICE, &name), SUCCESS);
+  CHILD_CHECK(name && std::strcmp(name, "CUDA_ERROR_INVALID_DEVICE") == 0, "%s", name ? name : "null");
+  CALL(cuGetErrorName(123456, &name), INVALID_VALUE);
+  // Refused entry points answer CUDA_ERROR_NOT_SUPPORTED, by symbol and through cuGetProcAddress.
+  handle graph = nullptr;
+  CALL(cuGraphCreate(&graph, 0), NOT_SUPPORTED);
+  void* fn = nullptr;
+  int status = -1;
+  CALL(cuGetProcAddress("cuGraphCreate", &fn, 12000, 0, &status), SUCCESS);
+  CHILD_CHECK(fn != nullptr, "no function for a refused entry point");
+  CALL(reinterpret_cast<CUresult (*)(handle*, unsigned)>(fn)(&graph, 0), NOT_SUPPORTED);
+  CALL(cuGetProcAddress("cuNoSuchEntryPoint", &fn, 12000, 0, &status), SUCCESS);
+  CHILD_CHECK(fn == nullptr && status == 1, "unknown symbol: %p status %d", fn, status);
+  // cuda-bindings 13 asks for cuCtxCreate at 12050 or later: _v4's arguments, implemented.
+  CALL(cuGetProcAddress("cuCtxCreate", &fn, 13000, 0, &status), SUCCESS);
+  CHILD_CHECK(fn != nullptr && status == 0, "cuCtxCreate@13000: %p status %d", fn, status);
+  CALL(reinterpret_cast<CUresult (*)(handle*, void*, unsigned, CUdevice)>(fn)(nullptr, nullptr, 0, 0), INVALID_VALUE);
+  CALL(cuGetProcAddress("cuMemAlloc", &fn, 12000, 0, &status), SUCCESS);
+  CHILD_CHECK(fn == reinterpret_cast<void*>(cuMemAlloc) && status == 0, "cuMemAlloc@12000 is not cuMemAlloc_v2");
+  std::printf("PASS\n");
+  return 0;
+}
+
+// A daemon with a (stand-in) driver: contexts, memory, modules, launches both ways,
+// streams, events, callbacks, and the errors a program meets.
+FERRY_IT_CHILD(cuda_with_devices) {
+  driver_api d;
+  CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
+#define GET(name, type) auto name = d.get<type>(#name)
+#define GET2(name, symbol, type) auto name = d.get<type>(symbol)
+  GET(cuInit, CUresult (*)(unsigned));
+  GET(cuDeviceGetCount, CUresult (*)(int*));
+  GET(cuDeviceGet, CUresult (*)(CUdevice*, int));
+  GET(cuDeviceGetName, CUresult (*)(char*, int, CUdevice));
+  GET(cuDeviceGetAttribute, CUresult (*)(int*, int, CUdevice));
+  GET2(cuDeviceTotalMem, "cuDeviceTotalMem_v2", CUresult (*)(size_t*, CUdevice));
+  GET(cuDevicePrimaryCtxRetain, CUresult (*)(handle*, CUdevice));
+  GET2(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", CUresult (*)(CUdevice));
+  GET2(cuCtxPushCurrent, "cuCtxPushCurrent_v2", CUresult (*)(handle));
+  GET2(cuCtxPopCurrent, "cuCtxPopCurrent_v2", CUresult (*)(handle*));
+  GET(cuCtxSynchronize, CUresult (*)());
+  GET2(cuMemAlloc, "cuMemAlloc_v2", CUresult (*)(CUdeviceptr*, size_t));
+  GET2(cuMemFree, "cuMemFree_v2", CUresult (*)(CUdeviceptr));
+  GET2(cuMemGetAddressRange, "cuMemGetAddressRange_v2", CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr));
+  GET2(cuMemGetInfo, "cuMemGetInfo_v2", CUresult (*)(size_t*, size_t*));
+  GET2(cuMemcpyHtoD, "cuMemcpyHtoD_v2", CUresult (*)(CUdeviceptr, const void*, size_t));
+  GET2(cuMemcpyDtoH, "cuMemcpyDtoH_v2", CUresult (*)(void*, CUdeviceptr, size_t));
+  GET2(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", CUresult (*)(CUdeviceptr, const void*, size_t, handle));
+  GET2(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", CUresult (*)(void*, CUdeviceptr, size_t, handle));
+  GET2(cuMemsetD32, "cuMemsetD32_v2", CUresult (*)(CUdeviceptr, unsigned, size_t));
+  GET2(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", CUresult (*)(CUdeviceptr*, void*, unsigned));
+  GET(cuModuleLoadData, CUresult (*)(handle*, const void*));
+  GET(cuModuleGetFunction, CUresult (*)(handle*, handle, const char*));
+  GET2(cuModuleGetGlobal, "cuModuleGetGlobal_v2", CUresult (*)(CUdeviceptr*, size_t*, handle, const char*));
+  GET(cuLaunchKernel, CUresult (*)(handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                   handle, void**, void**));
+  GET(cuStreamCreate, CUresult (*)(handle*, unsigned));
+  GET(cuStreamSynchronize, CUresult (*)(handle));
+  GET(cuStreamQuery, CUresult (*)(handle));
+  GET(cuStreamWaitEvent, CUresult (*)(handle, handle, unsigned));
+  GET(cuStreamAddCallback, CUresult (*)(handle, void (*)(handle, CUresult, void*), void*, unsigned));
+  GET2(cuStreamDestroy, "cuStreamDestroy_v2", CUresult (*)(handle));
+  GET(cuEventCreate, CUresult (*)(handle*, unsigned));
+  GET(cuEventRecord, CUresult (*)(handle, handle));
+  GET(cuEventSynchronize, CUresult (*)(handle));
+  GET(cuEventElapsedTime, CUresult (*)(float*, handle, handle));
+  GET2(cuEventDestroy, "cuEventDestroy_v2", CUresult (*)(handle));
+  GET2(cuCtxCreate, "cuCtxCreate_v2", CUresult (*)(handle*, unsigned, CUdevice));
+  GET2(cuCtxDestroy, "cuCtxDestroy_v2", CUresult (*)(handle));
+#undef GET
+#undef GET2
+  CUresult rc;
+  CALL(cuInit(0), SUCCESS);
+  int count = 0;
+  CALL(cuDeviceGetCount(&count), SUCCESS);
+  CHILD_CHECK(count == 1, "%d devices", count);
+  CUdevice dev;
+  CALL(cuDeviceGet(&dev, 0), SUCCESS);
+  char name[128];
+  CALL(cuDeviceGetName(name, sizeof name, dev), SUCCESS);
+  CHILD_CHECK(std::strstr(name, "fake") != nullptr, "device name %s", name);
+  int warp = 0, mapping = -1;
+  CALL(cuDeviceGetAttribute(&warp, 10 /* WARP_SIZE */, dev), SUCCESS);
+  CHILD_CHECK(warp == 32, "warp %d", warp);
+  CALL(cuDeviceGetAttribute(&mapping, 19 /* CAN_MAP_HOST_MEMORY */, dev), SUCCESS);
+  CHILD_CHECK(mapping == 0, "a remote device claims it maps host memory");
+  CALL(cuDeviceGetAttribute(&warp, 100000, dev), INVALID_VALUE);
+  size_t total = 0;
+  CALL(cuDeviceTotalMem(&total, dev), SUCCESS);
+  CHILD_CHECK(total > 0, "no memory");
+
+  // numba's way in: the primary context, pushed.
+  handle ctx = nullptr;
+  CALL(cuDevicePrimaryCtxRetain(&ctx, dev), SUCCESS);
+  CALL(cuCtxPushCurrent(ctx), SUCCESS);
+
+  constexpr unsigned n = 3 * 1024 * 1024 + 17;  // over one copy piece (4 MiB) as floats
+  std::vector<float> x(n), y(n), out(n);
+  for (unsigned i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i % 1000) * 0.5f;
+    y[i] = static_cast<float>(i % 7);
+  }
+  CUdeviceptr dx = 0, dy = 0;
+  CALL(cuMemAlloc(&dx, n * sizeof(float)), SUCCESS);
+  CALL(cuMemAlloc(&dy, n * sizeof(float)), SUCCESS);
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  CALL(cuMemGetAddressRange(&base, &size, dy + 100), SUCCESS);
+  CHILD_CHECK(base == dy && size == n * sizeof(float), "address range of dy");
+  size_t free_bytes = 0;
+  CALL(cuMemGetInfo(&free_bytes, &total), SUCCESS);
+  CALL(cuMemcpyHtoD(dx, x.data(), n * sizeof(float)), SUCCESS);
+  CALL(cuMemcpyHtoD(dy, y.data(), n * sizeof(float)), SUCCESS);
+  CALL(cuMemcpyHtoD(dy + 8, y.data(), n * sizeof(float)), INVALID_VALUE);  // past the end
+
+  handle module = nullptr, saxpy = nullptr, missing = nullptr, add_one = nullptr, fault = nullptr;
+  CALL(cuModuleLoadData(&module, "not an image"), 200 /* INVALID_IMAGE */);
+  CALL(cuModuleLoadData(&module, module_ptx), SUCCESS);
+  CALL(cuModuleGetFunction(&saxpy, module, "saxpy"), SUCCESS);
+  CALL(cuModuleGetFunction(&missing, module, "no_such_kernel"), NOT_FOUND);
+  CALL(cuModuleGetFunction(&add_one, module, "add_one_i32"), SUCCESS);
+
+  // kernelParams: one pointer per parameter.
+  float a = 2.0f;
+  unsigned count_n = n;
+  void* params[] = {&count_n, &a, &dx, &dy};
+  const unsigned blocks = (n + 255) / 256;
+  CALL(cuLaunchKernel(saxpy, blocks, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), SUCCESS);
+  CALL(cuLaunchKernel(saxpy, blocks, 1, 1, 2048, 1, 1, 0, nullptr, params, nullptr), INVALID_VALUE);
+  CALL(cuLaunchKernel(saxpy, 0, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), INVALID_VALUE);
+  CALL(cuMemcpyDtoH(out.data(), dy, n * sizeof(float)), SUCCESS);
+  for (unsigned i = 0; i < n; ++i) {
+    const float expected = 2.0f * x[i] + y[i];
+    CHILD_CHECK(out[i] == expected, "y[%u] = %g, expected %g", i, out[i], expected);
+  }
+  // extra: the packed buffer GCC's OpenMP plugin passes (u32 n, f32 a, u64 x, u64 y).
+  struct alignas(8) {
+    unsigned n;
+    float a;
+    CUdeviceptr x, y;
+  } packed{n, -1.0f, dx, dy};
+  size_t packed_size = sizeof packed;
+  void* extra[] = {reinterpret_cast<void*>(1), &packed, reinterpret_cast<void*>(2), &packed_size, nullptr};
+  CALL(cuLaunchKernel(saxpy, blocks, 1, 1, 256, 1, 1, 0, nullptr, nullptr, extra), SUCCESS);
+  CALL(cuLaunchKernel(saxpy, blocks, 1, 1, 256, 1, 1, 0, nullptr, params, extra), INVALID_VALUE);
+  CALL(cuMemcpyDtoH(out.data(), dy, n * sizeof(float)), SUCCESS);
+  for (unsigned i = 0; i < n; i += 997)
+    CHILD_CHECK(out[i] == y[i] + x[i], "after extra: y[%u] = %g, expected %g", i, out[i], y[i] + x[i]);
+
+  // Streams: asynchronous copies, a launch, an event, a callback, in stream order.
+  handle stream = nullptr, start = nullptr, stop = nullptr;
+  CALL(cuStreamCreate(&stream, 1), SUCCESS);
+  CALL(cuEventCreate(&start, 0), SUCCESS);
+  CALL(cuEventCreate(&stop, 0), SUCCESS);
+  constexpr unsigned m = 100000;
+  std::vector<int> ints(m), back(m, -1);
+  for (unsigned i = 0; i < m; ++i) ints[i] = static_cast<int>(i) - 500;
+  CUdeviceptr di = 0;
+  CALL(cuMemAlloc(&di, m * sizeof(int)), SUCCESS);
+  CALL(cuEventRecord(start, stream), SUCCESS);
+  CALL(cuMemcpyHtoDAsync(di, ints.data(), m * sizeof(int), stream), SUCCESS);
+  unsigned mm = m;
+  void* add_params[] = {&di, &mm};
+  for (int k = 0; k < 3; ++k)
+    CALL(cuLaunchKernel(add_one, (m + 127) / 128, 1, 1, 128, 1, 1, 0, stream, add_params, nullptr), SUCCESS);
+  CALL(cuMemcpyDtoHAsync(back.data(), di, m * sizeof(int), stream), SUCCESS);
+  CALL(cuEventRecord(stop, stream), SUCCESS);
+  static std::atomic<int> callback_status{-1};
+  static std::atomic<int> callback_saw_bytes{0};
+  static int* callback_data = nullptr;
+  callback_data = back.data();
+  CALL(cuStreamAddCallback(stream,
+                           [](handle, CUresult status, void* data) {
+                             // The copy back ahead of it in the stream has landed.
+                             callback_saw_bytes = static_cast<int*>(data)[m - 1] == static_cast<int>(m - 1) - 500 + 3;
+                             callback_status = status;
+                           },
+                           back.data(), 0),
+       SUCCESS);
+  CALL(cuEventSynchronize(stop), SUCCESS);
+  for (unsigned i = 0; i < m; ++i)
+    CHILD_CHECK(back[i] == ints[i] + 3, "back[%u] = %d, expected %d", i, back[i], ints[i] + 3);
+  CALL(cuStreamSynchronize(stream), SUCCESS);
+  CALL(cuStreamQuery(stream), SUCCESS);
+  for (int i = 0; i < 2000 && callback_status.load() < 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHILD_CHECK(callback_status.load() == SUCCESS, "the stream callback ran with %d", callback_status.load());
+  CHILD_CHECK(callback_saw_bytes.load() == 1, "the callback ran before the copy ahead of it landed");
+  float ms = -1;
+  CALL(cuEventElapsedTime(&ms, start, stop), SUCCESS);
+  CHILD_CHECK(ms >= 0, "elapsed %g ms", ms);
+
+  // Memset, module globals.
+  CALL(cuMemsetD32(di, 0xdeadbeef, m), SUCCESS);
+  CALL(cuMemcpyDtoH(back.data(), di, m * sizeof(int)), SUCCESS);
+  CHILD_CHECK(static_cast<unsigned>(back[m / 2]) == 0xdeadbeefu, "memset gave %x", back[m / 2]);
+  CUdeviceptr counter = 0;
+  size_t counter_size = 0;
+  CALL(cuModuleGetGlobal(&counter, &counter_size, module, "counter"), SUCCESS);
+  CHILD_CHECK(counter_size == 4, "global of %zu bytes", counter_size);
+  const unsigned seven = 7;
+  unsigned read_back = 0;
+  CALL(cuMemcpyHtoD(counter, &seven, 4), SUCCESS);
+  CALL(cuMemcpyDtoH(&read_back, counter, 4), SUCCESS);
+  CHILD_CHECK(read_back == 7, "global reads %u", read_back);
+
+  // Small allocations are pieces of slabs: a freed one comes back only after a
+  // synchronization of the whole context (a kernel in flight may still read it).
+  CUdeviceptr small1 = 0, small2 = 0, small3 = 0;
+  CALL(cuMemAlloc(&small1, 100), SUCCESS);
+  CHILD_CHECK(small1 % 256 == 0, "a piece at %llx is not 256-byte aligned", small1);
+  CALL(cuMemFree(small1), SUCCESS);
+  CALL(cuMemFree(small1), INVALID_VALUE);
+  CALL(cuMemAlloc(&small2, 100), SUCCESS);
+  CHILD_CHECK(small2 != small1, "a freed piece came back before a synchronization");
+  CALL(cuCtxSynchronize(), SUCCESS);
+  CALL(cuMemAlloc(&small3, 200), SUCCESS);
+  CHILD_CHECK(small3 == small1, "an idle piece was not used again");
+  CALL(cuMemGetAddressRange(&base, &size, small3 + 10), SUCCESS);
+  CHILD_CHECK(base == small3 && size == 200, "the piece's range is %llx+%zu", base, size);
+  CALL(cuMemcpyHtoD(small3, ints.data(), 200), SUCCESS);
+  CALL(cuMemcpyHtoD(small3, ints.data(), 4 * 1024 * 1024 + 1), INVALID_VALUE);  // past the slab
+  CALL(cuMemFree(small2), SUCCESS);
+  CALL(cuMemFree(small3), SUCCESS);
+
+  // What cannot be remote, and bad handles.
+  CUdeviceptr mapped = 0;
+  CALL(cuMemHostGetDevicePointer(&mapped, ints.data(), 0), INVALID_VALUE);
+  CALL(cuMemFree(dx + 4), INVALID_VALUE);
+  CALL(cuStreamSynchronize(reinterpret_cast<handle>(&count)), INVALID_HANDLE);
+
+  // A second context of its own, then a kernel that faults: the error is sticky.
+  handle own = nullptr, popped = nullptr;
+  CALL(cuCtxCreate(&own, 0, dev), SUCCESS);
+  CALL(cuCtxDestroy(own), SUCCESS);
+  CALL(cuCtxPopCurrent(&popped), SUCCESS);  // the destroyed one was popped already: ours
+  CHILD_CHECK(popped == ctx, "popped another context");
+  CALL(cuCtxPushCurrent(ctx), SUCCESS);
+  CALL(cuStreamDestroy(stream), SUCCESS);
+  CALL(cuEventDestroy(start), SUCCESS);
+  CALL(cuEventDestroy(stop), SUCCESS);
+  CALL(cuModuleGetFunction(&fault, module, "fault"), SUCCESS);
+  void* fault_params[] = {&dx};
+  CALL(cuLaunchKernel(fault, 1, 1, 1, 1, 1, 1, 0, nullptr, fault_params, nullptr), SUCCESS);
+  CALL(cuCtxSynchronize(), ILLEGAL_ADDRESS);
+  CALL(cuCtxSynchronize(), ILLEGAL_ADDRESS);
+  CALL(cuMemFree(dx), SUCCESS);  // the client's bookkeeping; the server's context is lost anyway
+  CALL(cuDevicePrimaryCtxRelease(dev), SUCCESS);
+  std::printf("PASS\n");
+  return 0;
+}
+
+// A program started by `ferry run --cuda` that loads the driver by name, as GCC's
+// libgomp does: it must get Ferry's and reach the daemon's (stand-in) device.
+FERRY_IT_CHILD(cuda_by_name) {
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  CHILD_CHECK(library != nullptr, "dlopen(libcuda.so.1): %s", dlerror());
+  CHILD_CHECK(dlsym(library, "ferry_remote_cuda_driver") != nullptr, "libcuda.so.1 is not Ferry's");
+  auto cuInit = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(library, "cuInit"));
+  auto cuDeviceGetCount = reinterpret_cast<CUresult (*)(int*)>(dlsym(library, "cuDeviceGetCount"));
+  CUresult rc;
+  int count = 0;
+  CALL(cuInit(0), SUCCESS);
+  CALL(cuDeviceGetCount(&count), SUCCESS);
+  CHILD_CHECK(count == 1, "%d devices", count);
+  const char* numba = std::getenv("NUMBA_CUDA_DRIVER");
+  CHILD_CHECK(numba != nullptr && std::string(numba).ends_with("/lib/ferry-cuda/libcuda.so.1"), "NUMBA_CUDA_DRIVER=%s",
+              numba ? numba : "(unset)");
+  std::printf("PASS\n");
+  return 0;
+}
+
+TEST(cuda, a_daemon_without_a_driver_has_no_device_and_answers_exactly) {
+  ferry::test::daemon server({}, {}, {{"FERRY_CUDA_DRIVER", "/nonexistent/libcuda.so.1"}});
+  ASSERT_TRUE(server.started());
+  expect_child_passes("cuda_without_devices", std::chrono::seconds(60), {{"FERRY_SERVERS", server.address()}});
+}
+
+TEST(cuda, a_program_runs_its_kernels_through_the_daemons_driver) {
+  ferry::test::daemon server({}, {}, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
+  ASSERT_TRUE(server.started());
+  expect_child_passes("cuda_with_devices", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
+}
+
+TEST(cuda, a_daemon_refuses_to_serve_ferrys_own_driver) {
+  // A daemon started with the client's LD_LIBRARY_PATH would load Ferry's libcuda.so.1.
+  const std::string log = ::testing::TempDir() + "ferry_cuda_own_driver.log";
+  {
+    ferry::test::daemon server({}, log, {{"FERRY_CUDA_DRIVER", FERRY_CUDA_CLIENT}});
+    ASSERT_TRUE(server.started());
+    expect_child_passes("cuda_without_devices", std::chrono::seconds(60), {{"FERRY_SERVERS", server.address()}});
+  }
+  EXPECT_NE(read_file(log).find("is Ferry's own CUDA driver"), std::string::npos) << read_file(log);
+}
+
+TEST(cuda, ferry_run_with_cuda_gives_a_program_ferrys_driver) {
+  ferry::test::daemon server({}, {}, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
+  ASSERT_TRUE(server.started());
+  spawn_options options;
+  options.argv = {binary_paths().bin_dir + "/bin/ferry", "run", "--cuda", "--servers", server.address(), "--",
+                  self_executable(), "--ferry-child=cuda_by_name"};
+  child_process run = child_process::spawn(options);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const std::string out = run.read_all(deadline);
+  auto status = run.wait(deadline);
+  ASSERT_TRUE(status.has_value()) << "ferry run did not end: " << out;
+  EXPECT_TRUE(exited_with(*status, 0)) << describe_wait_status(*status) << ": " << out;
+  EXPECT_NE(out.find("PASS"), std::string::npos) << out;
+}
