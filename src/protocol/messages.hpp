@@ -144,6 +144,7 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(149, cuda_elapsed_time, direction::to_server, 64)                              \
   X(150, cuda_elapsed, direction::to_client, 64)                                   \
   X(151, cuda_status, direction::to_client, 64)                                    \
+  X(152, cuda_copy_to_device_bulk, direction::to_server, 128)                      \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)                           \
   X(81, window_offer, direction::to_server, 64)                                    \
   X(82, window_chunk, direction::to_server, 64)                                    \
@@ -1342,6 +1343,18 @@ struct cuda_copy_to_device {
   bytes data;
   FERRY_FIELDS(context, stream, destination, data)
   bool operator==(const cuda_copy_to_device&) const = default;
+};
+/// Host to device, the bytes on the bulk stream as transfer `transfer`
+/// (`size` of them, what a chunk's `total` says): the daemon receives them
+/// into pinned memory and copies from there in stream order.
+struct cuda_copy_to_device_bulk {
+  object_id context = 0;
+  object_id stream = 0;
+  uint64_t destination = 0;
+  uint64_t size = 0;
+  uint64_t transfer = 0;
+  FERRY_FIELDS(context, stream, destination, size, transfer)
+  bool operator==(const cuda_copy_to_device_bulk&) const = default;
 };
 /// Device to host: answered with cuda_data once the stream got there.
 struct cuda_copy_from_device {

@@ -154,14 +154,40 @@ CUresult synchronize(CUctx_st* c, p::object_id target, p::cuda_target kind, cons
 // ---------------------------------------------------------------------------
 // Copies
 
-/// Host to device in pieces, in stream order; the bytes are copied into the
-/// messages, so the host memory may change as soon as this returns.
+/// Copies to the device from this size go on the bulk stream (through the
+/// shared-memory window on a Unix socket), in pieces of bulk_piece bytes, so
+/// that the daemon's pinned staging stays small and its copies to the GPU
+/// overlap the next piece's bytes. Smaller ones ride in the control message.
+constexpr size_t bulk_copy_from = size_t{1} << 20;
+constexpr size_t bulk_piece = size_t{64} << 20;
+
+/// Host to device, in stream order; the bytes are copied (or sent) before
+/// this returns, so the host memory may change as soon as it does.
 CUresult copy_to_device(CUctx_st* c, p::object_id stream, CUdeviceptr dst, const void* src, size_t size,
                         const char* call_name) {
   if (size == 0) return CUDA_SUCCESS;
   if (src == nullptr) return fail(CUDA_ERROR_INVALID_VALUE, call_name, "the host pointer is NULL");
   if (!c->owns(dst, size)) return fail(CUDA_ERROR_INVALID_VALUE, call_name, "the range is not device memory of the context");
   const auto* bytes = static_cast<const uint8_t*>(src);
+  ferry::client::connection* link = c->link();
+  if (size >= bulk_copy_from) {
+    std::vector<std::pair<p::object_id, size_t>> pieces;
+    for (size_t done = 0; done < size;) {
+      const size_t piece = std::min(size - done, bulk_piece);
+      const p::object_id transfer = new_id();
+      link->post(p::cuda_copy_to_device_bulk{c->id, stream, dst + done, piece, transfer});
+      pieces.emplace_back(transfer, piece);
+      done += piece;
+    }
+    link->flush();
+    size_t done = 0;
+    for (const auto& [transfer, piece] : pieces) {
+      if (!link->send_data(transfer, bytes + done, piece, ferry::client::bytes_lifetime::until_return))
+        return fail(lost, call_name, "the server's session ended");
+      done += piece;
+    }
+    return CUDA_SUCCESS;
+  }
   for (size_t done = 0; done < size;) {
     const size_t piece = std::min<size_t>(size - done, p::max_cuda_copy_piece);
     p::cuda_copy_to_device m;
@@ -169,10 +195,10 @@ CUresult copy_to_device(CUctx_st* c, p::object_id stream, CUdeviceptr dst, const
     m.stream = stream;
     m.destination = dst + done;
     m.data.assign(bytes + done, bytes + done + piece);
-    c->link()->post(m);
+    link->post(m);
     done += piece;
   }
-  c->link()->flush();
+  link->flush();
   return CUDA_SUCCESS;
 }
 

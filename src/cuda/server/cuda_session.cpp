@@ -14,6 +14,7 @@
 #include "common/thread_name.hpp"
 #include "cuda/abi/result_names.hpp"
 #include "server/transport/control_writer.hpp"
+#include "server/transport/transfer_table.hpp"
 
 namespace ferry::cuda {
 
@@ -95,8 +96,8 @@ const cuda_backend& backend() {
   return *instance;
 }
 
-session_cuda::session_cuda(server::control_outbox& outbox, std::string label)
-    : outbox_(outbox), label_(std::move(label)), backend_(backend()), drv_(backend_.drv.get()) {}
+session_cuda::session_cuda(server::control_outbox& outbox, server::transfer_table& transfers, std::string label)
+    : outbox_(outbox), transfers_(transfers), label_(std::move(label)), backend_(backend()), drv_(backend_.drv.get()) {}
 
 session_cuda::~session_cuda() { shutdown(); }
 
@@ -311,7 +312,8 @@ void session_cuda::destroy_context(context_state& c) {
     std::unique_lock lock(watch_mutex_);
     watch_cv_.notify_one();
     watch_cv_.wait(lock, [&] {
-      return std::none_of(watches_.begin(), watches_.end(), [&](const watch& w) { return w.context == &c; });
+      return finishing_ == 0 &&
+             std::none_of(watches_.begin(), watches_.end(), [&](const watch& w) { return w.context == &c; });
     });
   }
   for (CUevent e : c.spare_events) drv_->cuEventDestroy(e);
@@ -626,6 +628,22 @@ bool session_cuda::on(const p::cuda_launch& m) {
   return true;
 }
 
+void session_cuda::copy_staged(context_state& c, stream_state& s, uint64_t destination, staging_block staging,
+                               uint64_t size) {
+  CUresult rc = drv_->cuMemcpyHtoDAsync(destination, staging.data, size, s.handle);
+  if (rc == CUDA_SUCCESS) {
+    watch w;
+    w.context = &c;
+    w.action = watch_action::free_staging;
+    w.staging = staging;
+    if (start_watch(std::move(w), {&s}, rc)) return;
+    // No event: the staging may be read still; wait for the stream instead.
+    drv_->cuStreamSynchronize(s.handle);
+  }
+  return_staging(c, staging);
+  defer(c, rc, "cuMemcpyHtoDAsync");
+}
+
 bool session_cuda::on(const p::cuda_copy_to_device& m) {
   CUresult rc;
   context_state* c = enter(m.context, rc);
@@ -641,21 +659,125 @@ bool session_cuda::on(const p::cuda_copy_to_device& m) {
   // asynchronous as the client's: from pageable memory the driver would
   // wait here for the stream's earlier work.
   staging_block staging = take_staging(*c, m.data.size(), rc);
-  if (rc == CUDA_SUCCESS) {
-    std::memcpy(staging.data, m.data.data(), m.data.size());
-    rc = drv_->cuMemcpyHtoDAsync(m.destination, staging.data, m.data.size(), s->handle);
+  if (rc != CUDA_SUCCESS) {
+    defer(*c, rc, "cuMemAllocHost (staging)");
+    return true;
   }
-  if (rc == CUDA_SUCCESS) {
-    watch w;
-    w.context = c;
-    w.action = watch_action::free_staging;
-    w.staging = staging;
-    if (start_watch(std::move(w), {s}, rc)) return true;
-    // No event: the staging may be read still; wait for the stream instead.
-    drv_->cuStreamSynchronize(s->handle);
+  std::memcpy(staging.data, m.data.data(), m.data.size());
+  copy_staged(*c, *s, m.destination, staging, m.data.size());
+  return true;
+}
+
+namespace {
+
+/// Where the bytes of a copy to the device land: straight in the copy's
+/// pinned staging once they come in order, and the control reader, which
+/// waits for them, learns when they are all in.
+class pinned_landing : public server::transfer_table::landing {
+ public:
+  explicit pinned_landing(uint8_t* pinned) : pinned_(pinned) {}
+  uint8_t* direct(uint64_t offset, uint64_t) override { return pinned_ + offset; }
+  void landed(uint8_t* staging, uint64_t staged, uint64_t total) override {
+    {
+      std::lock_guard lock(mutex_);
+      staging_ = staging;
+      staged_ = staged;
+      total_ = total;
+      ended_ = true;
+    }
+    cv_.notify_all();
   }
-  return_staging(*c, staging);
-  defer(*c, rc, "cuMemcpyHtoDAsync");
+  void failed(cl_int status) override {
+    {
+      std::lock_guard lock(mutex_);
+      failed_ = true;
+      ended_ = true;
+    }
+    cv_.notify_all();
+  }
+  /// Waits until every byte is in (true, and where the first `staged` of
+  /// them are), or the transfer failed, or the session ends (`table`
+  /// aborted: nobody fails a landing then, so the wait looks every 50 ms).
+  bool wait(const server::transfer_table& table, uint8_t*& staging, uint64_t& staged, uint64_t& total) {
+    std::unique_lock lock(mutex_);
+    while (!ended_) {
+      if (table.aborted()) return false;
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    staging = staging_;
+    staged = staged_;
+    total = total_;
+    return !failed_;
+  }
+
+ private:
+  uint8_t* const pinned_;
+  std::mutex mutex_;  // guards what follows
+  std::condition_variable cv_;
+  uint8_t* staging_ = nullptr;
+  uint64_t staged_ = 0, total_ = 0;
+  bool ended_ = false, failed_ = false;
+};
+
+}  // namespace
+
+bool session_cuda::on(const p::cuda_copy_to_device_bulk& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  stream_state* s = c != nullptr ? find_stream(*c, m.stream) : nullptr;
+  if (c != nullptr && (s == nullptr || !owns(*c, m.destination, m.size))) {
+    defer(*c, s == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE,
+          "a copy to device memory the session does not own");
+  }
+  staging_block staging;
+  if (c != nullptr && s != nullptr && rc == CUDA_SUCCESS && m.size > 0 && owns(*c, m.destination, m.size)) {
+    staging = take_staging(*c, m.size, rc);
+    if (rc != CUDA_SUCCESS) defer(*c, rc, "cuMemAllocHost (staging)");
+  }
+  if (staging.data == nullptr) {
+    // Nothing takes the bytes: they are read off the bulk stream and dropped.
+    transfers_.abandon(m.transfer);
+    return true;
+  }
+  uint8_t* data = nullptr;
+  uint64_t total = 0;
+  cl_int status = CL_SUCCESS;
+  std::string why;
+  bool whole = false;
+  switch (transfers_.claim_at_most(m.transfer, m.size, data, total, status, why)) {
+    case server::transfer_table::claim_result::complete:
+      whole = total == m.size;
+      if (whole) std::memcpy(staging.data, data, total);
+      transfers_.write_finished(m.transfer);
+      break;
+    case server::transfer_table::claim_result::pending: {
+      // The control reader waits for the bytes, which the bulk reader takes
+      // straight into the staging: the copy must be enqueued in stream order,
+      // and a stream has nothing that could hold its later work back.
+      auto landing = std::make_shared<pinned_landing>(static_cast<uint8_t*>(staging.data));
+      uint64_t staged = 0;
+      if (!transfers_.attach_landing(m.transfer, landing, data, total)) {
+        staged = total;
+      } else if (!landing->wait(transfers_, data, staged, total)) {
+        transfers_.write_finished(m.transfer);
+        break;
+      }
+      whole = total == m.size;
+      if (whole && staged > 0) std::memcpy(staging.data, data, staged);
+      transfers_.write_finished(m.transfer);
+      break;
+    }
+    case server::transfer_table::claim_result::conflict:
+      return violate("cuda_copy_to_device_bulk: " + why);
+    default:
+      break;  // aborted, refused by the quota, no memory: the copy fails below
+  }
+  if (!whole) {
+    return_staging(*c, staging);
+    defer(*c, CUDA_ERROR_INVALID_VALUE, "a copy to the device whose bytes did not all come");
+    return true;
+  }
+  copy_staged(*c, *s, m.destination, staging, m.size);
   return true;
 }
 
@@ -914,7 +1036,7 @@ void session_cuda::finish(watch& w, CUresult rc) {
   switch (w.action) {
     case watch_action::answer_status: {
       if (rc == CUDA_SUCCESS) rc = take_deferred(c);
-      answer_status(w.request, rc);
+      outbox_.push_message_quietly(p::cuda_status{w.request, rc});
       break;
     }
     case watch_action::answer_data: {
@@ -923,7 +1045,7 @@ void session_cuda::finish(watch& w, CUresult rc) {
         const auto* bytes = static_cast<const uint8_t*>(w.staging.data);
         reply.data.assign(bytes, bytes + w.size);
       }
-      outbox_.push_message(reply);
+      outbox_.push_message_quietly(reply);
       break;
     }
     case watch_action::free_staging:
@@ -933,18 +1055,28 @@ void session_cuda::finish(watch& w, CUresult rc) {
 
 void session_cuda::watcher_loop() {
   using clock = std::chrono::steady_clock;
-  // Polls without pause for a while after each ended watch where cores are
-  // spare (the rCUDA paper's trick: an answer that is microseconds away is
-  // cheaper polled than slept for), then backs off to 200 µs pauses.
+  // Polls without pause for a while after each answer where cores are spare,
+  // watches or not (the rCUDA paper's trick: the next synchronization is
+  // usually microseconds away, and a thread woken from sleep takes tens of
+  // them), then backs off to 200 µs pauses, and sleeps when nothing is watched.
   const auto spin = std::chrono::microseconds(host_has_spare_cores() ? 2000 : 50);
   auto last_progress = clock::now();
   auto pause = std::chrono::microseconds(5);
   CUcontext current = nullptr;
+  std::vector<std::pair<watch, CUresult>> done;
   std::unique_lock lock(watch_mutex_);
   for (;;) {
-    watch_cv_.wait(lock, [&] { return stop_ || !watches_.empty(); });
-    if (watches_.empty() && stop_) return;
-    bool progress = false;
+    if (watches_.empty()) {
+      if (stop_) return;
+      if (clock::now() - last_progress < spin) {
+        lock.unlock();
+        std::this_thread::yield();
+        lock.lock();
+      } else {
+        watch_cv_.wait(lock, [&] { return stop_ || !watches_.empty(); });
+      }
+      continue;
+    }
     // Watches in the order made; one that has not ended holds back the
     // later watches of its streams (their answers must not overtake its).
     std::vector<const stream_state*> held;
@@ -965,22 +1097,30 @@ void session_cuda::watcher_loop() {
         ++it;
         continue;
       }
-      watch w = std::move(*it);
+      for (auto& [stream, event] : it->points) it->context->spare_events.push_back(event);
+      done.emplace_back(std::move(*it), rc);
       it = watches_.erase(it);
-      for (auto& [stream, event] : w.points) w.context->spare_events.push_back(event);
-      // Answers are queued under the lock, in order; the outbox takes its own.
-      finish(w, rc);
-      if (w.staging.data != nullptr) {
-        if (w.context->spare_staging_bytes + w.staging.capacity <= max_spare_staging) {
-          w.context->spare_staging.emplace(w.staging.capacity, w.staging);
-          w.context->spare_staging_bytes += w.staging.capacity;
+    }
+    if (!done.empty()) {
+      // Answered without the lock, in order, and sent from this thread when
+      // the writer is idle (no hand-off to wake it).
+      finishing_ += done.size();
+      lock.unlock();
+      for (auto& [w, rc] : done) finish(w, rc);
+      outbox_.send_or_wake();
+      lock.lock();
+      for (auto& [w, rc] : done) {
+        if (w.staging.data == nullptr) continue;
+        context_state& c = *w.context;
+        if (c.spare_staging_bytes + w.staging.capacity <= max_spare_staging) {
+          c.spare_staging.emplace(w.staging.capacity, w.staging);
+          c.spare_staging_bytes += w.staging.capacity;
         } else {
           drv_->cuMemFreeHost(w.staging.data);
         }
       }
-      progress = true;
-    }
-    if (progress) {
+      finishing_ -= done.size();
+      done.clear();
       last_progress = clock::now();
       pause = std::chrono::microseconds(5);
       watch_cv_.notify_all();  // destroy_context may wait for this context's watches

@@ -38,6 +38,7 @@
 
 namespace ferry::server {
 class control_outbox;
+class transfer_table;
 }
 
 namespace ferry::cuda {
@@ -65,7 +66,9 @@ void choose_jit_cache(const std::string& parent);
 
 class session_cuda {
  public:
-  session_cuda(server::control_outbox& outbox, std::string label);
+  /// `transfers`: the session's bulk transfers (copies to the device whose
+  /// bytes come on the bulk stream).
+  session_cuda(server::control_outbox& outbox, server::transfer_table& transfers, std::string label);
   ~session_cuda();
   session_cuda(const session_cuda&) = delete;
   session_cuda& operator=(const session_cuda&) = delete;
@@ -84,6 +87,7 @@ class session_cuda {
   bool on(const protocol::cuda_func_set_attribute& m);
   bool on(const protocol::cuda_launch& m);
   bool on(const protocol::cuda_copy_to_device& m);
+  bool on(const protocol::cuda_copy_to_device_bulk& m);
   bool on(const protocol::cuda_copy_from_device& m);
   bool on(const protocol::cuda_copy_on_device& m);
   bool on(const protocol::cuda_memset& m);
@@ -184,7 +188,12 @@ class session_cuda {
   bool ended(watch& w, CUresult& rc);
   void finish(watch& w, CUresult rc);
 
+  /// Enqueues the copy of `size` bytes now in pinned `staging` to
+  /// `destination` on `s`, and the watch that frees the staging after it.
+  void copy_staged(context_state& c, stream_state& s, uint64_t destination, staging_block staging, uint64_t size);
+
   server::control_outbox& outbox_;
+  server::transfer_table& transfers_;
   const std::string label_;
   std::string violation_;
   const cuda_backend& backend_;
@@ -198,9 +207,10 @@ class session_cuda {
   bool shut_down_ = false;
 
   // Shared with the watcher thread.
-  std::mutex watch_mutex_;  // guards watches_, stop_, and the contexts' spare events and staging
+  std::mutex watch_mutex_;  // guards watches_, finishing_, stop_, and the contexts' spare events and staging
   std::condition_variable watch_cv_;
   std::deque<watch> watches_;
+  size_t finishing_ = 0;  // watches taken out and being answered without the lock
   bool stop_ = false;
   std::thread watcher_;
 };

@@ -116,15 +116,13 @@ class control_outbox {
   /// Queues one message (a reply), encoded now.
   template <class T>
   void push_message(const T& message) {
-    std::lock_guard lock(mutex_);
-    if (closed_) return;
-    size_t at = pending_.frames.size();
-    protocol::append_frame(pending_.frames, message);
-    record r;
-    r.kind = record_kind::frame;
-    r.frame_offset = static_cast<uint32_t>(at);
-    r.frame_size = static_cast<uint32_t>(pending_.frames.size() - at);
-    push_record_locked(r);
+    push_message_locked(message, true);
+  }
+  /// The same without waking the writer: the caller calls send_or_wake()
+  /// after its last one (a thread that answers several at once).
+  template <class T>
+  void push_message_quietly(const T& message) {
+    push_message_locked(message, false);
   }
   /// Queues kernel printf output (from printf_capture). It goes out ahead of
   /// everything else pending, and a writer about to send the completion of a
@@ -155,6 +153,18 @@ class control_outbox {
     std::vector<record> records;
     std::vector<uint8_t> frames;  // encoded replies the records point into
   };
+  template <class T>
+  void push_message_locked(const T& message, bool wake) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    size_t at = pending_.frames.size();
+    protocol::append_frame(pending_.frames, message);
+    record r;
+    r.kind = record_kind::frame;
+    r.frame_offset = static_cast<uint32_t>(at);
+    r.frame_size = static_cast<uint32_t>(pending_.frames.size() - at);
+    push_record_locked(r, wake);
+  }
   void push_record_locked(const record& r, bool wake = true);
   /// Wakes the writer thread when there is something for it.
   void wake();

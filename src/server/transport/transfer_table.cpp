@@ -558,6 +558,11 @@ void transfer_table::abort() {
   completed_.notify_all();
 }
 
+bool transfer_table::aborted() const {
+  std::lock_guard lock(mutex_);
+  return aborted_;
+}
+
 void transfer_table::fail_pending(cl_int status) {
   std::vector<cl_event> shut;
   std::vector<std::shared_ptr<landing>> landings;

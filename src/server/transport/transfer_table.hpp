@@ -187,6 +187,9 @@ class transfer_table {
 
   /// The session is ending: wakes waiters and fails later waits.
   void abort();
+  /// Whether abort() was called (a thread that waits for a landing of its
+  /// own looks, so that a session's end never leaves it waiting).
+  bool aborted() const;
   /// Fails the gates and landings of writes still waiting for bytes
   /// with `status` (negative), so that no native command waits forever.
   /// Teardown only, once no reader runs.
