@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <unordered_map>
 
 #include "client/core/objects.hpp"
 #include "client/core/servers/config.hpp"
@@ -217,6 +218,45 @@ void forget_context_here(CUctx_st* c) {
   for (int i = 0; i < context_depth; ++i)
     if (context_stack[i] != c) context_stack[kept++] = context_stack[i];
   context_depth = kept;
+}
+
+namespace {
+
+struct handle_registry {
+  std::mutex mutex;  // guards live, graveyard
+  std::unordered_map<void*, void (*)(void*)> live;
+  std::deque<std::pair<void*, void (*)(void*)>> graveyard;
+  static constexpr size_t graveyard_size = 4096;
+};
+
+handle_registry& handles() {
+  // Never destroyed: handles are used until the process ends (exit handlers too).
+  static auto* registry = new handle_registry;
+  return *registry;
+}
+
+}  // namespace
+
+void keep_object(void* object, void (*destroy)(void*)) {
+  std::lock_guard lock(handles().mutex);
+  handles().live.emplace(object, destroy);
+}
+
+void bury_object(void* object) {
+  std::pair<void*, void (*)(void*)> freed{nullptr, nullptr};
+  {
+    handle_registry& r = handles();
+    std::lock_guard lock(r.mutex);
+    auto it = r.live.find(object);
+    if (it == r.live.end()) return;
+    r.graveyard.emplace_back(it->first, it->second);
+    r.live.erase(it);
+    if (r.graveyard.size() > handle_registry::graveyard_size) {
+      freed = r.graveyard.front();
+      r.graveyard.pop_front();
+    }
+  }
+  if (freed.first != nullptr) freed.second(freed.first);
 }
 
 bool in_callback() { return callback_thread; }

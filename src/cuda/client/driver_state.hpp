@@ -167,6 +167,25 @@ struct driver_state {
   std::mutex mutex;  // guards the devices' primary contexts
 };
 
+/// Every handle object the program was given is held here, so that one the
+/// program drops without destroying it (CUDA lets it: functions, a context at
+/// exit) is still owned. `keep` registers a new one and returns it; `bury`
+/// marks a destroyed one dead (its tag) and keeps it for the next 4096
+/// burials, so that a stale handle is refused with CUDA's code rather than
+/// followed, then frees it.
+void keep_object(void* object, void (*destroy)(void*));
+template <class T>
+T* keep(T* object) {
+  keep_object(object, [](void* p) { delete static_cast<T*>(p); });
+  return object;
+}
+void bury_object(void* object);
+template <class T>
+void bury(T* object) {
+  object->kind = tag::dead;
+  bury_object(object);
+}
+
 /// CUDA_SUCCESS once cuInit connected; CUDA_ERROR_NOT_INITIALIZED before;
 /// CUDA_ERROR_NO_DEVICE when no server has a CUDA device. Runs the
 /// connection once, on the first call.

@@ -275,7 +275,7 @@ CUresult create_context(CUctx_st** out, unsigned flags, CUdevice dev, bool prima
   if (flags & CU_CTX_MAP_HOST)
     FERRY_DEBUG("cuda", "%s: CU_CTX_MAP_HOST is ignored: a remote GPU cannot map this host's memory", call_name);
   device_entry& d = st.devices[static_cast<size_t>(dev)];
-  auto* c = new CUctx_st;
+  auto* c = keep(new CUctx_st);
   c->id = new_id();
   c->device = &d;
   c->ordinal = dev;
@@ -284,7 +284,7 @@ CUresult create_context(CUctx_st** out, unsigned flags, CUdevice dev, bool prima
   p::cuda_create_context ask{0, c->id, d.desc.ordinal, flags & 0x7u};
   p::cuda_status reply;
   if (CUresult rc = call(c, ask, reply, call_name)) {
-    delete c;
+    bury(c);
     return rc;
   }
   *out = c;
@@ -295,7 +295,7 @@ void destroy_context(CUctx_st* c) {
   c->link()->post(p::cuda_release{c->id});
   c->link()->flush();
   forget_context_here(c);
-  c->kind = tag::dead;  // handles to it fail from now on; the memory is kept
+  bury(c);  // handles to it fail from now on
 }
 
 // ---------------------------------------------------------------------------
@@ -372,7 +372,7 @@ CUresult load_module(CUmod_st** out, const void* image, size_t size, unsigned n,
   if (size > p::max_bytes_field - 4096) return fail(CUDA_ERROR_INVALID_VALUE, call_name, "the image is too large");
   jit_request jit;
   if (CUresult rc = jit.read(n, keys, values)) return fail(rc, call_name, "a JIT option is invalid");
-  auto* m = new CUmod_st;
+  auto* m = keep(new CUmod_st);
   m->id = new_id();
   m->context = c;
   p::cuda_module_load ask;
@@ -387,7 +387,7 @@ CUresult load_module(CUmod_st** out, const void* image, size_t size, unsigned n,
   CUresult rc = call(c, ask, reply, call_name);
   if (rc != lost) jit.fill(reply.info_log, reply.error_log, reply.wall_time_ns);
   if (rc != CUDA_SUCCESS) {
-    delete m;
+    bury(m);
     return fail(rc, call_name, reply.error_log.empty() ? "the server's driver refused the image" : reply.error_log.c_str());
   }
   *out = m;
@@ -405,13 +405,13 @@ CUresult get_function(CUfunc_st** out, CUmod_st* m, const char* name, const char
   if (CUresult rc = ready(call_name)) return rc;
   if (out == nullptr || name == nullptr) return fail(CUDA_ERROR_INVALID_VALUE, call_name, "a pointer is NULL");
   if (!alive(m, tag::module)) return fail(CUDA_ERROR_INVALID_HANDLE, call_name, "not a live module");
-  auto* f = new CUfunc_st;
+  auto* f = keep(new CUfunc_st);
   f->id = new_id();
   f->module = m;
   p::cuda_get_function ask{0, m->id, f->id, name};
   p::cuda_function_reply reply;
   if (CUresult rc = call(m->context, ask, reply, call_name)) {
-    delete f;
+    bury(f);
     return fail(rc, call_name, name);
   }
   f->params_known = reply.params_known != 0;
@@ -1161,7 +1161,7 @@ FERRY_CUDA_API CUresult cuModuleUnload(CUmodule m) {
   if (!alive(m, tag::module)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuModuleUnload", "not a live module");
   m->context->link()->post(p::cuda_release{m->id});
   m->context->link()->flush();
-  m->kind = tag::dead;
+  bury(m);
   return CUDA_SUCCESS;
 }
 
@@ -1229,7 +1229,7 @@ FERRY_CUDA_API CUresult cuLibraryLoadData(CUlibrary* out, const void* image, CUj
   CUmod_st* m;
   if (CUresult rc = load_module(&m, image, module_image_size(image), jit_count, jit_keys, jit_values, "cuLibraryLoadData"))
     return rc;
-  auto* lib = new CUlib_st;
+  auto* lib = keep(new CUlib_st);
   lib->module = m;
   *out = lib;
   return CUDA_SUCCESS;
@@ -1238,7 +1238,7 @@ FERRY_CUDA_API CUresult cuLibraryLoadData(CUlibrary* out, const void* image, CUj
 FERRY_CUDA_API CUresult cuLibraryUnload(CUlibrary lib) {
   if (!alive(lib, tag::library)) return CUDA_ERROR_INVALID_HANDLE;
   CUresult rc = cuModuleUnload(lib->module);
-  lib->kind = tag::dead;
+  bury(lib);
   return rc;
 }
 
@@ -1281,7 +1281,7 @@ FERRY_CUDA_API CUresult cuLinkCreate_v2(unsigned n, CUjit_option* keys, void** v
   if (CUresult rc = context_for(nullptr, c, "cuLinkCreate")) return rc;
   jit_request jit;
   if (CUresult rc = jit.read(n, keys, values)) return rc;
-  auto* state = new CUlinkState_st;
+  auto* state = keep(new CUlinkState_st);
   state->context = c;
   state->options = jit.options;
   state->info_log = jit.info_log;
@@ -1345,7 +1345,7 @@ FERRY_CUDA_API CUresult cuLinkComplete(CUlinkState state, void** cubin, size_t* 
 FERRY_CUDA_API CUresult cuLinkDestroy(CUlinkState state) {
   if (CUresult rc = ready("cuLinkDestroy")) return rc;
   if (!alive(state, tag::link)) return CUDA_ERROR_INVALID_HANDLE;
-  delete state;
+  bury(state);
   return CUDA_SUCCESS;
 }
 
@@ -1404,7 +1404,7 @@ FERRY_CUDA_API CUresult cuStreamCreateWithPriority(CUstream* out, unsigned flags
   CUctx_st* c;
   if (CUresult rc = context_for(nullptr, c, "cuStreamCreate")) return rc;
   if (out == nullptr || (flags & ~CU_STREAM_NON_BLOCKING) != 0) return CUDA_ERROR_INVALID_VALUE;
-  auto* s = new CUstream_st;
+  auto* s = keep(new CUstream_st);
   s->id = new_id();
   s->context = c;
   s->flags = flags;
@@ -1429,7 +1429,7 @@ FERRY_CUDA_API CUresult cuStreamDestroy_v2(CUstream s) {
   s->context->link()->flush();
   // nonblocking_streams stays: work of the stream may be in flight still,
   // so from now on context synchronizations alone make freed pieces idle.
-  s->kind = tag::dead;
+  bury(s);
   return CUDA_SUCCESS;
 }
 
@@ -1518,7 +1518,7 @@ FERRY_CUDA_API CUresult cuEventCreate(CUevent* out, unsigned flags) {
   if (out == nullptr || (flags & ~0x7u) != 0) return CUDA_ERROR_INVALID_VALUE;
   if (flags & CU_EVENT_INTERPROCESS)
     return fail(CUDA_ERROR_NOT_SUPPORTED, "cuEventCreate", "interprocess events are not supported");
-  auto* e = new CUevent_st;
+  auto* e = keep(new CUevent_st);
   e->id = new_id();
   e->context = c;
   e->flags = flags;
@@ -1550,7 +1550,7 @@ FERRY_CUDA_API CUresult cuEventDestroy_v2(CUevent e) {
   if (!alive(e, tag::event)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuEventDestroy", "not a live event");
   e->context->link()->post(p::cuda_release{e->id});
   e->context->link()->flush();
-  e->kind = tag::dead;
+  bury(e);
   return CUDA_SUCCESS;
 }
 
