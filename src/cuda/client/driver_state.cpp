@@ -22,14 +22,7 @@ namespace ferry::cuda {
 
 bool CUctx_st::owns(uint64_t address, uint64_t size) {
   std::lock_guard lock(mutex);
-  auto inside = [&](const std::map<uint64_t, uint64_t>& ranges) {
-    auto it = ranges.upper_bound(address);
-    if (it == ranges.begin()) return false;
-    --it;
-    const uint64_t offset = address - it->first;
-    return offset <= it->second && size <= it->second - offset;
-  };
-  return inside(allocations) || inside(globals);
+  return within_one(allocations, address, size) || within_one(globals, address, size);
 }
 
 bool CUctx_st::allocation_of(uint64_t address, uint64_t& base, uint64_t& size) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "client/net/connection.hpp"
+#include "cuda/abi/address_ranges.hpp"
 #include "cuda/abi/driver_abi.hpp"
 #include "protocol/messages.hpp"
 

@@ -12,6 +12,7 @@
 #include "common/log.hpp"
 #include "common/spare_cores.hpp"
 #include "common/thread_name.hpp"
+#include "cuda/abi/address_ranges.hpp"
 #include "cuda/abi/result_names.hpp"
 #include "server/transport/control_writer.hpp"
 #include "server/transport/transfer_table.hpp"
@@ -143,14 +144,7 @@ session_cuda::stream_state* session_cuda::find_stream(context_state& c, p::objec
 }
 
 bool session_cuda::owns(const context_state& c, uint64_t address, uint64_t size) const {
-  auto inside = [&](const std::map<uint64_t, uint64_t>& ranges) {
-    auto it = ranges.upper_bound(address);
-    if (it == ranges.begin()) return false;
-    --it;
-    const uint64_t offset = address - it->first;
-    return offset <= it->second && size <= it->second - offset;
-  };
-  return inside(c.allocations) || inside(c.globals);
+  return within_one(c.allocations, address, size) || within_one(c.globals, address, size);
 }
 
 void session_cuda::defer(context_state& c, CUresult rc, const char* what) {
