@@ -388,6 +388,27 @@ FERRY_IT_CHILD(cuda_by_name) {
   return 0;
 }
 
+// A daemon with --session-memory 64 MiB: CUDA allocations count as buffers do.
+FERRY_IT_CHILD(cuda_memory_quota) {
+  driver_api d;
+  CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
+  auto cuInit = d.get<CUresult (*)(unsigned)>("cuInit");
+  auto cuCtxCreate = d.get<CUresult (*)(handle*, unsigned, CUdevice)>("cuCtxCreate_v2");
+  auto cuMemAlloc = d.get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc_v2");
+  auto cuMemFree = d.get<CUresult (*)(CUdeviceptr)>("cuMemFree_v2");
+  CUresult rc;
+  handle ctx = nullptr;
+  CUdeviceptr a = 0, b = 0;
+  CALL(cuInit(0), SUCCESS);
+  CALL(cuCtxCreate(&ctx, 0, 0), SUCCESS);
+  CALL(cuMemAlloc(&a, 48u << 20), SUCCESS);
+  CALL(cuMemAlloc(&b, 32u << 20), 2 /* OUT_OF_MEMORY */);
+  CALL(cuMemFree(a), SUCCESS);
+  CALL(cuMemAlloc(&b, 32u << 20), SUCCESS);  // the free was counted
+  std::printf("PASS\n");
+  return 0;
+}
+
 TEST(cuda, a_daemon_without_a_driver_has_no_device_and_answers_exactly) {
   ferry::test::daemon server({}, {}, {{"FERRY_CUDA_DRIVER", "/nonexistent/libcuda.so.1"}});
   ASSERT_TRUE(server.started());
@@ -424,4 +445,10 @@ TEST(cuda, ferry_run_with_cuda_gives_a_program_ferrys_driver) {
   ASSERT_TRUE(status.has_value()) << "ferry run did not end: " << out;
   EXPECT_TRUE(exited_with(*status, 0)) << describe_wait_status(*status) << ": " << out;
   EXPECT_NE(out.find("PASS"), std::string::npos) << out;
+}
+
+TEST(cuda, the_sessions_memory_limit_holds_for_cuda_allocations) {
+  ferry::test::daemon server({"--session-memory", "67108864"}, {}, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
+  ASSERT_TRUE(server.started());
+  expect_child_passes("cuda_memory_quota", std::chrono::seconds(60), {{"FERRY_SERVERS", server.address()}});
 }

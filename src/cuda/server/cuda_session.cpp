@@ -14,6 +14,7 @@
 #include "common/thread_name.hpp"
 #include "cuda/abi/address_ranges.hpp"
 #include "cuda/abi/result_names.hpp"
+#include "server/session/session_quota.hpp"
 #include "server/transport/control_writer.hpp"
 #include "server/transport/transfer_table.hpp"
 
@@ -97,8 +98,14 @@ const cuda_backend& backend() {
   return *instance;
 }
 
-session_cuda::session_cuda(server::control_outbox& outbox, server::transfer_table& transfers, std::string label)
-    : outbox_(outbox), transfers_(transfers), label_(std::move(label)), backend_(backend()), drv_(backend_.drv.get()) {}
+session_cuda::session_cuda(server::control_outbox& outbox, server::transfer_table& transfers,
+                           server::session_quota& quota, std::string label)
+    : outbox_(outbox),
+      transfers_(transfers),
+      quota_(quota),
+      label_(std::move(label)),
+      backend_(backend()),
+      drv_(backend_.drv.get()) {}
 
 session_cuda::~session_cuda() { shutdown(); }
 
@@ -325,6 +332,7 @@ bool session_cuda::on(const p::cuda_release& m) {
   CUresult rc = CUDA_SUCCESS;
   if (o.what == object::kind::context) {
     auto c = contexts_.find(m.id);
+    for (const auto& [address, size] : c->second->allocations) allocated_ -= size;
     destroy_context(*c->second);
     forget_objects_of(c->second.get());
     contexts_.erase(c);
@@ -362,9 +370,15 @@ bool session_cuda::on(const p::cuda_mem_alloc& m) {
   p::cuda_pointer reply{m.request, rc, 0, 0};
   if (c != nullptr) {
     CUdeviceptr address = 0;
-    reply.result = m.size == 0 ? CUDA_ERROR_INVALID_VALUE : drv_->cuMemAlloc(&address, m.size);
+    if (m.size == 0)
+      reply.result = CUDA_ERROR_INVALID_VALUE;
+    else if (quota_.admit_memory(allocated_, m.size) != CL_SUCCESS)
+      reply.result = CUDA_ERROR_OUT_OF_MEMORY;  // the session's --session-memory (logged by the quota)
+    else
+      reply.result = drv_->cuMemAlloc(&address, m.size);
     if (reply.result == CUDA_SUCCESS) {
       c->allocations[address] = m.size;
+      allocated_ += m.size;
       reply.address = address;
       reply.size = m.size;
     }
@@ -385,6 +399,7 @@ bool session_cuda::on(const p::cuda_mem_free& m) {
   // cuMemFree waits for the work that may use the memory, as CUDA's does.
   rc = drv_->cuMemFree(m.address);
   if (rc != CUDA_SUCCESS) defer(*c, rc, "cuMemFree");
+  allocated_ -= it->second;
   c->allocations.erase(it);
   return true;
 }

@@ -38,6 +38,7 @@
 
 namespace ferry::server {
 class control_outbox;
+class session_quota;
 class transfer_table;
 }
 
@@ -67,8 +68,10 @@ void choose_jit_cache(const std::string& parent);
 class session_cuda {
  public:
   /// `transfers`: the session's bulk transfers (copies to the device whose
-  /// bytes come on the bulk stream).
-  session_cuda(server::control_outbox& outbox, server::transfer_table& transfers, std::string label);
+  /// bytes come on the bulk stream); `quota`: the session's limits (its
+  /// device memory limit holds for CUDA allocations too).
+  session_cuda(server::control_outbox& outbox, server::transfer_table& transfers, server::session_quota& quota,
+               std::string label);
   ~session_cuda();
   session_cuda(const session_cuda&) = delete;
   session_cuda& operator=(const session_cuda&) = delete;
@@ -194,6 +197,8 @@ class session_cuda {
 
   server::control_outbox& outbox_;
   server::transfer_table& transfers_;
+  server::session_quota& quota_;
+  uint64_t allocated_ = 0;  // device bytes of the session's allocations (control reader)
   const std::string label_;
   std::string violation_;
   const cuda_backend& backend_;

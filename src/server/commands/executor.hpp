@@ -115,7 +115,8 @@ class executor {
   template <class Message>
     requires requires(cuda::session_cuda& s, const Message& m) { s.on(m); }
   bool on(const Message& m) {
-    if (!cuda_) cuda_ = std::make_unique<cuda::session_cuda>(core_->outbox, core_->transfers, core_->label);
+    if (!cuda_)
+      cuda_ = std::make_unique<cuda::session_cuda>(core_->outbox, core_->transfers, core_->quota, core_->label);
     return cuda_->on(m) || violate(cuda_->violation());
   }
 
