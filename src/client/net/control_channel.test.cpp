@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "client/net/test_parts.hpp"
@@ -46,6 +47,47 @@ TEST(control_channel, a_reply_is_matched_to_its_request_whatever_order_replies_c
   a.join();
   ASSERT_TRUE(first_reply.ok());
   EXPECT_EQ(first_reply->request, a_request);
+}
+
+TEST(control_channel, a_posted_request_hands_its_reply_to_its_handler_and_the_session_end_to_the_rest) {
+  connection_parts parts;
+  auto server = parts.attach();
+  struct outcome {
+    bool called = false, answered = false;
+    uint16_t id = 0;
+    uint64_t request = 0;
+  };
+  outcome first, second;
+  auto handler = [](outcome& o) {
+    return [&o](bool answered, uint16_t id, std::vector<uint8_t>& payload) {
+      o.called = true;
+      o.answered = answered;
+      o.id = id;
+      if (payload.size() >= 8) std::memcpy(&o.request, payload.data(), 8);
+    };
+  };
+  protocol::ping a, b;
+  ASSERT_TRUE(parts.channel.post_request(a, handler(first)));
+  ASSERT_TRUE(parts.channel.post_request(b, handler(second)));
+  parts.channel.flush();
+  EXPECT_EQ(server.receive<protocol::ping>().request, a.request);
+  EXPECT_EQ(server.receive<protocol::ping>().request, b.request);
+
+  std::string why;
+  ASSERT_TRUE(parts.deliver(protocol::pong{a.request}, why)) << why;
+  EXPECT_TRUE(first.called && first.answered);
+  EXPECT_EQ(first.id, static_cast<uint16_t>(protocol::message_id::pong));
+  EXPECT_EQ(first.request, a.request);
+  EXPECT_FALSE(second.called);
+  // Its reply went to the handler: a second one is a reply to no request.
+  EXPECT_FALSE(parts.deliver(protocol::pong{a.request}, why));
+
+  parts.link.end_session("test", CL_DEVICE_NOT_AVAILABLE);
+  EXPECT_TRUE(second.called);
+  EXPECT_FALSE(second.answered);
+  // No new work once the session ended.
+  protocol::ping c;
+  EXPECT_FALSE(parts.channel.post_request(c, handler(first)));
 }
 
 TEST(control_channel, a_reply_to_no_request_breaks_the_protocol) {
