@@ -4,15 +4,18 @@
 #     client's polling off (FERRY_SPIN_US=0: the waiting thread sleeps at once), 3,000
 #     launches each, alternated twice;
 #   - the SGEMM of bench/cuda/sgemm.cu (PTX from nvcc) natively and through Ferry, 21 runs
-#     each, alternated twice.
+#     each, alternated twice; through Ferry also with the measuring aids
+#     FERRY_CUDA_PRIMARY_CONTEXTS=1 (the session gets the device's primary context) and
+#     FERRY_CUDA_JIT_PLAIN=1 (the JIT gets no option of the daemon's), each on its own daemon.
 # Builds ferryd, Ferry's libcuda.so.1 and ferry_bench_cuda_driver into build/gpu and starts
-# one ferryd on GPU 0; the daemon's output goes to $OUT (default build/gpu/cuda-probe).
+# three ferryd on GPU 0 (plain, and one per measuring aid); their output goes to $OUT
+# (default build/gpu/cuda-probe).
 #
 #   bench/gpu/cuda_probe.sh [--help]
 set -u
 case "${1:-}" in
   "") ;;
-  -h | --help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
+  -h | --help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
   *) echo "cuda_probe.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
 esac
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -27,13 +30,22 @@ cmake --build $b -j "$(nproc)" --target ferryd ferry_cuda_client ferry_bench_cud
   { tail -30 "$OUT/build.log"; exit 1; }
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 "$nvcc" -ptx -arch=sm_80 -o "$OUT/sgemm.ptx" bench/cuda/sgemm.cu || { echo "cuda_probe.sh: nvcc failed" >&2; exit 1; }
-OCL_ICD_FILENAMES=libnvidia-opencl.so.1 $b/bin/ferryd --port 0 --platform NVIDIA --device-type gpu --device 0 \
-  >"$OUT/ferryd.out" 2>"$OUT/ferryd.log" &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait' EXIT
-port=""
-for _ in $(seq 300); do port=$(sed -n 's/^READY \([0-9]*\)$/\1/p' "$OUT/ferryd.out"); [ -n "$port" ] && break; sleep 0.1; done
-[ -n "$port" ] || { echo "cuda_probe.sh: ferryd did not start: $(tail -5 "$OUT/ferryd.log")" >&2; exit 1; }
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; wait' EXIT
+start() {  # NAME [ENV...]: a ferryd on GPU 0; sets port_NAME
+  local name=$1 port=""
+  shift
+  env OCL_ICD_FILENAMES=libnvidia-opencl.so.1 "$@" $b/bin/ferryd --port 0 --platform NVIDIA --device-type gpu \
+    --device 0 >"$OUT/ferryd-$name.out" 2>"$OUT/ferryd-$name.log" &
+  pids+=($!)
+  for _ in $(seq 300); do port=$(sed -n 's/^READY \([0-9]*\)$/\1/p' "$OUT/ferryd-$name.out"); [ -n "$port" ] && break; sleep 0.1; done
+  [ -n "$port" ] || { echo "cuda_probe.sh: ferryd $name did not start: $(tail -5 "$OUT/ferryd-$name.log")" >&2; exit 1; }
+  eval "port_$name=$port"
+}
+start plain
+start primary FERRY_CUDA_PRIMARY_CONTEXTS=1
+start jit FERRY_CUDA_JIT_PLAIN=1
+port=$port_plain
 ferry=(LD_LIBRARY_PATH="$root/$b/lib/ferry-cuda" FERRY_SERVERS="127.0.0.1:$port")
 launches() { env "$@" $b/bin/ferry_bench_cuda_driver --max-size 4096 --repeats 1 --launches 3000 2>&1 | grep launch; }
 sgemm() { env "$@" $b/bin/ferry_bench_cuda_driver --max-size 4096 --repeats 21 --launches 10 --sgemm-ptx "$OUT/sgemm.ptx" 2>&1 | grep sgemm; }
@@ -45,4 +57,6 @@ done
 for round in 1 2; do
   sgemm CUDA_VISIBLE_DEVICES=0 | sed 's/^cuda/native/'
   sgemm "${ferry[@]}" | sed 's/^cuda/ferry/'
+  sgemm LD_LIBRARY_PATH="$root/$b/lib/ferry-cuda" FERRY_SERVERS="127.0.0.1:$port_primary" | sed 's/^cuda/ferry-primary-context/'
+  sgemm LD_LIBRARY_PATH="$root/$b/lib/ferry-cuda" FERRY_SERVERS="127.0.0.1:$port_jit" | sed 's/^cuda/ferry-plain-jit/'
 done

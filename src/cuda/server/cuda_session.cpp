@@ -38,6 +38,23 @@ const char* name_of(CUresult rc) {
   return name ? name : "an unknown CUresult";
 }
 
+/// Measuring aids (docs/cuda.md, "Figures"): FERRY_CUDA_PRIMARY_CONTEXTS=1
+/// gives every context of the session the device's primary context (one
+/// process per session: still the session's alone), FERRY_CUDA_JIT_PLAIN=1
+/// gives the JIT no option of the daemon's own (logs, wall time).
+bool env_flag(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
+bool primary_contexts() {
+  static const bool value = env_flag("FERRY_CUDA_PRIMARY_CONTEXTS");
+  return value;
+}
+bool plain_jit() {
+  static const bool value = env_flag("FERRY_CUDA_JIT_PLAIN");
+  return value;
+}
+
 size_t size_class(size_t size) {
   size_t c = 4096;
   while (c < size) c <<= 1;
@@ -276,11 +293,18 @@ bool session_cuda::on(const p::cuda_create_context& m) {
   CUdevice device = 0;
   CUresult rc = drv_->cuDeviceGet(&device, backend_.devices[m.ordinal].ordinal);
   auto c = std::make_unique<context_state>();
+  c->device = device;
   c->id = m.context;
   c->ordinal = m.ordinal;
   // Scheduling flags only: the host-mapping flag asks for what a remote
   // context cannot give (the client refuses it before it gets here).
-  if (rc == CUDA_SUCCESS) rc = drv_->cuCtxCreate(&c->handle, m.flags & 0x7u, device);
+  if (rc == CUDA_SUCCESS && primary_contexts() && drv_->cuDevicePrimaryCtxRetain) {
+    rc = drv_->cuDevicePrimaryCtxRetain(&c->handle, device);
+    c->primary = true;
+    if (rc == CUDA_SUCCESS) rc = drv_->cuCtxSetCurrent(c->handle);
+  } else if (rc == CUDA_SUCCESS) {
+    rc = drv_->cuCtxCreate(&c->handle, m.flags & 0x7u, device);
+  }
   if (rc != CUDA_SUCCESS) {
     FERRY_DEBUG("cuda", "session %s: creating a context on device %u failed: %s", label_.c_str(), m.ordinal,
                 name_of(rc));
@@ -321,7 +345,13 @@ void session_cuda::destroy_context(context_state& c) {
   c.spare_events.clear();
   for (auto& [size, block] : c.spare_staging) drv_->cuMemFreeHost(block.data);
   c.spare_staging.clear();
-  drv_->cuCtxDestroy(c.handle);  // its streams, events, modules and memory with it
+  if (c.primary) {
+    // What was made in it goes with the last release only: free it now.
+    for (const auto& [address, size] : c.allocations) drv_->cuMemFree(address);
+    drv_->cuDevicePrimaryCtxRelease(c.device);
+  } else {
+    drv_->cuCtxDestroy(c.handle);  // its streams, events, modules and memory with it
+  }
   current_ = nullptr;
 }
 
@@ -447,6 +477,7 @@ struct jit_options {
           values.push_back(reinterpret_cast<void*>(static_cast<intptr_t>(o.value)));
       }
     }
+    if (plain_jit()) info_size = error_size = 0;
     info_log.assign(static_cast<size_t>(info_size), '\0');
     error_log.assign(static_cast<size_t>(error_size), '\0');
     if (info_size > 0) {
@@ -461,6 +492,7 @@ struct jit_options {
       keys.push_back(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
       values.push_back(reinterpret_cast<void*>(static_cast<intptr_t>(error_size)));
     }
+    if (plain_jit()) return;
     wall_index = keys.size();
     keys.push_back(CU_JIT_WALL_TIME);
     values.push_back(nullptr);
@@ -469,6 +501,7 @@ struct jit_options {
   void collect() {
     info_log.resize(std::strlen(info_log.c_str()));
     error_log.resize(std::strlen(error_log.c_str()));
+    if (wall_index == SIZE_MAX) return;
     uint32_t bits = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(values[wall_index]));
     std::memcpy(&wall_ms, &bits, sizeof wall_ms);
   }

@@ -137,6 +137,8 @@ class session_cuda {
     protocol::object_id id = 0;
     CUcontext handle = nullptr;
     uint32_t ordinal = 0;
+    CUdevice device = 0;
+    bool primary = false;  // the device's primary context (FERRY_CUDA_PRIMARY_CONTEXTS)
     stream_state null_stream;
     std::vector<stream_state*> streams;  // the session's streams in it (not the NULL one)
     std::map<uint64_t, uint64_t> allocations;  // address -> size
