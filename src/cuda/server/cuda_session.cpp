@@ -298,7 +298,7 @@ bool session_cuda::on(const p::cuda_create_context& m) {
   c->ordinal = m.ordinal;
   // Scheduling flags only: the host-mapping flag asks for what a remote
   // context cannot give (the client refuses it before it gets here).
-  if (rc == CUDA_SUCCESS && primary_contexts() && drv_->cuDevicePrimaryCtxRetain) {
+  if (rc == CUDA_SUCCESS && primary_contexts() && drv_->cuDevicePrimaryCtxRetain && drv_->cuDevicePrimaryCtxRelease) {
     rc = drv_->cuDevicePrimaryCtxRetain(&c->handle, device);
     c->primary = true;
     if (rc == CUDA_SUCCESS) rc = drv_->cuCtxSetCurrent(c->handle);
