@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -409,6 +410,40 @@ FERRY_IT_CHILD(cuda_memory_quota) {
   return 0;
 }
 
+// A client that leaves work in flight (kernels the stand-in runs 20 ms each, a copy back
+// still to come) and says READY; the test kills it there.
+FERRY_IT_CHILD(cuda_dies_mid_stream) {
+  driver_api d;
+  CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
+  auto cuInit = d.get<CUresult (*)(unsigned)>("cuInit");
+  auto cuCtxCreate = d.get<CUresult (*)(handle*, unsigned, CUdevice)>("cuCtxCreate_v2");
+  auto cuMemAlloc = d.get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc_v2");
+  auto cuMemcpyHtoD = d.get<CUresult (*)(CUdeviceptr, const void*, size_t)>("cuMemcpyHtoD_v2");
+  auto cuMemcpyDtoHAsync = d.get<CUresult (*)(void*, CUdeviceptr, size_t, handle)>("cuMemcpyDtoHAsync_v2");
+  auto cuModuleLoadData = d.get<CUresult (*)(handle*, const void*)>("cuModuleLoadData");
+  auto cuModuleGetFunction = d.get<CUresult (*)(handle*, handle, const char*)>("cuModuleGetFunction");
+  auto cuLaunchKernel = d.get<CUresult (*)(handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                           unsigned, handle, void**, void**)>("cuLaunchKernel");
+  CUresult rc;
+  handle ctx = nullptr, module = nullptr, add_one = nullptr;
+  CUdeviceptr p = 0;
+  constexpr unsigned n = 1 << 20;
+  static std::vector<int> host(n, 1);
+  CALL(cuInit(0), SUCCESS);
+  CALL(cuCtxCreate(&ctx, 0, 0), SUCCESS);
+  CALL(cuMemAlloc(&p, n * sizeof(int)), SUCCESS);
+  CALL(cuMemcpyHtoD(p, host.data(), n * sizeof(int)), SUCCESS);
+  CALL(cuModuleLoadData(&module, module_ptx), SUCCESS);
+  CALL(cuModuleGetFunction(&add_one, module, "add_one_i32"), SUCCESS);
+  unsigned count = n;
+  void* params[] = {&p, &count};
+  for (int i = 0; i < 50; ++i) CALL(cuLaunchKernel(add_one, n / 256, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), SUCCESS);
+  CALL(cuMemcpyDtoHAsync(host.data(), p, n * sizeof(int), nullptr), SUCCESS);
+  std::printf("READY\n");
+  std::fflush(stdout);
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
 TEST(cuda, a_daemon_without_a_driver_has_no_device_and_answers_exactly) {
   ferry::test::daemon server({}, {}, {{"FERRY_CUDA_DRIVER", "/nonexistent/libcuda.so.1"}});
   ASSERT_TRUE(server.started());
@@ -451,4 +486,23 @@ TEST(cuda, the_sessions_memory_limit_holds_for_cuda_allocations) {
   ferry::test::daemon server({"--session-memory", "67108864"}, {}, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
   ASSERT_TRUE(server.started());
   expect_child_passes("cuda_memory_quota", std::chrono::seconds(60), {{"FERRY_SERVERS", server.address()}});
+}
+
+TEST(cuda, a_client_killed_with_work_in_flight_leaves_the_daemon_serving_others) {
+  ferry::test::daemon server({}, {},
+                             {{"FERRY_CUDA_DRIVER", fake_driver_env()}, {"FERRY_FAKE_CUDA_DELAY_US", "20000"}});
+  ASSERT_TRUE(server.started());
+  {
+    child_process dying = spawn_self("cuda_dies_mid_stream", {}, {{"FERRY_SERVERS", server.address()}});
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    std::optional<std::string> line;
+    while ((line = dying.read_line(deadline)) && *line != "READY") {
+    }
+    ASSERT_TRUE(line.has_value()) << "the client never got its work in flight";
+    dying.kill_and_wait();  // mid-stream: 50 kernels of 20 ms and a copy back are still to run
+  }
+  // Another client's session runs in full meanwhile (its kernels pay the delay too).
+  expect_child_passes("cuda_with_devices", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
+  // The daemon stops cleanly with the dead client's session still kept for a resumption.
+  server.stop();
 }
