@@ -199,8 +199,7 @@ void control_channel::fail_handlers() {
       }
     }
   }
-  std::vector<uint8_t> none;
-  for (auto& handler : failed) handler(false, 0, none);
+  for (auto& handler : failed) handler(false, 0, nullptr, 0);
 }
 
 bool control_channel::on_reply(const protocol::frame_view& frame, std::string& why) {
@@ -229,8 +228,7 @@ bool control_channel::on_reply(const protocol::frame_view& frame, std::string& w
     }
   }
   if (handler) {
-    std::vector<uint8_t> payload(frame.payload, frame.payload + frame.header.payload_size);
-    handler(true, frame.header.message_id, payload);
+    handler(true, frame.header.message_id, frame.payload, frame.header.payload_size);
     return true;
   }
   requests_cv_.notify_all();

@@ -128,9 +128,10 @@ class control_channel {
   }
 
   /// What an asynchronous request's reply is handed to, on the reader
-  /// thread: true with the reply's message id and payload, or false (empty)
-  /// when the session ended before the reply came. It must not block.
-  using reply_handler = std::function<void(bool answered, uint16_t id, std::vector<uint8_t>& payload)>;
+  /// thread: true with the reply's message id and payload (valid during the
+  /// call only: it is the frame as received, not copied), or false (no
+  /// payload) when the session ended before the reply came. It must not block.
+  using reply_handler = std::function<void(bool answered, uint16_t id, const uint8_t* payload, size_t size)>;
   /// Sends a request without waiting: its reply goes to `handler` (CUDA's
   /// asynchronous copies back and stream callbacks). Offline it waits in the
   /// replay log like any frame. Returns false, without calling `handler`,

@@ -59,11 +59,11 @@ TEST(control_channel, a_posted_request_hands_its_reply_to_its_handler_and_the_se
   };
   outcome first, second;
   auto handler = [](outcome& o) {
-    return [&o](bool answered, uint16_t id, std::vector<uint8_t>& payload) {
+    return [&o](bool answered, uint16_t id, const uint8_t* payload, size_t size) {
       o.called = true;
       o.answered = answered;
       o.id = id;
-      if (payload.size() >= 8) std::memcpy(&o.request, payload.data(), 8);
+      if (size >= 8) std::memcpy(&o.request, payload, 8);
     };
   };
   protocol::ping a, b;

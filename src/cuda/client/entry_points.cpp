@@ -126,10 +126,28 @@ CUresult call(CUctx_st* c, Request& request, Reply& reply, const char* what) {
 
 /// Decodes an asynchronous reply (control_channel::post_request).
 template <class Reply>
-bool decode_reply(bool answered, uint16_t id, std::vector<uint8_t>& payload, Reply& reply) {
+bool decode_reply(bool answered, uint16_t id, const uint8_t* payload, size_t size, Reply& reply) {
   if (!answered || id != static_cast<uint16_t>(p::message_traits<Reply>::id)) return false;
   const char* why = "";
-  return p::decode_payload(payload.data(), payload.size(), reply, why);
+  return p::decode_payload(payload, size, reply, why);
+}
+
+/// The bytes of a cuda_data answer, read in place (a copy back's bytes go
+/// from the received frame straight into the program's memory). Its fields
+/// in wire order: request (u64), result (i32), data (u32 count, bytes).
+/// False for a payload that is not such an answer.
+bool cuda_data_in_place(bool answered, uint16_t id, const uint8_t* payload, size_t size, CUresult& result,
+                        const uint8_t*& data, size_t& count) {
+  if (!answered || id != static_cast<uint16_t>(p::message_id::cuda_data) || size < 16) return false;
+  int32_t r;
+  uint32_t n;
+  std::memcpy(&r, payload + 8, 4);
+  std::memcpy(&n, payload + 12, 4);
+  if (size - 16 != n) return false;
+  result = r;
+  data = payload + 16;
+  count = n;
+  return true;
 }
 
 CUresult synchronize(CUctx_st* c, p::object_id target, p::cuda_target kind, const char* what) {
@@ -218,13 +236,15 @@ CUresult copy_from_device(CUctx_st* c, CUstream_st* s, p::object_id stream, void
     if (s != nullptr) s->pending_replies.fetch_add(1);
     uint8_t* target = out + done;
     bool posted = c->link()->post_request(m, [latch, target, piece, s](bool answered, uint16_t id,
-                                                                       std::vector<uint8_t>& payload) {
-      p::cuda_data reply;
+                                                                       const uint8_t* payload, size_t size) {
       CUresult rc = lost;
-      if (decode_reply(answered, id, payload, reply)) {
-        rc = reply.result;
-        if (rc == CUDA_SUCCESS && reply.data.size() == piece) std::memcpy(target, reply.data.data(), piece);
+      const uint8_t* data = nullptr;
+      size_t count = 0;
+      if (cuda_data_in_place(answered, id, payload, size, rc, data, count)) {
+        if (rc == CUDA_SUCCESS && count == piece) std::memcpy(target, data, piece);
         else if (rc == CUDA_SUCCESS) rc = CUDA_ERROR_UNKNOWN;
+      } else if (answered) {
+        rc = CUDA_ERROR_UNKNOWN;  // not the answer asked for
       }
       if (s != nullptr) s->pending_replies.fetch_sub(1);
       latch->done(rc);
@@ -503,9 +523,9 @@ CUresult add_callback(CUstream s, const char* call_name, std::function<void(CUre
   p::object_id stream;
   if (CUresult rc = stream_for(s, c, stream, call_name)) return rc;
   p::cuda_synchronize ask{0, c->id, stream, p::cuda_target::stream};
-  bool posted = c->link()->post_request(ask, [then](bool answered, uint16_t id, std::vector<uint8_t>& payload) {
+  bool posted = c->link()->post_request(ask, [then](bool answered, uint16_t id, const uint8_t* payload, size_t size) {
     p::cuda_status reply;
-    then(decode_reply(answered, id, payload, reply) ? reply.result : lost);
+    then(decode_reply(answered, id, payload, size, reply) ? reply.result : lost);
   });
   if (!posted) return fail(lost, call_name, "the server's session ended");
   c->link()->flush();
