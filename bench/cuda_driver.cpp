@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
+
 namespace {
 
 using CUresult = int;
@@ -81,10 +83,7 @@ bool check(CUresult rc, const char* what) {
   return rc == 0;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
+using ferry::bench::median;
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

@@ -8,6 +8,8 @@
 // allocations this client made. What is posted without waiting: launches,
 // copies to the device, memsets, stream and event work. What waits:
 // allocations, module loads, copies back, synchronizations and queries.
+// Posted work is only queued on the connection, as an OpenCL enqueue is: its
+// writer sends what has accumulated, and a call that waits flushes first.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -216,7 +218,6 @@ CUresult copy_to_device(CUctx_st* c, p::object_id stream, CUdeviceptr dst, const
     link->post(m);
     done += piece;
   }
-  link->flush();
   return CUDA_SUCCESS;
 }
 
@@ -255,9 +256,10 @@ CUresult copy_from_device(CUctx_st* c, CUstream_st* s, p::object_id stream, void
     }
     done += piece;
   }
+  if (!wait) return CUDA_SUCCESS;
   ferry::client::connection::waiting scope(*c->link());
   c->link()->flush();
-  return wait ? latch->wait() : CUDA_SUCCESS;
+  return latch->wait();
 }
 
 CUresult copy_on_device(CUctx_st* c, p::object_id stream, CUdeviceptr dst, CUdeviceptr src, size_t size,
@@ -266,7 +268,6 @@ CUresult copy_on_device(CUctx_st* c, p::object_id stream, CUdeviceptr dst, CUdev
   if (!c->owns(dst, size) || !c->owns(src, size))
     return fail(CUDA_ERROR_INVALID_VALUE, call_name, "a range is not device memory of the context");
   c->link()->post(p::cuda_copy_on_device{c->id, stream, dst, src, size});
-  c->link()->flush();
   return CUDA_SUCCESS;
 }
 
@@ -281,27 +282,34 @@ CUresult memset(CUdeviceptr dst, unsigned value, unsigned element, size_t count,
   if (count > SIZE_MAX / element || !c->owns(dst, count * element))
     return fail(CUDA_ERROR_INVALID_VALUE, call_name, "the range is not device memory of the context");
   c->link()->post(p::cuda_memset{c->id, stream, dst, value, element, count});
-  c->link()->flush();
   return wait ? synchronize(c, stream, p::cuda_target::stream, call_name) : CUDA_SUCCESS;
+}
+
+/// The device `dev` names (after the checks every call makes), or
+/// CUDA_ERROR_INVALID_DEVICE.
+CUresult device_of(CUdevice dev, device_entry*& out, const char* call) {
+  if (CUresult rc = ready(call)) return rc;
+  if (dev < 0 || static_cast<size_t>(dev) >= driver().devices.size())
+    return fail(CUDA_ERROR_INVALID_DEVICE, call, "no such device");
+  out = &driver().devices[static_cast<size_t>(dev)];
+  return CUDA_SUCCESS;
 }
 
 // ---------------------------------------------------------------------------
 // Contexts
 
 CUresult create_context(CUctx_st** out, unsigned flags, CUdevice dev, bool primary, const char* call_name) {
-  auto& st = driver();
-  if (dev < 0 || static_cast<size_t>(dev) >= st.devices.size())
-    return fail(CUDA_ERROR_INVALID_DEVICE, call_name, "no such device");
+  device_entry* d;
+  if (CUresult rc = device_of(dev, d, call_name)) return rc;
   if (flags & CU_CTX_MAP_HOST)
     FERRY_DEBUG("cuda", "%s: CU_CTX_MAP_HOST is ignored: a remote GPU cannot map this host's memory", call_name);
-  device_entry& d = st.devices[static_cast<size_t>(dev)];
   auto* c = keep(new CUctx_st);
   c->id = new_id();
-  c->device = &d;
+  c->device = d;
   c->ordinal = dev;
   c->flags = flags;
   c->primary = primary;
-  p::cuda_create_context ask{0, c->id, d.desc.ordinal, flags & 0x7u};
+  p::cuda_create_context ask{0, c->id, d->desc.ordinal, flags & 0x7u};
   p::cuda_status reply;
   if (CUresult rc = call(c, ask, reply, call_name)) {
     bury(c);
@@ -313,7 +321,6 @@ CUresult create_context(CUctx_st** out, unsigned flags, CUdevice dev, bool prima
 
 void destroy_context(CUctx_st* c) {
   c->link()->post(p::cuda_release{c->id});
-  c->link()->flush();
   forget_context_here(c);
   bury(c);  // handles to it fail from now on
 }
@@ -511,7 +518,6 @@ CUresult launch(CUfunc_st* f, const unsigned grid[3], const unsigned block[3], u
     return fail(CUDA_ERROR_INVALID_VALUE, call_name, "the kernel has parameters but none were given");
   }
   c->link()->post(m);
-  c->link()->flush();
   return CUDA_SUCCESS;
 }
 
@@ -528,7 +534,6 @@ CUresult add_callback(CUstream s, const char* call_name, std::function<void(CUre
     then(decode_reply(answered, id, payload, size, reply) ? reply.result : lost);
   });
   if (!posted) return fail(lost, call_name, "the server's session ended");
-  c->link()->flush();
   return CUDA_SUCCESS;
 }
 
@@ -580,18 +585,9 @@ FERRY_CUDA_API CUresult cuDeviceGet(CUdevice* device, int ordinal) {
   return CUDA_SUCCESS;
 }
 
-namespace {
-CUresult device_of(CUdevice dev, const device_entry*& out, const char* call) {
-  if (CUresult rc = ready(call)) return rc;
-  if (dev < 0 || static_cast<size_t>(dev) >= driver().devices.size())
-    return fail(CUDA_ERROR_INVALID_DEVICE, call, "no such device");
-  out = &driver().devices[static_cast<size_t>(dev)];
-  return CUDA_SUCCESS;
-}
-}  // namespace
 
 FERRY_CUDA_API CUresult cuDeviceGetName(char* name, int length, CUdevice dev) {
-  const device_entry* d;
+  device_entry* d;
   if (CUresult rc = device_of(dev, d, "cuDeviceGetName")) return rc;
   if (name == nullptr || length <= 0) return CUDA_ERROR_INVALID_VALUE;
   const size_t n = std::min(static_cast<size_t>(length) - 1, d->desc.name.size());
@@ -601,7 +597,7 @@ FERRY_CUDA_API CUresult cuDeviceGetName(char* name, int length, CUdevice dev) {
 }
 
 FERRY_CUDA_API CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice dev) {
-  const device_entry* d;
+  device_entry* d;
   if (CUresult rc = device_of(dev, d, "cuDeviceGetAttribute")) return rc;
   if (value == nullptr || attribute <= 0 || attribute >= CU_DEVICE_ATTRIBUTE_MAX)
     return fail(CUDA_ERROR_INVALID_VALUE, "cuDeviceGetAttribute", "no such attribute");
@@ -617,7 +613,7 @@ FERRY_CUDA_API CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attr
 }
 
 FERRY_CUDA_API CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
-  const device_entry* d;
+  device_entry* d;
   if (CUresult rc = device_of(dev, d, "cuDeviceTotalMem")) return rc;
   if (bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *bytes = d->desc.total_memory;
@@ -625,7 +621,7 @@ FERRY_CUDA_API CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
 }
 
 FERRY_CUDA_API CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
-  const device_entry* d;
+  device_entry* d;
   if (CUresult rc = device_of(dev, d, "cuDeviceGetUuid")) return rc;
   if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(uuid->bytes, d->desc.uuid.data(), 16);
@@ -635,7 +631,7 @@ FERRY_CUDA_API CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
 FERRY_CUDA_API CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) { return cuDeviceGetUuid(uuid, dev); }
 
 FERRY_CUDA_API CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
-  const device_entry* d;
+  device_entry* d;
   if (CUresult rc = device_of(dev, d, "cuDeviceComputeCapability")) return rc;
   if (major == nullptr || minor == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *major = d->attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
@@ -644,7 +640,7 @@ FERRY_CUDA_API CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevi
 }
 
 FERRY_CUDA_API CUresult cuDeviceGetPCIBusId(char* text, int length, CUdevice dev) {
-  const device_entry* d;
+  device_entry* d;
   if (CUresult rc = device_of(dev, d, "cuDeviceGetPCIBusId")) return rc;
   if (text == nullptr || length <= 0) return CUDA_ERROR_INVALID_VALUE;
   char id[32];
@@ -798,9 +794,9 @@ FERRY_CUDA_API CUresult cuDevicePrimaryCtxRetain(CUcontext* out, CUdevice dev) {
   if (CUresult rc = ready("cuDevicePrimaryCtxRetain")) return rc;
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   auto& st = driver();
-  if (dev < 0 || static_cast<size_t>(dev) >= st.devices.size())
-    return fail(CUDA_ERROR_INVALID_DEVICE, "cuDevicePrimaryCtxRetain", "no such device");
-  device_entry& d = st.devices[static_cast<size_t>(dev)];
+  device_entry* entry;
+  if (CUresult rc = device_of(dev, entry, "cuDevicePrimaryCtxRetain")) return rc;
+  device_entry& d = *entry;
   std::lock_guard lock(st.mutex);
   if (d.primary == nullptr || !alive(d.primary, tag::context)) {
     CUctx_st* c;
@@ -815,9 +811,9 @@ FERRY_CUDA_API CUresult cuDevicePrimaryCtxRetain(CUcontext* out, CUdevice dev) {
 FERRY_CUDA_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   if (CUresult rc = ready("cuDevicePrimaryCtxRelease")) return rc;
   auto& st = driver();
-  if (dev < 0 || static_cast<size_t>(dev) >= st.devices.size())
-    return fail(CUDA_ERROR_INVALID_DEVICE, "cuDevicePrimaryCtxRelease", "no such device");
-  device_entry& d = st.devices[static_cast<size_t>(dev)];
+  device_entry* entry;
+  if (CUresult rc = device_of(dev, entry, "cuDevicePrimaryCtxRelease")) return rc;
+  device_entry& d = *entry;
   std::lock_guard lock(st.mutex);
   if (d.primary_refs == 0) return fail(CUDA_ERROR_INVALID_CONTEXT, "cuDevicePrimaryCtxRelease", "not retained");
   if (--d.primary_refs == 0) {
@@ -830,9 +826,9 @@ FERRY_CUDA_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
 FERRY_CUDA_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   if (CUresult rc = ready("cuDevicePrimaryCtxReset")) return rc;
   auto& st = driver();
-  if (dev < 0 || static_cast<size_t>(dev) >= st.devices.size())
-    return fail(CUDA_ERROR_INVALID_DEVICE, "cuDevicePrimaryCtxReset", "no such device");
-  device_entry& d = st.devices[static_cast<size_t>(dev)];
+  device_entry* entry;
+  if (CUresult rc = device_of(dev, entry, "cuDevicePrimaryCtxReset")) return rc;
+  device_entry& d = *entry;
   std::lock_guard lock(st.mutex);
   if (d.primary != nullptr) destroy_context(d.primary);
   d.primary = nullptr;
@@ -843,10 +839,10 @@ FERRY_CUDA_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
 FERRY_CUDA_API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned* flags, int* active) {
   if (CUresult rc = ready("cuDevicePrimaryCtxGetState")) return rc;
   auto& st = driver();
-  if (dev < 0 || static_cast<size_t>(dev) >= st.devices.size())
-    return fail(CUDA_ERROR_INVALID_DEVICE, "cuDevicePrimaryCtxGetState", "no such device");
+  device_entry* entry;
+  if (CUresult rc = device_of(dev, entry, "cuDevicePrimaryCtxGetState")) return rc;
   if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  device_entry& d = st.devices[static_cast<size_t>(dev)];
+  device_entry& d = *entry;
   std::lock_guard lock(st.mutex);
   *flags = d.primary_flags;
   *active = d.primary_refs > 0 ? 1 : 0;
@@ -856,10 +852,10 @@ FERRY_CUDA_API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned* flags
 FERRY_CUDA_API CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned flags) {
   if (CUresult rc = ready("cuDevicePrimaryCtxSetFlags")) return rc;
   auto& st = driver();
-  if (dev < 0 || static_cast<size_t>(dev) >= st.devices.size())
-    return fail(CUDA_ERROR_INVALID_DEVICE, "cuDevicePrimaryCtxSetFlags", "no such device");
+  device_entry* entry;
+  if (CUresult rc = device_of(dev, entry, "cuDevicePrimaryCtxSetFlags")) return rc;
   std::lock_guard lock(st.mutex);
-  st.devices[static_cast<size_t>(dev)].primary_flags = flags;
+  entry->primary_flags = flags;
   return CUDA_SUCCESS;
 }
 
@@ -954,7 +950,6 @@ FERRY_CUDA_API CUresult cuMemFree_v2(CUdeviceptr address) {
     c->allocations.erase(it);
   }
   c->link()->post(p::cuda_mem_free{c->id, address});
-  c->link()->flush();
   return CUDA_SUCCESS;
 }
 
@@ -1180,7 +1175,6 @@ FERRY_CUDA_API CUresult cuModuleUnload(CUmodule m) {
   if (CUresult rc = ready("cuModuleUnload")) return rc;
   if (!alive(m, tag::module)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuModuleUnload", "not a live module");
   m->context->link()->post(p::cuda_release{m->id});
-  m->context->link()->flush();
   bury(m);
   return CUDA_SUCCESS;
 }
@@ -1446,7 +1440,6 @@ FERRY_CUDA_API CUresult cuStreamDestroy_v2(CUstream s) {
   // The server destroys it once its work is done (CUDA's own behaviour);
   // replies still due write into memory the program owns.
   s->context->link()->post(p::cuda_release{s->id});
-  s->context->link()->flush();
   // nonblocking_streams stays: work of the stream may be in flight still,
   // so from now on context synchronizations alone make freed pieces idle.
   bury(s);
@@ -1482,7 +1475,6 @@ FERRY_CUDA_API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
   if (e->context->device->server != c->device->server)
     return fail(CUDA_ERROR_NOT_SUPPORTED, "cuStreamWaitEvent", "the event is on another server");
   c->link()->post(p::cuda_wait_event{c->id, stream, e->id});
-  c->link()->flush();
   return CUDA_SUCCESS;
 }
 
@@ -1556,7 +1548,6 @@ FERRY_CUDA_API CUresult cuEventRecord(CUevent e, CUstream s) {
   if (c != e->context) return fail(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord", "the event and the stream are of different contexts");
   e->recorded_on = stream ? s : nullptr;
   c->link()->post(p::cuda_record_event{e->id, stream});
-  c->link()->flush();
   return CUDA_SUCCESS;
 }
 
@@ -1569,7 +1560,6 @@ FERRY_CUDA_API CUresult cuEventDestroy_v2(CUevent e) {
   if (CUresult rc = ready("cuEventDestroy")) return rc;
   if (!alive(e, tag::event)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuEventDestroy", "not a live event");
   e->context->link()->post(p::cuda_release{e->id});
-  e->context->link()->flush();
   bury(e);
   return CUDA_SUCCESS;
 }

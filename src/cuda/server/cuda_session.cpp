@@ -201,16 +201,18 @@ session_cuda::staging_block session_cuda::take_staging(context_state& c, size_t 
 }
 
 void session_cuda::return_staging(context_state& c, staging_block block) {
+  std::lock_guard lock(watch_mutex_);
+  return_staging_locked(c, block);
+}
+
+void session_cuda::return_staging_locked(context_state& c, staging_block block) {
   if (block.data == nullptr) return;
-  {
-    std::lock_guard lock(watch_mutex_);
-    if (c.spare_staging_bytes + block.capacity <= max_spare_staging) {
-      c.spare_staging.emplace(block.capacity, block);
-      c.spare_staging_bytes += block.capacity;
-      return;
-    }
+  if (c.spare_staging_bytes + block.capacity <= max_spare_staging) {
+    c.spare_staging.emplace(block.capacity, block);
+    c.spare_staging_bytes += block.capacity;
+  } else {
+    drv_->cuMemFreeHost(block.data);
   }
-  drv_->cuMemFreeHost(block.data);
 }
 
 CUevent session_cuda::take_event(context_state& c, CUresult& rc) {
@@ -1151,16 +1153,7 @@ void session_cuda::watcher_loop() {
       for (auto& [w, rc] : done) finish(w, rc);
       outbox_.send_or_wake();
       lock.lock();
-      for (auto& [w, rc] : done) {
-        if (w.staging.data == nullptr) continue;
-        context_state& c = *w.context;
-        if (c.spare_staging_bytes + w.staging.capacity <= max_spare_staging) {
-          c.spare_staging.emplace(w.staging.capacity, w.staging);
-          c.spare_staging_bytes += w.staging.capacity;
-        } else {
-          drv_->cuMemFreeHost(w.staging.data);
-        }
-      }
+      for (auto& [w, rc] : done) return_staging_locked(*w.context, w.staging);
       finishing_ -= done.size();
       done.clear();
       last_progress = clock::now();

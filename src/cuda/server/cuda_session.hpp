@@ -179,6 +179,7 @@ class session_cuda {
   CUresult take_deferred(context_state& c);
   staging_block take_staging(context_state& c, size_t size, CUresult& rc);
   void return_staging(context_state& c, staging_block block);
+  void return_staging_locked(context_state& c, staging_block block);  // watch_mutex_ held
   CUevent take_event(context_state& c, CUresult& rc);
   /// Records an event on each stream of `streams` and hands the watch to the
   /// watcher thread; false (rc set) when the driver refused.

@@ -1,4 +1,5 @@
 #include "cuda/server/device_catalog.hpp"
+#include "cuda/server/testing/fake_driver.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,17 +11,7 @@ namespace {
 
 #ifdef FERRY_FAKE_CUDA_PATH
 
-driver& fake_driver() {
-  static driver* d = [] {
-    std::string why;
-    auto loaded = driver::load_from(FERRY_FAKE_CUDA_PATH, symbol_lookup::proc_address, why);
-    if (!loaded) {
-      ADD_FAILURE() << why;
-    }
-    return loaded.release();
-  }();
-  return *d;
-}
+using testing::fake_driver;
 
 /// Lists the fake's devices with FERRY_FAKE_CUDA_DEVICES set to `count`, then puts back one.
 std::vector<cuda_device_facts> list_with(const char* count, std::string& why) {

@@ -1,6 +1,7 @@
 // The daemon's driver loader, and through it the fake driver the CUDA tests run on
 // (tests/cuda/fake_driver): if the fake misbehaves, every CUDA test above it lies.
 #include "cuda/server/driver.hpp"
+#include "cuda/server/testing/fake_driver.hpp"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -157,17 +158,7 @@ TEST(cuda_driver, fake_get_proc_address_answers_like_the_real_one) {
 // ---------------------------------------------------------------------------
 
 /// The fake, loaded once (as the daemon loads a driver) and initialized with one device.
-driver& fake() {
-  static driver* d = [] {
-    std::string why;
-    auto loaded = driver::load_from(FERRY_FAKE_CUDA_PATH, symbol_lookup::proc_address, why);
-    if (!loaded) {
-      ADD_FAILURE() << why;
-    }
-    return loaded.release();
-  }();
-  return *d;
-}
+driver& fake() { return testing::fake_driver(); }
 
 /// A test's own context on the fake's device 0, current on the test's thread.
 class fake_cuda : public ::testing::Test {
