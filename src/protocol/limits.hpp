@@ -23,6 +23,9 @@ inline constexpr uint32_t max_array_elements = 1u << 20;
 /// Largest piece of a CUDA host<->device copy on the control stream
 /// (cuda_copy_to_device, cuda_data); larger copies travel as several pieces.
 inline constexpr uint32_t max_cuda_copy_piece = 4u << 20;
+/// Largest piece of a CUDA copy back on the bulk stream
+/// (cuda_copy_from_device_bulk): what the daemon stages at once for it.
+inline constexpr uint64_t max_cuda_bulk_piece = uint64_t{64} << 20;
 /// Largest string or byte-array field.
 inline constexpr uint32_t max_bytes_field = 64u << 20;
 /// Largest number of events in one wait list.

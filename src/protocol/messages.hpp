@@ -145,6 +145,7 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(150, cuda_elapsed, direction::to_client, 64)                                   \
   X(151, cuda_status, direction::to_client, 64)                                    \
   X(152, cuda_copy_to_device_bulk, direction::to_server, 128)                      \
+  X(153, cuda_copy_from_device_bulk, direction::to_server, 128)                    \
   X(80, bulk_data, direction::both, max_bulk_chunk + 64)                           \
   X(81, window_offer, direction::to_server, 64)                                    \
   X(82, window_chunk, direction::to_server, 64)                                    \
@@ -1365,6 +1366,20 @@ struct cuda_copy_from_device {
   uint64_t size = 0;
   FERRY_FIELDS(request, context, stream, source, size)
   bool operator==(const cuda_copy_from_device&) const = default;
+};
+/// Device to host, the bytes on the bulk stream as transfer `transfer`
+/// (`size` of them, at most max_cuda_bulk_piece): the daemon copies them into
+/// page-locked memory in stream order, sends them once the stream got there,
+/// then answers cuda_status (an error: no bytes come).
+struct cuda_copy_from_device_bulk {
+  uint64_t request = 0;
+  object_id context = 0;
+  object_id stream = 0;
+  uint64_t source = 0;
+  uint64_t size = 0;
+  uint64_t transfer = 0;
+  FERRY_FIELDS(request, context, stream, source, size, transfer)
+  bool operator==(const cuda_copy_from_device_bulk&) const = default;
 };
 struct cuda_data {
   uint64_t request = 0;

@@ -228,6 +228,8 @@ stream cuda() {
     << p::cuda_elapsed_time{13, 21, 21} << p::cuda_synchronize{14, 1, 0, p::cuda_target::context}
     << p::cuda_link{15, 1, {p::cuda_link_input{1, p::bytes(ptx.begin(), ptx.end()), "a.ptx"}}, {}}
     << p::cuda_copy_to_device_bulk{1, 20, 0x1000, 4096, 600} << p::cuda_copy_to_device_bulk{1, 20, 0x1000, 0, 600}
+    << p::cuda_copy_from_device_bulk{17, 1, 20, 0x1000, 64, 601}
+    << p::cuda_copy_from_device_bulk{18, 1, 20, 0x1000, uint64_t{1} << 40, 602}
     << p::cuda_mem_free{1, 0x1000} << p::cuda_release{21} << p::cuda_release{20} << p::cuda_release{10}
     << p::cuda_release{1} << p::cuda_mem_alloc{16, 1, 64};
   return s;

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -177,7 +178,6 @@ FERRY_IT_CHILD(cuda_with_devices) {
   GET(cuStreamCreate, CUresult (*)(handle*, unsigned));
   GET(cuStreamSynchronize, CUresult (*)(handle));
   GET(cuStreamQuery, CUresult (*)(handle));
-  GET(cuStreamWaitEvent, CUresult (*)(handle, handle, unsigned));
   GET(cuStreamAddCallback, CUresult (*)(handle, void (*)(handle, CUresult, void*), void*, unsigned));
   GET2(cuStreamDestroy, "cuStreamDestroy_v2", CUresult (*)(handle));
   GET(cuEventCreate, CUresult (*)(handle*, unsigned));
@@ -287,8 +287,6 @@ FERRY_IT_CHILD(cuda_with_devices) {
   CALL(cuEventRecord(stop, stream), SUCCESS);
   static std::atomic<int> callback_status{-1};
   static std::atomic<int> callback_saw_bytes{0};
-  static int* callback_data = nullptr;
-  callback_data = back.data();
   CALL(cuStreamAddCallback(stream,
                            [](handle, CUresult status, void* data) {
                              // The copy back ahead of it in the stream has landed.
@@ -410,6 +408,91 @@ FERRY_IT_CHILD(cuda_memory_quota) {
   return 0;
 }
 
+// Copies back from 1 MiB travel on the bulk stream in pieces, a few asked for at a time:
+// a copy of more pieces than that window, an asynchronous one that a stream callback,
+// a query and a synchronization must not overtake, and one that fails.
+FERRY_IT_CHILD(cuda_copies_back_in_bulk) {
+  driver_api d;
+  CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
+  auto cuInit = d.get<CUresult (*)(unsigned)>("cuInit");
+  auto cuCtxCreate = d.get<CUresult (*)(handle*, unsigned, CUdevice)>("cuCtxCreate_v2");
+  auto cuCtxDestroy = d.get<CUresult (*)(handle)>("cuCtxDestroy_v2");
+  auto cuCtxSynchronize = d.get<CUresult (*)()>("cuCtxSynchronize");
+  auto cuMemAlloc = d.get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc_v2");
+  auto cuMemcpyHtoD = d.get<CUresult (*)(CUdeviceptr, const void*, size_t)>("cuMemcpyHtoD_v2");
+  auto cuMemcpyDtoH = d.get<CUresult (*)(void*, CUdeviceptr, size_t)>("cuMemcpyDtoH_v2");
+  auto cuMemcpyDtoHAsync = d.get<CUresult (*)(void*, CUdeviceptr, size_t, handle)>("cuMemcpyDtoHAsync_v2");
+  auto cuStreamCreate = d.get<CUresult (*)(handle*, unsigned)>("cuStreamCreate");
+  auto cuStreamSynchronize = d.get<CUresult (*)(handle)>("cuStreamSynchronize");
+  auto cuStreamQuery = d.get<CUresult (*)(handle)>("cuStreamQuery");
+  auto cuStreamAddCallback =
+      d.get<CUresult (*)(handle, void (*)(handle, CUresult, void*), void*, unsigned)>("cuStreamAddCallback");
+  auto cuModuleLoadData = d.get<CUresult (*)(handle*, const void*)>("cuModuleLoadData");
+  auto cuModuleGetFunction = d.get<CUresult (*)(handle*, handle, const char*)>("cuModuleGetFunction");
+  auto cuLaunchKernel = d.get<CUresult (*)(handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                           unsigned, handle, void**, void**)>("cuLaunchKernel");
+  CUresult rc;
+  handle ctx = nullptr, stream = nullptr, module = nullptr, add_one = nullptr, fault = nullptr;
+  CALL(cuInit(0), SUCCESS);
+  CALL(cuCtxCreate(&ctx, 0, 0), SUCCESS);
+  // Five pieces of 32 MiB and a part: more than the four asked for at once.
+  const size_t big = (size_t{160} << 20) + 12345;
+  std::vector<uint8_t> src(big), back(big, 0);
+  for (size_t i = 0; i < big; ++i) src[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
+  CUdeviceptr dev = 0;
+  CALL(cuMemAlloc(&dev, big), SUCCESS);
+  CALL(cuMemcpyHtoD(dev, src.data(), big), SUCCESS);
+  CALL(cuMemcpyDtoH(back.data(), dev, big), SUCCESS);
+  CHILD_CHECK(std::memcmp(back.data(), src.data(), big) == 0, "the %zu bytes read back differ", big);
+
+  // Asynchronous, behind kernels that change the bytes: the callback, a query and
+  // the synchronization each come after the bytes landed.
+  constexpr size_t ints = (size_t{40} << 20) / sizeof(int);
+  std::vector<int> values(ints);
+  for (size_t i = 0; i < ints; ++i) values[i] = static_cast<int>(i) - 1000;
+  static std::vector<int> async_back;
+  async_back.assign(ints, 0);
+  CALL(cuMemcpyHtoD(dev, values.data(), ints * sizeof(int)), SUCCESS);
+  CALL(cuModuleLoadData(&module, module_ptx), SUCCESS);
+  CALL(cuModuleGetFunction(&add_one, module, "add_one_i32"), SUCCESS);
+  CALL(cuStreamCreate(&stream, 0), SUCCESS);  // waits for the NULL stream's copy
+  unsigned count = static_cast<unsigned>(ints);
+  void* params[] = {&dev, &count};
+  CALL(cuLaunchKernel(add_one, count / 256 + 1, 1, 1, 256, 1, 1, 0, stream, params, nullptr), SUCCESS);
+  CALL(cuMemcpyDtoHAsync(async_back.data(), dev, ints * sizeof(int), stream), SUCCESS);
+  static std::atomic<int> saw_bytes{-1};
+  CALL(cuStreamAddCallback(stream,
+                           [](handle, CUresult status, void*) {
+                             saw_bytes = status == SUCCESS && async_back.back() == static_cast<int>(ints - 1) - 1000 + 1;
+                           },
+                           nullptr, 0),
+       SUCCESS);
+  while ((rc = cuStreamQuery(stream)) == NOT_READY) std::this_thread::yield();
+  CHILD_CHECK(rc == SUCCESS, "cuStreamQuery gave %d", rc);
+  CHILD_CHECK(async_back.back() == static_cast<int>(ints - 1) - 1000 + 1, "the stream was idle before its copy landed");
+  CALL(cuStreamSynchronize(stream), SUCCESS);
+  for (size_t i = 0; i < ints; i += 4099)
+    CHILD_CHECK(async_back[i] == values[i] + 1, "async_back[%zu] = %d, expected %d", i, async_back[i], values[i] + 1);
+  for (int i = 0; i < 2000 && saw_bytes.load() < 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHILD_CHECK(saw_bytes.load() == 1, "the stream callback ran before the copy back ahead of it landed");
+  // A second asynchronous copy, then the context's synchronization.
+  std::fill(async_back.begin(), async_back.end(), 0);
+  CALL(cuMemcpyDtoHAsync(async_back.data(), dev, ints * sizeof(int), stream), SUCCESS);
+  CALL(cuCtxSynchronize(), SUCCESS);
+  CHILD_CHECK(async_back.back() == values.back() + 1, "cuCtxSynchronize returned before the copy back landed");
+
+  // A faulted context: the copy back fails with the fault, and no bytes come.
+  CALL(cuModuleGetFunction(&fault, module, "fault"), SUCCESS);
+  void* fault_params[] = {&dev};
+  CALL(cuLaunchKernel(fault, 1, 1, 1, 1, 1, 1, 0, nullptr, fault_params, nullptr), SUCCESS);
+  std::fill(back.begin(), back.end(), 0);
+  CALL(cuMemcpyDtoH(back.data(), dev, size_t{3} << 20), ILLEGAL_ADDRESS);
+  CHILD_CHECK(back[0] == 0 && back[(size_t{3} << 20) - 1] == 0, "a failed copy back wrote bytes");
+  CALL(cuCtxDestroy(ctx), SUCCESS);
+  std::printf("PASS\n");
+  return 0;
+}
+
 // A client that leaves work in flight (kernels the stand-in runs 20 ms each, a copy back
 // still to come) and says READY; the test kills it there.
 FERRY_IT_CHILD(cuda_dies_mid_stream) {
@@ -465,6 +548,23 @@ TEST(cuda, a_daemon_refuses_to_serve_ferrys_own_driver) {
     expect_child_passes("cuda_without_devices", std::chrono::seconds(60), {{"FERRY_SERVERS", server.address()}});
   }
   EXPECT_NE(read_file(log).find("is Ferry's own CUDA driver"), std::string::npos) << read_file(log);
+}
+
+TEST(cuda, copies_back_come_on_the_bulk_stream_in_order) {
+  ferry::test::daemon server({}, {}, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
+  ASSERT_TRUE(server.started());
+  expect_child_passes("cuda_copies_back_in_bulk", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
+}
+
+TEST(cuda, copies_back_to_a_client_on_the_same_host_go_through_a_read_window) {
+  const std::string socket = ::testing::TempDir() + "ferry_cuda_bulk_back.sock";
+  const std::string log = ::testing::TempDir() + "ferry_cuda_bulk_back.log";
+  {
+    ferry::test::daemon server({"--unix", socket, "--log-level", "info"}, log, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
+    ASSERT_TRUE(server.started());
+    expect_child_passes("cuda_copies_back_in_bulk", std::chrono::seconds(120), {{"FERRY_SERVERS", "unix:" + socket}});
+  }
+  EXPECT_NE(read_file(log).find("shares a read window"), std::string::npos) << read_file(log);
 }
 
 TEST(cuda, ferry_run_with_cuda_gives_a_program_ferrys_driver) {

@@ -13,13 +13,30 @@ void bulk_receiver::expect_data(protocol::object_id id, void* destination, uint6
   std::lock_guard lock(transfers_mutex_);
   if (link_.ended) return;  // track() fails the event
   link_.sink().hold(e);
-  transfers_.emplace(id, transfer{static_cast<uint8_t*>(destination), size, 0, e});
+  transfers_.emplace(id, transfer{static_cast<uint8_t*>(destination), size, 0, e, nullptr});
+}
+
+bool bulk_receiver::expect_bytes(protocol::object_id id, void* destination, uint64_t size, bytes_done done) {
+  std::lock_guard lock(transfers_mutex_);
+  if (link_.ended) return false;
+  transfers_.emplace(id, transfer{static_cast<uint8_t*>(destination), size, 0, nullptr, std::move(done)});
+  return true;
+}
+
+bool bulk_receiver::forget_bytes(protocol::object_id id) {
+  bytes_done dropped;  // let go of outside the lock
+  std::lock_guard lock(transfers_mutex_);
+  auto t = transfers_.find(id);
+  if (t == transfers_.end() || t->second.owner != nullptr) return false;
+  dropped = std::move(t->second.done);
+  transfers_.erase(t);
+  return true;
 }
 
 event* bulk_receiver::abandon(protocol::object_id command) {
   std::lock_guard lock(transfers_mutex_);
   auto t = transfers_.find(command);
-  if (t == transfers_.end()) return nullptr;
+  if (t == transfers_.end() || t->second.owner == nullptr) return nullptr;
   event* owner = t->second.owner;
   transfers_.erase(t);
   return owner;
@@ -27,9 +44,16 @@ event* bulk_receiver::abandon(protocol::object_id command) {
 
 std::vector<event*> bulk_receiver::abandon_all() {
   std::vector<event*> owners;
-  std::lock_guard lock(transfers_mutex_);
-  for (auto& [id, t] : transfers_) owners.push_back(t.owner);
-  transfers_.clear();
+  std::vector<bytes_done> waiters;
+  {
+    std::lock_guard lock(transfers_mutex_);
+    for (auto& [id, t] : transfers_) {
+      if (t.owner) owners.push_back(t.owner);
+      else waiters.push_back(std::move(t.done));
+    }
+    transfers_.clear();
+  }
+  for (auto& done : waiters) done(false);
   return owners;
 }
 
@@ -69,21 +93,27 @@ uint8_t* bulk_receiver::destination_of(const protocol::bulk_data& prefix, uint64
   return it->second.destination + prefix.offset;
 }
 
-event* bulk_receiver::arrived(const protocol::bulk_data& prefix, uint64_t chunk) {
+bool bulk_receiver::arrived(const protocol::bulk_data& prefix, uint64_t chunk, event*& owner, bytes_done& done) {
   std::lock_guard lock(transfers_mutex_);
   link_.received_bulk.fetch_add(1, std::memory_order_release);
   auto it = transfers_.find(prefix.transfer);
-  if (it == transfers_.end() || (it->second.received += chunk) != it->second.size) return nullptr;
-  event* done = it->second.owner;
+  if (it == transfers_.end() || (it->second.received += chunk) != it->second.size) return false;
+  owner = it->second.owner;
+  done = std::move(it->second.done);
   transfers_.erase(it);
-  return done;
+  return true;
 }
 
 void bulk_receiver::landed(const protocol::bulk_data& prefix, uint64_t chunk) {
-  if (event* done = arrived(prefix, chunk)) {
-    request_ack_();  // the server keeps the staging of the read until then
-    link_.sink().part_done(done, CL_COMPLETE, nullptr);
-    link_.sink().release(done);  // the reference expect_data() took
+  event* owner = nullptr;
+  bytes_done done;
+  if (!arrived(prefix, chunk, owner, done)) return;
+  request_ack_();  // the server keeps the staging of the read until then
+  if (owner) {
+    link_.sink().part_done(owner, CL_COMPLETE, nullptr);
+    link_.sink().release(owner);  // the reference expect_data() took
+  } else if (done) {
+    done(true);
   }
 }
 

@@ -40,6 +40,17 @@ class bulk_receiver {
 
   /// Registers where the bulk data of a read goes (see connection).
   void expect_data(protocol::object_id transfer, void* destination, uint64_t size, event* e);
+  /// What bytes that no OpenCL command awaits tell once they are all in
+  /// (true), or once none will come (false: the session ended). Runs on the
+  /// bulk reader or the thread that ends the session; it must not block.
+  using bytes_done = std::function<void(bool landed)>;
+  /// Registers where the `size` bytes of bulk transfer `transfer` go, for a
+  /// waiter that is no OpenCL event (a CUDA copy back). False, without
+  /// calling `done`, when the session has ended.
+  bool expect_bytes(protocol::object_id transfer, void* destination, uint64_t size, bytes_done done);
+  /// Forgets such a transfer (the server said no bytes come): true when it
+  /// was still registered, and then its `done` never runs.
+  bool forget_bytes(protocol::object_id transfer);
   /// Command `command` failed, so no data follows: forgets its read and
   /// returns the event it held (to release), or null.
   event* abandon(protocol::object_id command);
@@ -69,15 +80,16 @@ class bulk_receiver {
   /// Where the chunk of `prefix` with `chunk` bytes goes; null, with `why`,
   /// when the server sent what nobody asked for.
   uint8_t* destination_of(const protocol::bulk_data& prefix, uint64_t chunk, std::string& why);
-  /// Counts a chunk that arrived whole; returns the read's event when it
-  /// was the last.
-  event* arrived(const protocol::bulk_data& prefix, uint64_t chunk);
+  /// Counts a chunk that arrived whole; after the last, returns true with
+  /// whoever waits for the transfer in `owner` or `done`.
+  bool arrived(const protocol::bulk_data& prefix, uint64_t chunk, event*& owner, bytes_done& done);
 
   struct transfer {
     uint8_t* destination;
     uint64_t size;
     uint64_t received;
-    event* owner;
+    event* owner;     // an OpenCL read's event, or null
+    bytes_done done;  // else this
   };
 
   link_state& link_;

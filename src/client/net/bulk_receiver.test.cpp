@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -101,6 +102,33 @@ TEST_F(bulk_receiver_test, a_failed_read_is_abandoned_with_the_event_it_held) {
   EXPECT_EQ(parts.receiver.abandon(45), nullptr);
   EXPECT_EQ(parts.receiver.abandon(44), recording_sink::handle(read));
   EXPECT_EQ(parts.receiver.abandon(44), nullptr);  // once
+}
+
+TEST_F(bulk_receiver_test, bytes_awaited_without_an_event_tell_their_waiter_once_all_came) {
+  destination.assign(16, 0xEE);
+  std::atomic<int> landed{-1};
+  ASSERT_TRUE(parts.receiver.expect_bytes(46, destination.data(), 16, [&](bool whole) { landed = whole; }));
+  parts.receiver.start(parts.link.bulk(), parts.link.generation());
+  send(46, 0, 8, 16);
+  send(46, 8, 8, 16);
+  ASSERT_TRUE(testing::eventually([&] { return landed.load() >= 0; }));
+  EXPECT_EQ(landed.load(), 1);
+  EXPECT_EQ(destination, counting(16));
+  EXPECT_FALSE(parts.receiver.forget_bytes(46));  // already done
+}
+
+TEST_F(bulk_receiver_test, bytes_forgotten_or_abandoned_end_their_waiter_at_most_once) {
+  std::vector<uint8_t> a(4), b(4);
+  int told = 0, told_false = 0;
+  ASSERT_TRUE(parts.receiver.expect_bytes(47, a.data(), 4, [&](bool) { ++told; }));
+  ASSERT_TRUE(parts.receiver.expect_bytes(48, b.data(), 4, [&](bool whole) { told_false += !whole; }));
+  EXPECT_EQ(parts.receiver.abandon(47), nullptr);  // not an OpenCL read's
+  EXPECT_TRUE(parts.receiver.forget_bytes(47));
+  EXPECT_FALSE(parts.receiver.forget_bytes(47));
+  EXPECT_TRUE(parts.receiver.abandon_all().empty());
+  EXPECT_EQ(told, 0);        // forgotten: never told
+  EXPECT_EQ(told_false, 1);  // the session ended: told that nothing comes
+  EXPECT_FALSE(parts.receiver.forget_bytes(48));
 }
 
 /// A daemon's side of a read window the receiver offered (version 8).

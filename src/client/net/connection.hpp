@@ -115,6 +115,13 @@ class connection {
   void expect_data(protocol::object_id transfer, void* destination, uint64_t size, event* e) {
     receiver_.expect_data(transfer, destination, size, e);
   }
+  /// Registers where the bytes of bulk transfer `transfer` go for a waiter
+  /// that is no OpenCL event (bulk_receiver::expect_bytes).
+  bool expect_bytes(protocol::object_id transfer, void* destination, uint64_t size, bulk_receiver::bytes_done done) {
+    return receiver_.expect_bytes(transfer, destination, size, std::move(done));
+  }
+  /// Forgets such a transfer: true when its bytes had not all come.
+  bool forget_bytes(protocol::object_id transfer) { return receiver_.forget_bytes(transfer); }
   /// How long the bytes handed to send_data stay as they are.
   using bytes_lifetime = client::bytes_lifetime;
   /// Sends `size` bytes as bulk transfer `transfer` of a command of queue

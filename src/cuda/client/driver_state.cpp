@@ -20,6 +20,28 @@ const cl_icd_dispatch dispatch_table{};
 
 namespace ferry::cuda {
 
+void CUctx_st::bulk_piece_begun() {
+  std::lock_guard lock(bulk_mutex_);
+  ++bulk_pending_;
+}
+
+void CUctx_st::bulk_piece_ended() {
+  // Notified under the lock: a waiter that sees 0 may free the context.
+  std::lock_guard lock(bulk_mutex_);
+  --bulk_pending_;
+  bulk_cv_.notify_all();
+}
+
+void CUctx_st::wait_for_bulk_pieces() {
+  std::unique_lock lock(bulk_mutex_);
+  bulk_cv_.wait(lock, [&] { return bulk_pending_ == 0; });
+}
+
+bool CUctx_st::bulk_pieces_pending() {
+  std::lock_guard lock(bulk_mutex_);
+  return bulk_pending_ > 0;
+}
+
 bool CUctx_st::owns(uint64_t address, uint64_t size) {
   std::lock_guard lock(mutex);
   return within_one(allocations, address, size) || within_one(globals, address, size);
@@ -254,12 +276,6 @@ void bury_object(void* object) {
 
 bool in_callback() { return callback_thread; }
 
-void run_callback(CUstreamCallback callback, CUstream stream, CUresult status, void* data) {
-  callbacks().post([=] { callback(stream, status, data); });
-}
-
-void run_host_function(CUhostFn function, void* data) {
-  callbacks().post([=] { function(data); });
-}
+void run_on_callback_thread(std::function<void()> work) { callbacks().post(std::move(work)); }
 
 }  // namespace ferry::cuda

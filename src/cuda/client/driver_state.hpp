@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -92,10 +93,24 @@ struct CUctx_st {
   int nonblocking_streams = 0;
   std::map<uint64_t, uint64_t> slabs;
   uint64_t slab_next = 0, slab_end = 0;
+
+  /// Pieces of copies back on the bulk stream not yet whole (their bytes
+  /// and their answer). The bytes travel on the bulk stream, so the answer
+  /// to a later synchronization can overtake them: synchronizations and
+  /// queries wait for these too, and the context is not freed before them.
+  void bulk_piece_begun();
+  void bulk_piece_ended();
+  void wait_for_bulk_pieces();
+  bool bulk_pieces_pending();
   /// Whether [address, address + size) lies inside one allocation or global.
   bool owns(uint64_t address, uint64_t size);
   /// The allocation containing `address`: its base and size (false: none).
   bool allocation_of(uint64_t address, uint64_t& base, uint64_t& size);
+
+ private:
+  std::mutex bulk_mutex_;  // guards bulk_pending_
+  std::condition_variable bulk_cv_;
+  int bulk_pending_ = 0;
 };
 
 /// Allocations up to this size are pieces of slabs (CUctx_st::pieces).
@@ -212,7 +227,6 @@ bool in_callback();
 
 /// Runs stream callbacks and host functions on one dedicated thread, in the
 /// order their streams got there.
-void run_callback(CUstreamCallback callback, CUstream stream, CUresult status, void* data);
-void run_host_function(CUhostFn function, void* data);
+void run_on_callback_thread(std::function<void()> work);
 
 }  // namespace ferry::cuda

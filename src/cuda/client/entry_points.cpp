@@ -12,9 +12,13 @@
 // writer sends what has accumulated, and a call that waits flushes first.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -163,6 +167,7 @@ CUresult synchronize(CUctx_st* c, p::object_id target, p::cuda_target kind, cons
   p::cuda_synchronize ask{0, c->id, target, kind};
   p::cuda_status reply;
   CUresult rc = call(c, ask, reply, what);
+  c->wait_for_bulk_pieces();
   if (whole && rc == CUDA_SUCCESS) {
     // Pieces freed before this synchronization began are idle now.
     std::lock_guard lock(c->mutex);
@@ -221,6 +226,104 @@ CUresult copy_to_device(CUctx_st* c, p::object_id stream, CUdeviceptr dst, const
   return CUDA_SUCCESS;
 }
 
+/// Copies back from this size come on the bulk stream (through the read
+/// window on a Unix socket), in pieces of bulk_back_piece bytes, at most
+/// bulk_back_window of them asked for at a time: the daemon holds each piece
+/// in page-locked memory until the client has it, so the window bounds what
+/// it holds, and its blocks are used again piece after piece. A piece asked
+/// for later still comes after all the work enqueued before the copy; work a
+/// program enqueues after the copy can only come first from another thread
+/// (a race in the program) or after an asynchronous copy, which therefore
+/// returns only once its last window of pieces is asked for (as CUDA's own
+/// asynchronous copies to pageable memory wait).
+constexpr size_t bulk_back_piece = size_t{32} << 20;
+constexpr size_t bulk_back_window = 4;
+
+/// One piece of a copy back on the bulk stream: whole once its answer and its
+/// bytes came (or the answer said that none come).
+class bulk_back {
+ public:
+  explicit bulk_back(CUctx_st* c) : context_(c) { c->bulk_piece_begun(); }
+  /// One part ended with `rc`.
+  void part_done(CUresult rc) {
+    bool whole;
+    {
+      std::lock_guard lock(mutex_);
+      if (rc != CUDA_SUCCESS && result_ == CUDA_SUCCESS) result_ = rc;
+      whole = --parts_ == 0;
+    }
+    cv_.notify_all();
+    if (whole) context_->bulk_piece_ended();
+  }
+  CUresult wait() {
+    const auto deadline = std::chrono::steady_clock::now() + ferry::client::spin_duration();
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::lock_guard lock(mutex_);
+      if (parts_ == 0) return result_;
+    }
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return parts_ == 0; });
+    return result_;
+  }
+
+ private:
+  CUctx_st* const context_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int parts_ = 2;
+  CUresult result_ = CUDA_SUCCESS;
+};
+
+/// Device to host on the bulk stream (see bulk_back_piece). Returns the
+/// first failure of a piece it waited for.
+CUresult copy_back_in_bulk(CUctx_st* c, p::object_id stream, uint8_t* out, CUdeviceptr src, size_t size, bool wait) {
+  ferry::client::connection* link = c->link();
+  ferry::client::connection::waiting scope(*link);
+  std::deque<std::shared_ptr<bulk_back>> asked;
+  CUresult first = CUDA_SUCCESS;
+  auto settle_oldest = [&] {
+    if (CUresult rc = asked.front()->wait(); rc != CUDA_SUCCESS && first == CUDA_SUCCESS) first = rc;
+    asked.pop_front();
+  };
+  for (size_t done = 0; done < size;) {
+    if (asked.size() == bulk_back_window) {
+      link->flush();
+      settle_oldest();
+    }
+    const size_t piece = std::min(size - done, bulk_back_piece);
+    const p::object_id transfer = new_id();
+    auto state = std::make_shared<bulk_back>(c);
+    asked.push_back(state);
+    done += piece;
+    if (!link->expect_bytes(transfer, out + done - piece, piece,
+                            [state](bool landed) { state->part_done(landed ? CUDA_SUCCESS : lost); })) {
+      state->part_done(lost);
+      state->part_done(lost);
+      break;
+    }
+    p::cuda_copy_from_device_bulk m{0, c->id, stream, src + done - piece, piece, transfer};
+    bool posted = link->post_request(m, [state, link, transfer](bool answered, uint16_t id, const uint8_t* payload,
+                                                                size_t size) {
+      p::cuda_status reply;
+      CUresult rc = lost;
+      if (decode_reply(answered, id, payload, size, reply)) rc = reply.result;
+      else if (answered) rc = CUDA_ERROR_UNKNOWN;  // not the answer asked for
+      // A failure sends no bytes: their part ends here unless it already did.
+      if (rc != CUDA_SUCCESS && link->forget_bytes(transfer)) state->part_done(rc);
+      state->part_done(rc);
+    });
+    if (!posted) {
+      if (link->forget_bytes(transfer)) state->part_done(lost);
+      state->part_done(lost);
+      break;
+    }
+  }
+  link->flush();
+  if (wait)
+    while (!asked.empty()) settle_oldest();
+  return first;
+}
+
 /// Device to host in pieces: each piece's bytes are written into `dst` on
 /// the connection's reader thread when they arrive. `wait`: until all did.
 CUresult copy_from_device(CUctx_st* c, CUstream_st* s, p::object_id stream, void* dst, CUdeviceptr src, size_t size,
@@ -228,6 +331,7 @@ CUresult copy_from_device(CUctx_st* c, CUstream_st* s, p::object_id stream, void
   if (size == 0) return CUDA_SUCCESS;
   if (dst == nullptr) return fail(CUDA_ERROR_INVALID_VALUE, call_name, "the host pointer is NULL");
   if (!c->owns(src, size)) return fail(CUDA_ERROR_INVALID_VALUE, call_name, "the range is not device memory of the context");
+  if (size >= bulk_copy_from) return copy_back_in_bulk(c, stream, static_cast<uint8_t*>(dst), src, size, wait);
   const size_t pieces = (size + p::max_cuda_copy_piece - 1) / p::max_cuda_copy_piece;
   auto latch = std::make_shared<countdown>(static_cast<int>(pieces));
   auto* out = static_cast<uint8_t*>(dst);
@@ -320,6 +424,7 @@ CUresult create_context(CUctx_st** out, unsigned flags, CUdevice dev, bool prima
 }
 
 void destroy_context(CUctx_st* c) {
+  c->wait_for_bulk_pieces();  // their handlers name the context
   c->link()->post(p::cuda_release{c->id});
   forget_context_here(c);
   bury(c);  // handles to it fail from now on
@@ -529,9 +634,16 @@ CUresult add_callback(CUstream s, const char* call_name, std::function<void(CUre
   p::object_id stream;
   if (CUresult rc = stream_for(s, c, stream, call_name)) return rc;
   p::cuda_synchronize ask{0, c->id, stream, p::cuda_target::stream};
-  bool posted = c->link()->post_request(ask, [then](bool answered, uint16_t id, const uint8_t* payload, size_t size) {
+  bool posted = c->link()->post_request(ask, [then, c](bool answered, uint16_t id, const uint8_t* payload,
+                                                        size_t size) {
     p::cuda_status reply;
-    then(decode_reply(answered, id, payload, size, reply) ? reply.result : lost);
+    const CUresult rc = decode_reply(answered, id, payload, size, reply) ? reply.result : lost;
+    // The bytes of copies back on the bulk stream may trail the answer: the
+    // callback thread (never this reader) waits for them first.
+    run_on_callback_thread([then, c, rc] {
+      c->wait_for_bulk_pieces();
+      then(rc);
+    });
   });
   if (!posted) return fail(lost, call_name, "the server's session ended");
   return CUDA_SUCCESS;
@@ -1460,6 +1572,7 @@ FERRY_CUDA_API CUresult cuStreamQuery(CUstream s) {
   p::object_id stream;
   if (CUresult rc = stream_for(s, c, stream, "cuStreamQuery")) return rc;
   if (stream != 0 && s->pending_replies.load() > 0) return CUDA_ERROR_NOT_READY;
+  if (c->bulk_pieces_pending()) return CUDA_ERROR_NOT_READY;
   p::cuda_query ask{0, c->id, stream, p::cuda_target::stream};
   p::cuda_status reply;
   return call(c, ask, reply, "cuStreamQuery");
@@ -1481,16 +1594,14 @@ FERRY_CUDA_API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
 FERRY_CUDA_API CUresult cuStreamAddCallback(CUstream s, CUstreamCallback callback, void* data, unsigned flags) {
   if (CUresult rc = ready("cuStreamAddCallback")) return rc;
   if (callback == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  return add_callback(s, "cuStreamAddCallback", [s, callback, data](CUresult status) {
-    run_callback(callback, s, status, data);
-  });
+  return add_callback(s, "cuStreamAddCallback", [s, callback, data](CUresult status) { callback(s, status, data); });
 }
 
 FERRY_CUDA_API CUresult cuLaunchHostFunc(CUstream s, CUhostFn function, void* data) {
   if (CUresult rc = ready("cuLaunchHostFunc")) return rc;
   if (function == nullptr) return CUDA_ERROR_INVALID_VALUE;
   return add_callback(s, "cuLaunchHostFunc", [function, data](CUresult status) {
-    if (status == CUDA_SUCCESS) run_host_function(function, data);
+    if (status == CUDA_SUCCESS) function(data);
   });
 }
 
@@ -1569,6 +1680,7 @@ FERRY_CUDA_API CUresult cuEventQuery(CUevent e) {
   if (!alive(e, tag::event)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuEventQuery", "not a live event");
   if (e->recorded_on != nullptr && alive(e->recorded_on, tag::stream) && e->recorded_on->pending_replies.load() > 0)
     return CUDA_ERROR_NOT_READY;
+  if (e->context->bulk_pieces_pending()) return CUDA_ERROR_NOT_READY;
   p::cuda_query ask{0, e->context->id, e->id, p::cuda_target::event};
   p::cuda_status reply;
   return call(e->context, ask, reply, "cuEventQuery");

@@ -15,6 +15,7 @@
 #include "cuda/abi/address_ranges.hpp"
 #include "cuda/abi/result_names.hpp"
 #include "server/session/session_quota.hpp"
+#include "server/transport/bulk_writer.hpp"
 #include "server/transport/control_writer.hpp"
 #include "server/transport/transfer_table.hpp"
 
@@ -116,9 +117,10 @@ const cuda_backend& backend() {
 }
 
 session_cuda::session_cuda(server::control_outbox& outbox, server::transfer_table& transfers,
-                           server::session_quota& quota, std::string label)
+                           server::bulk_outbox& bulk, server::session_quota& quota, std::string label)
     : outbox_(outbox),
       transfers_(transfers),
+      bulk_(bulk),
       quota_(quota),
       label_(std::move(label)),
       backend_(backend()),
@@ -347,6 +349,8 @@ void session_cuda::destroy_context(context_state& c) {
   c.spare_events.clear();
   for (auto& [size, block] : c.spare_staging) drv_->cuMemFreeHost(block.data);
   c.spare_staging.clear();
+  // Blocks the bulk stream still holds stay readable (registered_staging).
+  if (c.sendable) c.sendable->retire();
   if (c.primary) {
     // What was made in it goes with the last release only: free it now.
     for (const auto& [address, size] : c.allocations) drv_->cuMemFree(address);
@@ -858,6 +862,38 @@ bool session_cuda::on(const p::cuda_copy_from_device& m) {
   return true;
 }
 
+bool session_cuda::on(const p::cuda_copy_from_device_bulk& m) {
+  CUresult rc;
+  context_state* c = enter(m.context, rc);
+  if (c == nullptr) {
+    answer_status(m.request, rc);
+    return true;
+  }
+  stream_state* s = find_stream(*c, m.stream);
+  if (s == nullptr || m.size == 0 || m.size > p::max_cuda_bulk_piece || !owns(*c, m.source, m.size)) {
+    answer_status(m.request, s == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE);
+    return true;
+  }
+  // The bytes leave from page-locked memory of the session's own (see
+  // registered_staging): the bulk stream may hold them past the context.
+  if (!c->sendable) c->sendable = std::make_shared<registered_staging>(*drv_, max_spare_staging);
+  std::shared_ptr<uint8_t> block = c->sendable->take(m.size, rc);
+  if (rc == CUDA_SUCCESS) rc = drv_->cuMemcpyDtoHAsync(block.get(), m.source, m.size, s->handle);
+  if (rc == CUDA_SUCCESS) {
+    watch w;
+    w.context = c;
+    w.action = watch_action::send_bulk;
+    w.request = m.request;
+    w.size = m.size;
+    w.sendable = block;
+    w.transfer = m.transfer;
+    if (start_watch(std::move(w), {s}, rc)) return true;
+    drv_->cuStreamSynchronize(s->handle);
+  }
+  answer_status(m.request, rc);
+  return true;
+}
+
 bool session_cuda::on(const p::cuda_copy_on_device& m) {
   CUresult rc;
   context_state* c = enter(m.context, rc);
@@ -1090,6 +1126,26 @@ void session_cuda::finish(watch& w, CUresult rc) {
         reply.data.assign(bytes, bytes + w.size);
       }
       outbox_.push_message_quietly(reply);
+      break;
+    }
+    case watch_action::send_bulk: {
+      if (rc != CUDA_SUCCESS) {
+        outbox_.push_message_quietly(p::cuda_status{w.request, rc});
+        break;
+      }
+      // The answer follows the bytes, as a read's completion does: the bulk
+      // writer sends it once the last byte is written.
+      server::bulk_job job;
+      job.command = w.transfer;
+      job.size = w.size;
+      job.bytes = w.sendable.get();
+      job.keeper = std::move(w.sendable);
+      // (The session's outbox outlives this object and its bulk writer.)
+      job.after_sent = [outbox = &outbox_, request = w.request] {
+        outbox->push_message_quietly(p::cuda_status{request, CUDA_SUCCESS});
+        outbox->send_or_wake();
+      };
+      bulk_.push(std::move(job));
       break;
     }
     case watch_action::free_staging:

@@ -34,9 +34,11 @@
 #include "cuda/abi/driver_abi.hpp"
 #include "cuda/server/device_catalog.hpp"
 #include "cuda/server/driver.hpp"
+#include "cuda/server/registered_staging.hpp"
 #include "protocol/messages.hpp"
 
 namespace ferry::server {
+class bulk_outbox;
 class control_outbox;
 class session_quota;
 class transfer_table;
@@ -68,10 +70,11 @@ void choose_jit_cache(const std::string& parent);
 class session_cuda {
  public:
   /// `transfers`: the session's bulk transfers (copies to the device whose
-  /// bytes come on the bulk stream); `quota`: the session's limits (its
-  /// device memory limit holds for CUDA allocations too).
-  session_cuda(server::control_outbox& outbox, server::transfer_table& transfers, server::session_quota& quota,
-               std::string label);
+  /// bytes come on the bulk stream); `bulk`: what the bulk stream sends
+  /// (copies back from 1 MiB); `quota`: the session's limits (its device
+  /// memory limit holds for CUDA allocations too).
+  session_cuda(server::control_outbox& outbox, server::transfer_table& transfers, server::bulk_outbox& bulk,
+               server::session_quota& quota, std::string label);
   ~session_cuda();
   session_cuda(const session_cuda&) = delete;
   session_cuda& operator=(const session_cuda&) = delete;
@@ -92,6 +95,7 @@ class session_cuda {
   bool on(const protocol::cuda_copy_to_device& m);
   bool on(const protocol::cuda_copy_to_device_bulk& m);
   bool on(const protocol::cuda_copy_from_device& m);
+  bool on(const protocol::cuda_copy_from_device_bulk& m);
   bool on(const protocol::cuda_copy_on_device& m);
   bool on(const protocol::cuda_memset& m);
   bool on(const protocol::cuda_create_stream& m);
@@ -146,19 +150,24 @@ class session_cuda {
     std::vector<CUevent> spare_events;         // for watches, DISABLE_TIMING
     std::multimap<size_t, staging_block> spare_staging;
     size_t spare_staging_bytes = 0;
+    /// Page-locked blocks of copies back on the bulk stream (made on first use).
+    std::shared_ptr<registered_staging> sendable;
     /// The first refused enqueue not reported yet: set by the control
     /// reader, taken by whichever thread answers the next synchronization.
     std::atomic<CUresult> deferred{CUDA_SUCCESS};
   };
   /// What a watch does once its events have ended.
-  enum class watch_action : uint8_t { answer_status, answer_data, free_staging };
+  enum class watch_action : uint8_t { answer_status, answer_data, free_staging, send_bulk };
   struct watch {
     context_state* context = nullptr;
     std::vector<std::pair<stream_state*, CUevent>> points;  // what must end
     watch_action action = watch_action::answer_status;
     uint64_t request = 0;
     staging_block staging;  // answer_data, free_staging
-    uint64_t size = 0;      // answer_data: bytes of staging to send
+    uint64_t size = 0;      // answer_data, send_bulk: bytes of staging to send
+    /// send_bulk: the bytes and the bulk transfer that carries them.
+    std::shared_ptr<uint8_t> sendable;
+    uint64_t transfer = 0;
     bool answered = false;
   };
 
@@ -200,6 +209,7 @@ class session_cuda {
 
   server::control_outbox& outbox_;
   server::transfer_table& transfers_;
+  server::bulk_outbox& bulk_;
   server::session_quota& quota_;
   uint64_t allocated_ = 0;  // device bytes of the session's allocations (control reader)
   const std::string label_;

@@ -127,6 +127,8 @@ std::unique_ptr<driver> driver::load_from(const std::string& path, symbol_lookup
       r.bind(d->cuMemGetInfo,                "cuMemGetInfo",                3020,  "cuMemGetInfo_v2", M, why) &&
       r.bind(d->cuMemAllocHost,              "cuMemAllocHost",              3020,  "cuMemAllocHost_v2", M, why) &&
       r.bind(d->cuMemFreeHost,               "cuMemFreeHost",               2000,  "cuMemFreeHost", M, why) &&
+      r.bind(d->cuMemHostRegister,           "cuMemHostRegister",           6050,  "cuMemHostRegister_v2", M, why) &&
+      r.bind(d->cuMemHostUnregister,         "cuMemHostUnregister",         4000,  "cuMemHostUnregister", M, why) &&
       r.bind(d->cuMemcpyHtoDAsync,           "cuMemcpyHtoDAsync",           3020,  "cuMemcpyHtoDAsync_v2", M, why) &&
       r.bind(d->cuMemcpyDtoHAsync,           "cuMemcpyDtoHAsync",           3020,  "cuMemcpyDtoHAsync_v2", M, why) &&
       r.bind(d->cuMemcpyDtoDAsync,           "cuMemcpyDtoDAsync",           3020,  "cuMemcpyDtoDAsync_v2", M, why) &&

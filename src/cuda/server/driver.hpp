@@ -86,6 +86,8 @@ class driver {
   CUresult (*cuMemGetInfo)(std::size_t* free, std::size_t* total) = nullptr;
   CUresult (*cuMemAllocHost)(void** pointer, std::size_t bytes) = nullptr;
   CUresult (*cuMemFreeHost)(void* pointer) = nullptr;
+  CUresult (*cuMemHostRegister)(void* pointer, std::size_t bytes, unsigned flags) = nullptr;
+  CUresult (*cuMemHostUnregister)(void* pointer) = nullptr;
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void* src, std::size_t bytes, CUstream stream) = nullptr;
   CUresult (*cuMemcpyDtoHAsync)(void* dst, CUdeviceptr src, std::size_t bytes, CUstream stream) = nullptr;
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream) = nullptr;

@@ -116,7 +116,8 @@ class executor {
     requires requires(cuda::session_cuda& s, const Message& m) { s.on(m); }
   bool on(const Message& m) {
     if (!cuda_)
-      cuda_ = std::make_unique<cuda::session_cuda>(core_->outbox, core_->transfers, core_->quota, core_->label);
+      cuda_ = std::make_unique<cuda::session_cuda>(core_->outbox, core_->transfers, core_->bulk, core_->quota,
+                                                    core_->label);
     return cuda_->on(m) || violate(cuda_->violation());
   }
 

@@ -253,6 +253,17 @@ bulk_writer::sent bulk_writer::send_piece(bulk_job& job) {
   return how;
 }
 
+bulk_writer::sent bulk_writer::send_foreign(bulk_job& job) {
+  // Kept until the client has it all, as a read's staging is.
+  const uint64_t last = jobs_.keep(job.command, std::move(job.keeper), job.bytes, 0, job.size, job.size);
+  const sent how = send_range(job.command, job.bytes, 0, job.size, job.size);
+  jobs_.written(last);
+  auto after = std::move(job.after_sent);
+  job.after_sent = nullptr;
+  after();
+  return how;
+}
+
 void bulk_writer::report(sent how, const std::string& why) {
   if (how == sent::violation && violated_) {
     violated_(violation_);
@@ -268,7 +279,7 @@ void bulk_writer::run() {
   }
   bulk_job job;
   while (jobs_.pop(job, generation_)) {
-    const sent how = job.whole ? send_piece(job) : send_read(job);
+    const sent how = job.after_sent ? send_foreign(job) : job.whole ? send_piece(job) : send_read(job);
     if (how != sent::ok) {
       report(how, "bulk stream write failed");
       return;

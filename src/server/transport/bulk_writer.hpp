@@ -59,6 +59,13 @@ struct bulk_job {
   /// that could not be enqueued (and so have no job of their own).
   bool seal = false;
   uint64_t never_enqueued = 0;
+  /// Bytes that no OpenCL read produced (a CUDA copy back): the `size` bytes
+  /// at `bytes`, kept alive by `keeper` until the client has them all. After
+  /// the last is written (or the stream failed: they wait for the next one)
+  /// `after_sent` runs on the writer thread, in place of a read's completion.
+  std::shared_ptr<const void> keeper;
+  const uint8_t* bytes = nullptr;
+  std::function<void()> after_sent;
 
   /// The bytes to send.
   uint64_t sent_size() const {
@@ -82,6 +89,9 @@ struct bulk_job {
     piece_offset = other.piece_offset;
     seal = other.seal;
     never_enqueued = other.never_enqueued;
+    keeper = std::move(other.keeper);
+    bytes = other.bytes;
+    after_sent = std::move(other.after_sent);
     return *this;
   }
 };
@@ -221,6 +231,8 @@ class bulk_writer {
   sent send_read(bulk_job& job);
   /// Sends one piece of a large read; after its last piece, reports the read.
   sent send_piece(bulk_job& job);
+  /// Sends bytes of a job that is no OpenCL read, then runs its after_sent.
+  sent send_foreign(bulk_job& job);
   /// Sends [base, base + size) of a transfer of `total` bytes, held at `data`.
   sent send_range(uint64_t transfer, const uint8_t* data, uint64_t base, uint64_t size, uint64_t total);
   /// One chunk: through the read window when it is large and there is one,

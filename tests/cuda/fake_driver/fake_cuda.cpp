@@ -245,6 +245,7 @@ struct state {
   std::map<std::uintptr_t, allocation> allocations;  // by base address
   std::size_t used[64] = {};                          // bytes allocated per device
   std::set<void*> host_allocations;
+  std::map<void*, context*> registered;  // cuMemHostRegister ranges, by the context they were pinned for
   std::map<loaded_module*, std::unique_ptr<loaded_module>> modules;
   std::set<kernel_function*> functions;
   std::map<event*, std::unique_ptr<event>> events;
@@ -638,6 +639,8 @@ void destroy_context(context* c) {
     if (it == g.contexts.end()) return;
     owned = std::move(it->second);
     g.contexts.erase(it);
+    // Host memory pinned for the context is pageable again (and stays the caller's).
+    std::erase_if(g.registered, [c](const auto& r) { return r.second == c; });
     streams = streams_of_locked(c);
     for (auto& s : c->streams) g.streams.erase(s.get());
     // Destroyed streams still draining run work of this context too.
@@ -969,6 +972,29 @@ FAKE_API CUresult cuMemFreeHost(void* pointer) {
   std::lock_guard<std::mutex> lock(g.mutex);
   if (g.host_allocations.erase(pointer) == 0) return CUDA_ERROR_INVALID_VALUE;
   std::free(pointer);
+  return CUDA_SUCCESS;
+}
+
+/// Registration only records the range (the stand-in's copies read any memory);
+/// what it checks is what NVIDIA's driver refuses: no context, a null or empty
+/// range, unknown flags, a range registered twice, unregistering what was not.
+FAKE_API CUresult cuMemHostRegister_v2(void* pointer, std::size_t bytes, unsigned flags) {
+  FAKE_ENTER();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  CUresult rc;
+  context* c = current_locked(rc);
+  if (c == nullptr) return rc;
+  if (pointer == nullptr || bytes == 0 || (flags & ~0xFu) != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!g.registered.emplace(pointer, c).second) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemHostUnregister(void* pointer) {
+  FAKE_ENTER();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  CUresult rc;
+  if (current_locked(rc) == nullptr) return rc;
+  if (g.registered.erase(pointer) == 0) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
   return CUDA_SUCCESS;
 }
 
@@ -1642,6 +1668,8 @@ const proc procs[] = {
     {"cuMemAllocHost", 3020, 0, address(cuMemAllocHost_v2)},
     {"cuMemHostAlloc", 2020, 0, address(cuMemHostAlloc)},
     {"cuMemFreeHost", 2000, 0, address(cuMemFreeHost)},
+    {"cuMemHostRegister", 6050, 0, address(cuMemHostRegister_v2)},
+    {"cuMemHostUnregister", 4000, 0, address(cuMemHostUnregister)},
     {"cuMemcpyHtoD", 3020, 0, address(cuMemcpyHtoD_v2)},
     {"cuMemcpyDtoH", 3020, 0, address(cuMemcpyDtoH_v2)},
     {"cuMemcpyHtoDAsync", 3020, 0, address(cuMemcpyHtoDAsync_v2)},
