@@ -5,6 +5,8 @@
 //   - launch_sync: an empty kernel launched and its stream synchronized, the median µs
 //     (the round trip every GCC OpenACC kernel pays);
 //   - h2d / d2h: cuMemcpyHtoD and cuMemcpyDtoH of pageable memory, 4 KiB to 1 GiB, MB/s;
+//   - tcp_stream: the loopback TCP stream of the largest size in the same run, MB/s (the
+//     ceiling of a copy through Ferry over TCP);
 //   - sgemm: an N x N single-precision product from a PTX file (bench/cuda/sgemm.cu,
 //     compiled by nvcc where the toolkit is), GFLOP/s.
 // It takes the driver by dlopen, as GCC's libgomp does, so it builds without CUDA.
@@ -84,6 +86,7 @@ bool check(CUresult rc, const char* what) {
 }
 
 using ferry::bench::median;
+using ferry::bench::tcp_stream_mb_s;
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -194,6 +197,10 @@ int main(int argc, char** argv) {
     if (size == max_size) break;
   }
   d.cuMemFree(buffer);
+  // The loopback TCP stream of the same size in the same run: what a copy through
+  // Ferry over TCP cannot beat (each byte is copied into and out of the kernel once).
+  const std::vector<double> stream = tcp_stream_mb_s(max_size, repeats);
+  if (!stream.empty()) std::printf("%s tcp_stream bytes=%zu mb_s=%.0f\n", label.c_str(), max_size, median(stream));
 
   // A compute-bound product from PTX.
   if (!sgemm_ptx.empty()) {
