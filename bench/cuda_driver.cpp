@@ -8,7 +8,8 @@
 //   - tcp_stream: the loopback TCP stream of the largest size in the same run, MB/s (the
 //     ceiling of a copy through Ferry over TCP);
 //   - sgemm: an N x N single-precision product from a PTX file (bench/cuda/sgemm.cu,
-//     compiled by nvcc where the toolkit is), GFLOP/s.
+//     compiled by nvcc where the toolkit is), GFLOP/s, its wall time and its time on
+//     the GPU (events around it).
 // It takes the driver by dlopen, as GCC's libgomp does, so it builds without CUDA.
 #include <dlfcn.h>
 
@@ -47,6 +48,9 @@ struct driver {
                              void**, void**);
   CUresult (*cuStreamSynchronize)(handle);
   CUresult (*cuCtxSynchronize)();
+  CUresult (*cuEventCreate)(handle*, unsigned);
+  CUresult (*cuEventRecord)(handle, handle);
+  CUresult (*cuEventElapsedTime)(float*, handle, handle);
 
   template <class F>
   bool get(F& f, const char* name) {
@@ -66,7 +70,8 @@ struct driver {
            get(cuMemcpyHtoD, "cuMemcpyHtoD_v2") && get(cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
            get(cuModuleLoadData, "cuModuleLoadData") && get(cuModuleGetFunction, "cuModuleGetFunction") &&
            get(cuLaunchKernel, "cuLaunchKernel") && get(cuStreamSynchronize, "cuStreamSynchronize") &&
-           get(cuCtxSynchronize, "cuCtxSynchronize");
+           get(cuCtxSynchronize, "cuCtxSynchronize") && get(cuEventCreate, "cuEventCreate") &&
+           get(cuEventRecord, "cuEventRecord") && get(cuEventElapsedTime, "cuEventElapsedTime");
   }
 };
 
@@ -228,13 +233,22 @@ int main(int argc, char** argv) {
     int side = sgemm_n;
     void* params[] = {&da, &db, &dc, &side};
     const unsigned grid = static_cast<unsigned>((n + 15) / 16);
-    std::vector<double> seconds;
+    // The product's time on the GPU (events around it) beside the program's wall
+    // time: through Ferry the difference is what waiting for the GPU adds.
+    handle before = nullptr, after = nullptr;
+    if (!check(d.cuEventCreate(&before, 0), "cuEventCreate") || !check(d.cuEventCreate(&after, 0), "cuEventCreate"))
+      return 1;
+    std::vector<double> seconds, gpu_ms;
     for (int r = 0; r < repeats + 1; ++r) {
       auto t = std::chrono::steady_clock::now();
-      if (!check(d.cuLaunchKernel(sgemm, grid, grid, 1, 16, 16, 1, 0, nullptr, params, nullptr), "cuLaunchKernel (sgemm)") ||
-          !check(d.cuCtxSynchronize(), "cuCtxSynchronize"))
+      if (!check(d.cuEventRecord(before, nullptr), "cuEventRecord") ||
+          !check(d.cuLaunchKernel(sgemm, grid, grid, 1, 16, 16, 1, 0, nullptr, params, nullptr), "cuLaunchKernel (sgemm)") ||
+          !check(d.cuEventRecord(after, nullptr), "cuEventRecord") || !check(d.cuCtxSynchronize(), "cuCtxSynchronize"))
         return 1;
       if (r > 0) seconds.push_back(seconds_since(t));
+      float ms = 0;
+      if (!check(d.cuEventElapsedTime(&ms, before, after), "cuEventElapsedTime")) return 1;
+      if (r > 0) gpu_ms.push_back(ms);
     }
     if (!check(d.cuMemcpyDtoH(c.data(), dc, bytes), "cuMemcpyDtoH")) return 1;
     // One element against the host's sum.
@@ -247,8 +261,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     const double flops = 2.0 * static_cast<double>(n) * n * n;
-    std::printf("%s sgemm n=%zu gflop_s=%.0f ms=%.3f\n", label.c_str(), n, flops / median(seconds) / 1e9,
-                median(seconds) * 1e3);
+    std::printf("%s sgemm n=%zu gflop_s=%.0f ms=%.3f gpu_ms=%.3f\n", label.c_str(), n, flops / median(seconds) / 1e9,
+                median(seconds) * 1e3, median(gpu_ms));
   }
   return 0;
 }

@@ -29,6 +29,7 @@
 #include "cuda/client/driver_state.hpp"
 #include "cuda/client/image_size.hpp"
 #include "cuda/client/proc_table.hpp"
+#include "cuda/client/round_trips.hpp"
 #include "protocol/codec.hpp"
 
 using namespace ferry::cuda;
@@ -124,6 +125,7 @@ template <class Reply, class Request>
 CUresult call(CUctx_st* c, Request& request, Reply& reply, const char* what) {
   ferry::client::connection* link = c->link();
   ferry::client::connection::waiting scope(*link);
+  count_round_trip(what);
   auto answer = link->call<Reply>(request);
   if (!answer) return fail(lost, what, "the server's session ended");
   reply = std::move(*answer);
@@ -331,6 +333,7 @@ CUresult copy_from_device(CUctx_st* c, CUstream_st* s, p::object_id stream, void
   if (size == 0) return CUDA_SUCCESS;
   if (dst == nullptr) return fail(CUDA_ERROR_INVALID_VALUE, call_name, "the host pointer is NULL");
   if (!c->owns(src, size)) return fail(CUDA_ERROR_INVALID_VALUE, call_name, "the range is not device memory of the context");
+  if (wait) count_round_trip(call_name);
   if (size >= bulk_copy_from) return copy_back_in_bulk(c, stream, static_cast<uint8_t*>(dst), src, size, wait);
   const size_t pieces = (size + p::max_cuda_copy_piece - 1) / p::max_cuda_copy_piece;
   auto latch = std::make_shared<countdown>(static_cast<int>(pieces));
