@@ -192,6 +192,8 @@ class connection {
   class waiting {
    public:
     explicit waiting(connection& c) : scope_(c.channel_) {}
+    /// The same, polling for `spin` (control_channel::waiting).
+    waiting(connection& c, std::chrono::microseconds spin) : scope_(c.channel_, spin) {}
 
    private:
     control_channel::waiting scope_;

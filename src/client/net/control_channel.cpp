@@ -2,6 +2,7 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,30 @@ std::chrono::microseconds spin_duration() {
     return std::chrono::microseconds(host_has_spare_cores() ? 2000 : 50);
   }();
   return value;
+}
+
+namespace {
+/// The spin of this thread's innermost waiting scope that set one (-1: none).
+thread_local int64_t thread_spin_us = -1;
+}  // namespace
+
+std::chrono::microseconds this_thread_spin() {
+  return thread_spin_us >= 0 ? std::chrono::microseconds(thread_spin_us) : spin_duration();
+}
+
+control_channel::waiting::waiting(control_channel& c) : waiting(c, this_thread_spin()) {}
+
+control_channel::waiting::waiting(control_channel& c, std::chrono::microseconds spin)
+    : c_(c), outer_spin_us_(thread_spin_us) {
+  thread_spin_us = spin.count();
+  // Counted before the window opens: a reader that sees the window sees a waiter.
+  c_.waiters_.fetch_add(1, std::memory_order_seq_cst);
+  c_.wake_.open_window(spin);
+}
+
+control_channel::waiting::~waiting() {
+  c_.waiters_.fetch_sub(1, std::memory_order_seq_cst);
+  thread_spin_us = outer_spin_us_;
 }
 
 control_channel::control_channel(link_state& link, event_tracker& tracker, bulk_sender& sender)
@@ -140,7 +165,7 @@ bool control_channel::wait_reply(uint64_t request, uint64_t epoch, uint16_t& id,
   // Over when the session ends or a new one replaced it.
   auto over = [&] { return link_.ended || link_.epoch.load(std::memory_order_acquire) != epoch; };
   // Look for the reply a little while before sleeping (see spin_duration).
-  auto deadline = std::chrono::steady_clock::now() + spin_duration();
+  auto deadline = std::chrono::steady_clock::now() + this_thread_spin();
   while (std::chrono::steady_clock::now() < deadline) {
     std::lock_guard lock(requests_mutex_);
     if (requests_[request].done || over()) break;
@@ -310,9 +335,15 @@ bool control_channel::on_frame(const protocol::frame_view& frame, std::string& w
 
 ssize_t control_channel::receive(void* area, size_t size) {
   stream* from = link_.control();
+  // Somebody waits for an answer that is usually microseconds away; polling
+  // for it is cheaper than waking up from a blocking recv.
+  if (from->tls() == nullptr) {
+    if (!wake_.wait_readable(from->fd(), [this] { return waiters_.load(std::memory_order_seq_cst) > 0; })) return -1;
+    return from->read_some(area, size);
+  }
+  // A TLS stream may hold decrypted bytes its socket no longer shows: it
+  // polls by reading, for the default window.
   if (waiters_.load(std::memory_order_relaxed) > 0) {
-    // Somebody waits for an answer that is usually microseconds away;
-    // polling for it is cheaper than waking up from a blocking recv.
     auto deadline = std::chrono::steady_clock::now() + spin_duration();
     do {
       ssize_t n = from->try_read_some(area, size);

@@ -33,6 +33,7 @@
 #include "client/net/bulk_sender.hpp"
 #include "client/net/event_tracker.hpp"
 #include "client/net/link_state.hpp"
+#include "common/reader_wake.hpp"
 #include "common/result.hpp"
 #include "protocol/dispatch.hpp"
 #include "protocol/frame.hpp"
@@ -48,6 +49,9 @@ namespace ferry::client {
 /// kernel step); NVIDIA's own clFinish polls for the whole wait. With few
 /// cores the polling would take the CPU from the daemon and the program.
 std::chrono::microseconds spin_duration();
+/// How long this thread polls: what the innermost control_channel::waiting
+/// scope with a spin of its own asked for, else spin_duration().
+std::chrono::microseconds this_thread_spin();
 
 class control_channel {
  public:
@@ -76,16 +80,21 @@ class control_channel {
   void request_ack();
 
   /// Marks a thread as waiting for an answer while it lives: the reader then
-  /// polls the socket briefly before it sleeps.
+  /// polls the socket briefly before it sleeps. `spin`, where given, is how
+  /// long both this thread and the reader poll (a wait for a GPU that the
+  /// program asked to spin, as CUDA's context flags do); it holds for this
+  /// thread's waits inside the scope.
   class waiting {
    public:
-    explicit waiting(control_channel& c) : c_(c) { c_.waiters_.fetch_add(1, std::memory_order_relaxed); }
-    ~waiting() { c_.waiters_.fetch_sub(1, std::memory_order_relaxed); }
+    explicit waiting(control_channel& c);
+    waiting(control_channel& c, std::chrono::microseconds spin);
+    ~waiting();
     waiting(const waiting&) = delete;
     waiting& operator=(const waiting&) = delete;
 
    private:
     control_channel& c_;
+    const int64_t outer_spin_us_;  // this thread's spin before the scope (-1: none set)
   };
 
   /// Sends a request, waits for the reply with the same request id and
@@ -242,6 +251,9 @@ class control_channel {
   std::unordered_map<uint64_t, reply_slot> requests_;
 
   std::atomic<int> waiters_{0};
+  /// The reader polls while a waiter's window lasts and somebody waits, and
+  /// is woken when a wait begins (reader_wake.hpp).
+  reader_wake wake_{spin_duration()};
   std::thread writer_;
 };
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -24,6 +25,7 @@
 
 #include "client/net/control_channel.hpp"
 #include "common/log.hpp"
+#include "common/spare_cores.hpp"
 #include "cuda/abi/driver_abi.hpp"
 #include "cuda/abi/result_names.hpp"
 #include "cuda/client/driver_state.hpp"
@@ -102,7 +104,7 @@ class countdown {
     cv_.notify_all();
   }
   CUresult wait() {
-    const auto deadline = std::chrono::steady_clock::now() + ferry::client::spin_duration();
+    const auto deadline = std::chrono::steady_clock::now() + ferry::client::this_thread_spin();
     while (std::chrono::steady_clock::now() < deadline) {
       std::lock_guard lock(mutex_);
       if (left_ == 0) return result_;
@@ -118,6 +120,20 @@ class countdown {
   int left_;
   CUresult result_ = CUDA_SUCCESS;
 };
+
+/// How long a thread that waits for `c`'s GPU polls before it sleeps: as
+/// CUDA's context flags ask. CU_CTX_SCHED_SPIN spins, and so does
+/// CU_CTX_SCHED_AUTO where the host has cores to spare, for up to a second
+/// (native CUDA spins for the whole wait; a thread that sleeps through a
+/// long kernel wakes 50-60 µs late, and through Ferry two threads do: the
+/// waiting one and the connection's reader). CU_CTX_SCHED_YIELD and
+/// CU_CTX_SCHED_BLOCKING_SYNC get the default (FERRY_SPIN_US).
+std::chrono::microseconds gpu_wait_spin(const CUctx_st* c) {
+  if (std::getenv("FERRY_SPIN_US") != nullptr) return ferry::client::spin_duration();  // a measuring aid's
+  const unsigned flags = (c->primary ? c->device->primary_flags : c->flags) & CU_CTX_SCHED_MASK;
+  const bool spin = flags == CU_CTX_SCHED_SPIN || (flags == CU_CTX_SCHED_AUTO && ferry::host_has_spare_cores());
+  return std::max(ferry::client::spin_duration(), spin ? std::chrono::microseconds(1000000) : std::chrono::microseconds(0));
+}
 
 /// Sends `request` on `c`'s server and waits for the reply; `lost` when the
 /// session ended first.
@@ -168,6 +184,7 @@ CUresult synchronize(CUctx_st* c, p::object_id target, p::cuda_target kind, cons
   }
   p::cuda_synchronize ask{0, c->id, target, kind};
   p::cuda_status reply;
+  ferry::client::connection::waiting scope(*c->link(), gpu_wait_spin(c));
   CUresult rc = call(c, ask, reply, what);
   c->wait_for_bulk_pieces();
   if (whole && rc == CUDA_SUCCESS) {
@@ -258,7 +275,7 @@ class bulk_back {
     if (whole) context_->bulk_piece_ended();
   }
   CUresult wait() {
-    const auto deadline = std::chrono::steady_clock::now() + ferry::client::spin_duration();
+    const auto deadline = std::chrono::steady_clock::now() + ferry::client::this_thread_spin();
     while (std::chrono::steady_clock::now() < deadline) {
       std::lock_guard lock(mutex_);
       if (parts_ == 0) return result_;
@@ -280,7 +297,7 @@ class bulk_back {
 /// first failure of a piece it waited for.
 CUresult copy_back_in_bulk(CUctx_st* c, p::object_id stream, uint8_t* out, CUdeviceptr src, size_t size, bool wait) {
   ferry::client::connection* link = c->link();
-  ferry::client::connection::waiting scope(*link);
+  ferry::client::connection::waiting scope(*link, gpu_wait_spin(c));
   std::deque<std::shared_ptr<bulk_back>> asked;
   CUresult first = CUDA_SUCCESS;
   auto settle_oldest = [&] {
@@ -364,7 +381,7 @@ CUresult copy_from_device(CUctx_st* c, CUstream_st* s, p::object_id stream, void
     done += piece;
   }
   if (!wait) return CUDA_SUCCESS;
-  ferry::client::connection::waiting scope(*c->link());
+  ferry::client::connection::waiting scope(*c->link(), gpu_wait_spin(c));
   c->link()->flush();
   return latch->wait();
 }

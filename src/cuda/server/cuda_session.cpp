@@ -1155,11 +1155,16 @@ void session_cuda::finish(watch& w, CUresult rc) {
 
 void session_cuda::watcher_loop() {
   using clock = std::chrono::steady_clock;
-  // Polls without pause for a while after each answer where cores are spare,
-  // watches or not (the rCUDA paper's trick: the next synchronization is
-  // usually microseconds away, and a thread woken from sleep takes tens of
-  // them), then backs off to 200 µs pauses, and sleeps when nothing is watched.
-  const auto spin = std::chrono::microseconds(host_has_spare_cores() ? 2000 : 50);
+  // Where cores are spare it polls without pause while anything is watched
+  // (a client waits for it: a pause would be added to its wait, and a thread
+  // woken from sleep takes tens of µs; native CUDA's waits spin too) for up to
+  // a second of no progress, and for 2 ms after each answer when nothing is
+  // (the rCUDA paper's trick: the next synchronization is usually
+  // microseconds away). Then it backs off to 200 µs pauses, and sleeps when
+  // nothing is watched. Without spare cores both windows are 50 µs.
+  const bool spare = host_has_spare_cores();
+  const auto spin = std::chrono::microseconds(spare ? 2000 : 50);
+  const auto watched_spin = std::chrono::microseconds(spare ? 1000000 : 50);
   auto last_progress = clock::now();
   auto pause = std::chrono::microseconds(5);
   CUcontext current = nullptr;
@@ -1174,6 +1179,8 @@ void session_cuda::watcher_loop() {
         lock.lock();
       } else {
         watch_cv_.wait(lock, [&] { return stop_ || !watches_.empty(); });
+        last_progress = clock::now();  // the new watch's wait starts now
+        pause = std::chrono::microseconds(5);
       }
       continue;
     }
@@ -1217,7 +1224,7 @@ void session_cuda::watcher_loop() {
       watch_cv_.notify_all();  // destroy_context may wait for this context's watches
       continue;
     }
-    if (clock::now() - last_progress < spin) {
+    if (clock::now() - last_progress < watched_spin) {
       lock.unlock();
       std::this_thread::yield();
       lock.lock();

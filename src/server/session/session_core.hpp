@@ -20,7 +20,7 @@
 #include "server/transport/bulk_writer.hpp"
 #include "server/transport/callback_pool.hpp"
 #include "server/transport/control_writer.hpp"
-#include "server/transport/reader_wake.hpp"
+#include "common/reader_wake.hpp"
 #include "server/transport/transfer_table.hpp"
 
 namespace ferry::server {

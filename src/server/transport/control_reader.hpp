@@ -10,7 +10,7 @@
 #include "protocol/frame.hpp"
 #include "server/commands/executor.hpp"
 #include "server/daemon/link_stats.hpp"
-#include "server/transport/reader_wake.hpp"
+#include "common/reader_wake.hpp"
 
 namespace ferry::server {
 

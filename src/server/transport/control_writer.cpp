@@ -260,7 +260,7 @@ void control_writer::send_locked(std::vector<uint8_t>& out, ack_request ack, soc
     FERRY_TRACE("timeline", "%zu frames written (%s)", static_cast<size_t>(frames),
                 wait == socket_wait::allowed ? "control writer" : "caller's thread");
     // The client may answer them with its next commands at once.
-    if (reader_ != nullptr && frames > 0 && fd_ != nullptr) reader_->completions_sent();
+    if (reader_ != nullptr && frames > 0 && fd_ != nullptr) reader_->open_window();
   }
   log_.append(out, frames);
 }

@@ -38,7 +38,7 @@
 #include "server/daemon/link_stats.hpp"
 #include "server/native/api.hpp"
 #include "server/native/mapping.hpp"
-#include "server/transport/reader_wake.hpp"
+#include "common/reader_wake.hpp"
 
 namespace ferry::server {
 

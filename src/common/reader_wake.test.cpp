@@ -1,17 +1,18 @@
-// The control reader's wait: it sleeps until its socket is readable, and
-// after completions went out it is woken at once and polls for a while.
-#include "server/transport/reader_wake.hpp"
+// A reader's wait: it sleeps until its socket is readable, and once a window
+// opens (completions went out, a caller waits) it is woken at once and polls.
+#include "common/reader_wake.hpp"
 
 #include <gtest/gtest.h>
 
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <functional>
 #include <future>
 #include <thread>
 
-namespace ferry::server {
+namespace ferry {
 namespace {
 
 using namespace std::chrono_literals;
@@ -42,7 +43,7 @@ TEST(reader_wake, without_a_window_it_leaves_the_waiting_to_the_read) {
   reader_wake wake(0us);
   socket_pair pair;
   EXPECT_TRUE(wake.wait_readable(pair.ends[0])) << "returns at once: nothing is readable yet";
-  wake.completions_sent();
+  wake.open_window();
   EXPECT_EQ(wake.wakes(), 0u);
 }
 
@@ -53,7 +54,7 @@ TEST(reader_wake, a_sleeping_reader_is_woken_by_completions_and_then_sees_the_ne
   EXPECT_EQ(waited.wait_for(50ms), std::future_status::timeout) << "nothing to read, no completions: it sleeps";
   // Sleeping since (no window yet): completions wake it, and it polls.
   ASSERT_TRUE(wait_until([&] {
-    wake.completions_sent();
+    wake.open_window();
     return wake.wakes() > 0;
   })) << "completions sent did not wake the sleeping reader";
   EXPECT_EQ(waited.wait_for(10ms), std::future_status::timeout) << "woken, it waits on for the bytes";
@@ -63,9 +64,27 @@ TEST(reader_wake, a_sleeping_reader_is_woken_by_completions_and_then_sees_the_ne
 TEST(reader_wake, bytes_wake_a_reader_that_sleeps_past_its_window) {
   reader_wake wake(1ms);
   socket_pair pair;
-  wake.completions_sent();
+  wake.open_window();
   auto waited = std::async(std::launch::async, [&] { return wake.wait_readable(pair.ends[0]); });
   EXPECT_EQ(waited.wait_for(30ms), std::future_status::timeout) << "the window passed: it sleeps";
+  expect_a_byte_ends_the_wait(waited, pair);
+}
+
+TEST(reader_wake, a_reader_nobody_needs_sleeps_inside_its_window_until_woken) {
+  reader_wake wake(10s);
+  socket_pair pair;
+  std::atomic<bool> wanted{true};
+  wake.open_window();
+  auto waited = std::async(std::launch::async, [&] { return wake.wait_readable(pair.ends[0], [&] { return wanted.load(); }); });
+  EXPECT_EQ(waited.wait_for(20ms), std::future_status::timeout) << "it polls";
+  wanted = false;  // the waiter got its answer: the reader sleeps
+  ASSERT_TRUE(wait_until([&] {
+    wanted = true;
+    wake.open_window();  // a new waiter
+    const bool woke = wake.wakes() > 0;
+    if (!woke) wanted = false;
+    return woke;
+  })) << "the reader went on polling with nobody waiting";
   expect_a_byte_ends_the_wait(waited, pair);
 }
 
@@ -79,4 +98,4 @@ TEST(reader_wake, a_closed_peer_ends_the_wait_so_that_the_read_can_say_so) {
 }
 
 }  // namespace
-}  // namespace ferry::server
+}  // namespace ferry

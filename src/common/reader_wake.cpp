@@ -1,4 +1,4 @@
-#include "server/transport/reader_wake.hpp"
+#include "common/reader_wake.hpp"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -9,7 +9,7 @@
 
 #include "common/spare_cores.hpp"
 
-namespace ferry::server {
+namespace ferry {
 
 std::chrono::microseconds reader_wake::window() {
   static const std::chrono::microseconds value = [] {
@@ -23,10 +23,12 @@ reader_wake::reader_wake(std::chrono::microseconds spin) : spin_(spin) {
   if (spin_.count() > 0) event_ = unique_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 }
 
-void reader_wake::completions_sent() {
+void reader_wake::open_window(std::chrono::microseconds length) {
   if (event_.get() < 0) return;
-  const auto until = clock::now() + spin_;
-  spin_until_.store(until.time_since_epoch().count(), std::memory_order_seq_cst);
+  const int64_t until = (clock::now() + length).time_since_epoch().count();
+  int64_t now_until = spin_until_.load(std::memory_order_seq_cst);
+  while (now_until < until && !spin_until_.compare_exchange_weak(now_until, until, std::memory_order_seq_cst)) {
+  }
   // Seen sleeping: it has not yet seen the new window (wait_readable says why).
   if (sleeping_.load(std::memory_order_seq_cst)) {
     const uint64_t one = 1;
@@ -34,10 +36,11 @@ void reader_wake::completions_sent() {
   }
 }
 
-bool reader_wake::wait_readable(int socket) {
+bool reader_wake::wait_readable(int socket, const std::function<bool()>& keep_polling) {
   if (event_.get() < 0) return true;
   auto in_window = [&] {
-    return clock::now().time_since_epoch().count() < spin_until_.load(std::memory_order_seq_cst);
+    return clock::now().time_since_epoch().count() < spin_until_.load(std::memory_order_seq_cst) &&
+           (!keep_polling || keep_polling());
   };
   for (;;) {
     while (in_window()) {
@@ -47,7 +50,7 @@ bool reader_wake::wait_readable(int socket) {
       if (n < 0 && errno != EINTR) return false;
     }
     sleeping_.store(true, std::memory_order_seq_cst);
-    // completions_sent() stores the window, then looks at sleeping_; this
+    // open_window() stores the window, then looks at sleeping_; this
     // stores sleeping_, then looks at the window: one of them sees the other.
     if (in_window()) {
       sleeping_.store(false, std::memory_order_relaxed);
@@ -69,4 +72,4 @@ bool reader_wake::wait_readable(int socket) {
   }
 }
 
-}  // namespace ferry::server
+}  // namespace ferry
