@@ -41,8 +41,15 @@ class reader_wake {
   /// Bytes may come soon: the reader polls for the constructor's window from
   /// now, woken at once if it sleeps.
   void open_window() { open_window(spin_); }
-  /// The same for `length` from now (a window already longer stays).
-  void open_window(std::chrono::microseconds length);
+  /// The same for `length` from now (a window already longer stays); with
+  /// `wake_now` false the caller calls wake() later (after its request went
+  /// out: the wake's system call is then not in the request's way).
+  void open_window(std::chrono::microseconds length, bool wake_now = true);
+  /// Wakes the reader if it sleeps, so that it sees the open window.
+  void wake();
+  /// Whether the reader should poll now: a window lasts and `keep_polling`
+  /// (when given) says so.
+  bool polling(const std::function<bool()>& keep_polling = {}) const;
 
   /// The reader's wait for `socket` to become readable: polls it while a
   /// window lasts and `keep_polling` (when given) says so, then sleeps in
@@ -62,6 +69,7 @@ class reader_wake {
   std::atomic<uint64_t> wakes_{0};
   std::atomic<int64_t> spin_until_{0};  // clock ticks
   std::atomic<bool> sleeping_{false};
+  std::atomic<bool> wake_sent_{false};  // an eventfd write the reader has not read yet
 };
 
 }  // namespace ferry

@@ -88,6 +88,22 @@ TEST(reader_wake, a_reader_nobody_needs_sleeps_inside_its_window_until_woken) {
   expect_a_byte_ends_the_wait(waited, pair);
 }
 
+TEST(reader_wake, a_window_opened_quietly_wakes_a_sleeping_reader_only_when_asked) {
+  reader_wake wake(10s);
+  socket_pair pair;
+  auto waited = std::async(std::launch::async, [&] { return wake.wait_readable(pair.ends[0]); });
+  EXPECT_EQ(waited.wait_for(30ms), std::future_status::timeout) << "no window: it sleeps";
+  wake.open_window(10s, false);  // a request is about to go out
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(wake.wakes(), 0u) << "woken before it was asked to";
+  ASSERT_TRUE(wait_until([&] {
+    wake.wake();  // the request went out
+    return wake.wakes() > 0;
+  }));
+  EXPECT_EQ(wake.wakes(), 1u) << "one write per sleep";
+  expect_a_byte_ends_the_wait(waited, pair);
+}
+
 TEST(reader_wake, a_closed_peer_ends_the_wait_so_that_the_read_can_say_so) {
   reader_wake wake(1ms);
   socket_pair pair;

@@ -36,9 +36,10 @@ control_channel::waiting::waiting(control_channel& c) : waiting(c, this_thread_s
 control_channel::waiting::waiting(control_channel& c, std::chrono::microseconds spin)
     : c_(c), outer_spin_us_(thread_spin_us) {
   thread_spin_us = spin.count();
-  // Counted before the window opens: a reader that sees the window sees a waiter.
+  // Counted before the window opens: a reader that sees the window sees a
+  // waiter. A sleeping reader is woken once the request went out (flush).
   c_.waiters_.fetch_add(1, std::memory_order_seq_cst);
-  c_.wake_.open_window(spin);
+  c_.wake_.open_window(spin, false);
 }
 
 control_channel::waiting::~waiting() {
@@ -85,6 +86,13 @@ void control_channel::write_locked(const std::vector<uint8_t>& batch) {
 }
 
 void control_channel::flush() {
+  flush_batch();
+  // Somebody waits for the answer to what just went out: the reader polls
+  // for it (woken now, off the request's way, if it sleeps).
+  if (waiters_.load(std::memory_order_seq_cst) > 0) wake_.wake();
+}
+
+void control_channel::flush_batch() {
   std::lock_guard send(send_mutex_);
   uint64_t frames;
   {
@@ -338,8 +346,17 @@ ssize_t control_channel::receive(void* area, size_t size) {
   // Somebody waits for an answer that is usually microseconds away; polling
   // for it is cheaper than waking up from a blocking recv.
   if (from->tls() == nullptr) {
-    if (!wake_.wait_readable(from->fd(), [this] { return waiters_.load(std::memory_order_seq_cst) > 0; })) return -1;
-    return from->read_some(area, size);
+    auto waited_for = [this] { return waiters_.load(std::memory_order_seq_cst) > 0; };
+    for (;;) {
+      // Polling by reading: one system call that brings the bytes.
+      while (wake_.polling(waited_for)) {
+        ssize_t n = from->try_read_some(area, size);
+        if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return n;
+      }
+      if (!wake_.wait_readable(from->fd(), waited_for)) return -1;
+      // Readable (or closed); a window that opened meanwhile polls above.
+      if (!wake_.polling(waited_for)) return from->read_some(area, size);
+    }
   }
   // A TLS stream may hold decrypted bytes its socket no longer shows: it
   // polls by reading, for the default window.

@@ -213,6 +213,8 @@ class control_channel {
   /// Writes an ack (when the counts moved) and `batch` to the control
   /// stream. Called with send_mutex_ held, while online.
   void write_locked(const std::vector<uint8_t>& batch);
+  /// flush() without waking the reader.
+  void flush_batch();
   void writer_loop();
   /// recv() that first polls for a short while when somebody waits.
   ssize_t receive(void* area, size_t size);

@@ -129,7 +129,8 @@ class countdown {
 /// waiting one and the connection's reader). CU_CTX_SCHED_YIELD and
 /// CU_CTX_SCHED_BLOCKING_SYNC get the default (FERRY_SPIN_US).
 std::chrono::microseconds gpu_wait_spin(const CUctx_st* c) {
-  if (std::getenv("FERRY_SPIN_US") != nullptr) return ferry::client::spin_duration();  // a measuring aid's
+  static const bool set_by_hand = std::getenv("FERRY_SPIN_US") != nullptr;  // a measuring aid's
+  if (set_by_hand) return ferry::client::spin_duration();
   const unsigned flags = (c->primary ? c->device->primary_flags : c->flags) & CU_CTX_SCHED_MASK;
   const bool spin = flags == CU_CTX_SCHED_SPIN || (flags == CU_CTX_SCHED_AUTO && ferry::host_has_spare_cores());
   return std::max(ferry::client::spin_duration(), spin ? std::chrono::microseconds(1000000) : std::chrono::microseconds(0));
