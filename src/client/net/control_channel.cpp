@@ -346,17 +346,10 @@ ssize_t control_channel::receive(void* area, size_t size) {
   // Somebody waits for an answer that is usually microseconds away; polling
   // for it is cheaper than waking up from a blocking recv.
   if (from->tls() == nullptr) {
-    auto waited_for = [this] { return waiters_.load(std::memory_order_seq_cst) > 0; };
-    for (;;) {
-      // Polling by reading: one system call that brings the bytes.
-      while (wake_.polling(waited_for)) {
-        ssize_t n = from->try_read_some(area, size);
-        if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return n;
-      }
-      if (!wake_.wait_readable(from->fd(), waited_for)) return -1;
-      // Readable (or closed); a window that opened meanwhile polls above.
-      if (!wake_.polling(waited_for)) return from->read_some(area, size);
-    }
+    // Polling by poll(), which leaves the socket to the kernel's delivery
+    // (a read in progress holds it, and a segment that comes then waits).
+    if (!wake_.wait_readable(from->fd(), [this] { return waiters_.load(std::memory_order_seq_cst) > 0; })) return -1;
+    return from->read_some(area, size);
   }
   // A TLS stream may hold decrypted bytes its socket no longer shows: it
   // polls by reading, for the default window.
