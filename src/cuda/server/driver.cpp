@@ -59,10 +59,23 @@ class resolver {
 
 }  // namespace
 
-std::unique_ptr<driver> driver::load(std::string& why) {
+namespace {
+
+std::string driver_path() {
   const char* configured = std::getenv("FERRY_CUDA_DRIVER");
-  std::string path = configured != nullptr && configured[0] != '\0' ? configured : "libcuda.so.1";
-  return load_from(path, symbol_lookup::proc_address, why);
+  return configured != nullptr && configured[0] != '\0' ? configured : "libcuda.so.1";
+}
+
+}  // namespace
+
+void map_driver_library() {
+  // Never closed (see ~driver); RTLD_LAZY: nothing is resolved yet.
+  dlopen(driver_path().c_str(), RTLD_LAZY | RTLD_LOCAL);
+  dlerror();
+}
+
+std::unique_ptr<driver> driver::load(std::string& why) {
+  return load_from(driver_path(), symbol_lookup::proc_address, why);
 }
 
 std::unique_ptr<driver> driver::load_from(const std::string& path, symbol_lookup lookup, std::string& why) {

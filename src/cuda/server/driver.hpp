@@ -29,6 +29,13 @@ enum class symbol_lookup {
   exported_names,  ///< dlsym of the exported (versioned) symbols only
 };
 
+/// Maps the driver's library (FERRY_CUDA_DRIVER, else libcuda.so.1) into this process
+/// and keeps it there, without initializing it: a session worker does so before it takes
+/// its unprivileged user, so that a driver in a directory that user cannot read still
+/// loads later (dlopen finds the mapped library by the same name). Nothing happens when
+/// it cannot be loaded: driver::load says why when a session asks.
+void map_driver_library();
+
 class driver {
  public:
   /// Loads FERRY_CUDA_DRIVER if set, else "libcuda.so.1", and resolves every entry point.

@@ -30,6 +30,7 @@
 #include "server/session/session.hpp"
 #include "server/worker/adopted_stream.hpp"
 #include "cuda/server/cuda_session.hpp"
+#include "cuda/server/driver.hpp"
 #include "server/worker/confinement.hpp"
 #include "server/worker/kernel_cache.hpp"
 #include "server/worker/ipc.hpp"
@@ -156,6 +157,8 @@ bool session_worker::configure(std::string& error) {
   confine.forbidden_files = config_.forbidden;
   confine.limits.open_files = config_.open_files;
   std::vector<std::string> warnings;
+  // While it may still read any directory (a test's stand-in driver sits in the build tree).
+  cuda::map_driver_library();
   if (!worker::confine_worker(confine, warnings, error)) return false;
   for (const std::string& w : warnings) FERRY_DEBUG("worker", "%s", w.c_str());
   // As the worker's user, while this process has one thread.
