@@ -115,6 +115,9 @@ class connection {
   void expect_data(protocol::object_id transfer, void* destination, uint64_t size, event* e) {
     receiver_.expect_data(transfer, destination, size, e);
   }
+  /// How the log names what the work fails with when the session ends
+  /// (link_state::name_failures).
+  void name_failures(std::function<std::string(cl_int)> namer) { link_.name_failures(std::move(namer)); }
   /// Registers where the bytes of bulk transfer `transfer` go for a waiter
   /// that is no OpenCL event (bulk_receiver::expect_bytes).
   bool expect_bytes(protocol::object_id transfer, void* destination, uint64_t size, bulk_receiver::bytes_done done) {

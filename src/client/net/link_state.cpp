@@ -56,16 +56,23 @@ void link_state::shut_bulk() {
   shut(bulk_);
 }
 
+void link_state::name_failures(std::function<std::string(cl_int)> namer) {
+  std::lock_guard lock(failures_mutex_);
+  failure_namer_ = std::move(namer);
+}
+
 void link_state::end_session(const std::string& why, cl_int failure) {
   bool first;
+  std::string failure_name;
   {
     std::lock_guard lock(failures_mutex_);
     first = !ended.exchange(true);
     if (first) failures_[epoch.load(std::memory_order_acquire)] = failure;
+    if (first) failure_name = failure_namer_ ? failure_namer_(failure) : cl_error_name(failure);
   }
   if (first)
     FERRY_WARN("net", "session with %s ends: %s; its work fails with %s", name_.c_str(), why.c_str(),
-               cl_error_name(failure).c_str());
+               failure_name.c_str());
   shut_streams(generation_change::keep);
   for (const auto& wake : wakers_) wake();
 }

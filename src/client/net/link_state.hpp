@@ -81,6 +81,10 @@ class link_state {
   /// the session because its worker process exceeded a limit. The first end
   /// of a session counts; later calls only wake again.
   void end_session(const std::string& why, cl_int failure);
+  /// How end_session's log line names what the work fails with: by its
+  /// OpenCL name unless `namer` is set (Ferry's libcuda.so.1 names the CUDA
+  /// error its calls return).
+  void name_failures(std::function<std::string(cl_int)> namer);
   /// What the work of session `epoch` fails with once it ended: the failure
   /// its end_session named, CL_DEVICE_NOT_AVAILABLE for a session that ended
   /// without one (the connection was destroyed) or has not ended.
@@ -150,8 +154,9 @@ class link_state {
   protocol::session_token secret_{};
   protocol::session_token peer_key_{};
 
-  mutable std::mutex failures_mutex_;  // guards failures_; taken around the first store of `ended`
+  mutable std::mutex failures_mutex_;  // guards failures_ and failure_namer_; taken around the first store of `ended`
   std::map<uint64_t, cl_int> failures_;  // epoch -> what the work of that ended session fails with
+  std::function<std::string(cl_int)> failure_namer_;
 
   std::vector<std::function<void()>> wakers_;
 };

@@ -91,6 +91,8 @@ void connect(driver_state& st, const std::string& text, const protocol::credenti
     FERRY_WARN("cuda", "server %s is not available: %s; its CUDA devices are left out", text.c_str(), error.c_str());
     return;
   }
+  // Its calls return CUDA_ERROR_DEVICE_UNAVAILABLE then (entry_points.cpp, `lost`).
+  s->link->name_failures([](cl_int) { return std::string("CUDA_ERROR_DEVICE_UNAVAILABLE"); });
   if (s->link->version() < protocol::cuda_version) {
     FERRY_WARN("cuda", "server %s speaks protocol version %u, older than CUDA remoting (%u); it has no CUDA devices",
                text.c_str(), s->link->version(), protocol::cuda_version);
