@@ -403,7 +403,21 @@ FERRY_IT_CHILD(cuda_memory_quota) {
   CALL(cuMemAlloc(&a, 48u << 20), SUCCESS);
   CALL(cuMemAlloc(&b, 32u << 20), 2 /* OUT_OF_MEMORY */);
   CALL(cuMemFree(a), SUCCESS);
-  CALL(cuMemAlloc(&b, 32u << 20), SUCCESS);  // the free was counted
+  CALL(cuMemAlloc(&b, 32u << 20), SUCCESS);  // the free was counted (the client let go of what it kept)
+  // A freed allocation is kept for the next of its size, usable once a
+  // synchronization has passed (work in flight may still use it).
+  auto cuCtxSynchronize = d.get<CUresult (*)()>("cuCtxSynchronize");
+  auto cuMemcpyHtoD = d.get<CUresult (*)(CUdeviceptr, const void*, size_t)>("cuMemcpyHtoD_v2");
+  CUdeviceptr c = 0, e = 0;
+  CALL(cuMemFree(b), SUCCESS);
+  CALL(cuMemAlloc(&c, 32u << 20), SUCCESS);
+  CHILD_CHECK(c != b, "a freed allocation came back before a synchronization");
+  const int word = 7;
+  CALL(cuMemcpyHtoD(b, &word, sizeof word), INVALID_VALUE);  // freed, though kept
+  CALL(cuCtxSynchronize(), SUCCESS);
+  CALL(cuMemAlloc(&e, 32u << 20), SUCCESS);
+  CHILD_CHECK(e == b, "the idle allocation was not used again");
+  CALL(cuMemcpyHtoD(e, &word, sizeof word), SUCCESS);
   std::printf("PASS\n");
   return 0;
 }

@@ -71,7 +71,7 @@ struct CUctx_st {
   bool primary = false;
   client::connection* link() const { return device->server->link.get(); }
   std::mutex mutex;  // guards allocations, globals, pieces, free_pieces, slabs, slab_next, slab_end, syncs,
-                     // nonblocking_streams
+                     // nonblocking_streams, kept_free, kept_free_bytes
   std::map<uint64_t, uint64_t> allocations;  // address -> size (the server's addresses)
   std::map<uint64_t, uint64_t> globals;
   /// Small allocations (at most small_piece_limit bytes) are pieces of slabs
@@ -93,6 +93,14 @@ struct CUctx_st {
   int nonblocking_streams = 0;
   std::map<uint64_t, uint64_t> slabs;
   uint64_t slab_next = 0, slab_end = 0;
+  /// Freed allocations above small_piece_limit kept on the server for a later
+  /// cuMemAlloc of the same size (GCC's OpenMP allocates its stacks around
+  /// every kernel, a round trip each): by size, the address and the value of
+  /// `syncs` when freed (usable again after a later whole synchronization, as
+  /// pieces are). At most kept_free_limit bytes; cuMemGetInfo, and an
+  /// allocation the server refuses for want of memory, free them first.
+  std::multimap<uint64_t, std::pair<uint64_t, uint64_t>> kept_free;
+  uint64_t kept_free_bytes = 0;
 
   /// Pieces of copies back on the bulk stream not yet whole (their bytes
   /// and their answer). The bytes travel on the bulk stream, so the answer
@@ -113,6 +121,8 @@ struct CUctx_st {
   int bulk_pending_ = 0;
 };
 
+/// The most bytes of freed allocations a context keeps (CUctx_st::kept_free).
+inline constexpr uint64_t kept_free_limit = uint64_t{256} << 20;
 /// Allocations up to this size are pieces of slabs (CUctx_st::pieces).
 inline constexpr uint64_t small_piece_limit = 64 * 1024;
 /// A slab's size, and the alignment of every piece (as cuMemAlloc's).

@@ -1005,6 +1005,19 @@ uint64_t piece_class(uint64_t size) {
 
 /// A piece of a slab for a small allocation: a freed one of its class, the
 /// rest of the newest slab, or a new slab (the only round trip).
+/// Frees on the server the allocations `c` kept (CUctx_st::kept_free);
+/// false when it kept none.
+bool release_kept_free(CUctx_st* c) {
+  std::multimap<uint64_t, std::pair<uint64_t, uint64_t>> kept;
+  {
+    std::lock_guard lock(c->mutex);
+    kept.swap(c->kept_free);
+    c->kept_free_bytes = 0;
+  }
+  for (const auto& [size, entry] : kept) c->link()->post(p::cuda_mem_free{c->id, entry.first});
+  return !kept.empty();
+}
+
 CUresult allocate_piece(CUctx_st* c, uint64_t size, CUdeviceptr& out) {
   const uint64_t cls = piece_class(size);
   {
@@ -1052,9 +1065,24 @@ FERRY_CUDA_API CUresult cuMemAlloc_v2(CUdeviceptr* out, size_t size) {
     *out = piece;
     return CUDA_SUCCESS;
   }
+  {
+    // A freed allocation of this size that no work can still use.
+    std::lock_guard lock(c->mutex);
+    auto [first, last] = c->kept_free.equal_range(size);
+    for (auto it = first; it != last; ++it) {
+      if (it->second.second >= c->syncs) continue;
+      *out = it->second.first;
+      c->allocations[*out] = size;
+      c->kept_free_bytes -= size;
+      c->kept_free.erase(it);
+      return CUDA_SUCCESS;
+    }
+  }
   p::cuda_mem_alloc ask{0, c->id, size};
   p::cuda_pointer reply;
-  if (CUresult rc = call(c, ask, reply, "cuMemAlloc")) return fail(rc, "cuMemAlloc", "the server's driver refused");
+  CUresult rc = call(c, ask, reply, "cuMemAlloc");
+  if (rc == CUDA_ERROR_OUT_OF_MEMORY && release_kept_free(c)) rc = call(c, ask, reply, "cuMemAlloc");
+  if (rc != CUDA_SUCCESS) return fail(rc, "cuMemAlloc", "the server's driver refused");
   {
     std::lock_guard lock(c->mutex);
     c->allocations[reply.address] = reply.size;
@@ -1080,7 +1108,14 @@ FERRY_CUDA_API CUresult cuMemFree_v2(CUdeviceptr address) {
     auto it = c->allocations.find(address);
     if (it == c->allocations.end() || c->slabs.count(address))
       return fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree", "not the start of an allocation of the context");
+    const uint64_t size = it->second;
     c->allocations.erase(it);
+    if (c->kept_free_bytes + size <= kept_free_limit) {
+      // Kept on the server for a later allocation of its size (CUctx_st::kept_free).
+      c->kept_free.emplace(size, std::make_pair(address, c->syncs));
+      c->kept_free_bytes += size;
+      return CUDA_SUCCESS;
+    }
   }
   c->link()->post(p::cuda_mem_free{c->id, address});
   return CUDA_SUCCESS;
@@ -1091,6 +1126,7 @@ FERRY_CUDA_API CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   CUctx_st* c;
   if (CUresult rc = context_for(nullptr, c, "cuMemGetInfo")) return rc;
   if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  release_kept_free(c);  // the program asks what it could allocate
   p::cuda_mem_get_info ask{0, c->id};
   p::cuda_mem_info reply;
   if (CUresult rc = call(c, ask, reply, "cuMemGetInfo")) return rc;
