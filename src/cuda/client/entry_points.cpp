@@ -1080,6 +1080,8 @@ FERRY_CUDA_API CUresult cuMemAlloc_v2(CUdeviceptr* out, size_t size) {
   }
   p::cuda_mem_alloc ask{0, c->id, size};
   p::cuda_pointer reply;
+  FERRY_DEBUG("cuda", "cuMemAlloc of %zu bytes asks the server (%zu bytes kept idle)", size,
+              static_cast<size_t>(c->kept_free_bytes));
   CUresult rc = call(c, ask, reply, "cuMemAlloc");
   if (rc == CUDA_ERROR_OUT_OF_MEMORY && release_kept_free(c)) rc = call(c, ask, reply, "cuMemAlloc");
   if (rc != CUDA_SUCCESS) return fail(rc, "cuMemAlloc", "the server's driver refused");
@@ -1110,6 +1112,8 @@ FERRY_CUDA_API CUresult cuMemFree_v2(CUdeviceptr address) {
       return fail(CUDA_ERROR_INVALID_VALUE, "cuMemFree", "not the start of an allocation of the context");
     const uint64_t size = it->second;
     c->allocations.erase(it);
+    FERRY_DEBUG("cuda", "cuMemFree of %llu bytes at 0x%llx", static_cast<unsigned long long>(size),
+                static_cast<unsigned long long>(address));
     if (c->kept_free_bytes + size <= kept_free_limit) {
       // Kept on the server for a later allocation of its size (CUctx_st::kept_free).
       c->kept_free.emplace(size, std::make_pair(address, c->syncs));
