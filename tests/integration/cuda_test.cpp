@@ -418,6 +418,24 @@ FERRY_IT_CHILD(cuda_memory_quota) {
   CALL(cuMemAlloc(&e, 32u << 20), SUCCESS);
   CHILD_CHECK(e == b, "the idle allocation was not used again");
   CALL(cuMemcpyHtoD(e, &word, sizeof word), SUCCESS);
+  // Freed right after a synchronization with nothing posted since (GCC's OpenMP
+  // stacks): idle at once. Freed after posted work: not before the next one.
+  // (cuMemGetInfo lets go of what is kept: the quota is full.)
+  auto cuMemGetInfo = d.get<CUresult (*)(size_t*, size_t*)>("cuMemGetInfo_v2");
+  size_t free_bytes = 0, total_bytes = 0;
+  CALL(cuMemFree(e), SUCCESS);
+  CALL(cuMemFree(c), SUCCESS);
+  CALL(cuMemGetInfo(&free_bytes, &total_bytes), SUCCESS);
+  CUdeviceptr h = 0, f = 0, g = 0;
+  CALL(cuMemAlloc(&h, 1u << 20), SUCCESS);
+  CALL(cuCtxSynchronize(), SUCCESS);
+  CALL(cuMemFree(h), SUCCESS);
+  CALL(cuMemAlloc(&f, 1u << 20), SUCCESS);
+  CHILD_CHECK(f == h, "memory freed with no work in flight was not used again at once");
+  CALL(cuMemcpyHtoD(f, &word, sizeof word), SUCCESS);
+  CALL(cuMemFree(f), SUCCESS);
+  CALL(cuMemAlloc(&g, 1u << 20), SUCCESS);
+  CHILD_CHECK(g != f, "memory freed behind a copy in flight came back before a synchronization");
   std::printf("PASS\n");
   return 0;
 }

@@ -115,6 +115,8 @@ class connection {
   void expect_data(protocol::object_id transfer, void* destination, uint64_t size, event* e) {
     receiver_.expect_data(transfer, destination, size, e);
   }
+  /// Frames posted in this session so far (control_channel::posted_frames).
+  uint64_t posted_frames() { return channel_.posted_frames(); }
   /// How the log names what the work fails with when the session ends
   /// (link_state::name_failures).
   void name_failures(std::function<std::string(cl_int)> namer) { link_.name_failures(std::move(namer)); }

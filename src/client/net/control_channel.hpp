@@ -75,6 +75,11 @@ class control_channel {
   }
   /// Sends everything queued so far from the calling thread.
   void flush();
+  /// Frames posted in this session so far (post's numbers count them).
+  uint64_t posted_frames() {
+    std::lock_guard lock(out_mutex_);
+    return posted_;
+  }
   /// Asks the writer to send an ack soon (the server keeps what it sent
   /// until then).
   void request_ack();

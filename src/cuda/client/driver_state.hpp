@@ -97,10 +97,17 @@ struct CUctx_st {
   /// cuMemAlloc of the same size (GCC's OpenMP allocates its stacks around
   /// every kernel, a round trip each): by size, the address and the value of
   /// `syncs` when freed (usable again after a later whole synchronization, as
-  /// pieces are). At most kept_free_limit bytes; cuMemGetInfo, and an
+  /// pieces are; one less when it was idle at once, see idle_at_frame). At most kept_free_limit bytes; cuMemGetInfo, and an
   /// allocation the server refuses for want of memory, free them first.
   std::multimap<uint64_t, std::pair<uint64_t, uint64_t>> kept_free;
   uint64_t kept_free_bytes = 0;
+  /// The frame number (connection::posted_frames) of the request of the last
+  /// whole synchronization that succeeded: while the connection has posted
+  /// nothing since, no work of the context is in flight, and memory freed
+  /// then is idle at once (GCC's OpenMP frees its stacks right after the
+  /// cuCtxSynchronize behind their kernel, and allocates them again before
+  /// the next). 0: none yet.
+  uint64_t idle_at_frame = 0;
 
   /// Pieces of copies back on the bulk stream not yet whole (their bytes
   /// and their answer). The bytes travel on the bulk stream, so the answer

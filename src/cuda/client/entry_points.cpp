@@ -139,11 +139,13 @@ std::chrono::microseconds gpu_wait_spin(const CUctx_st* c) {
 /// Sends `request` on `c`'s server and waits for the reply; `lost` when the
 /// session ended first.
 template <class Reply, class Request>
-CUresult call(CUctx_st* c, Request& request, Reply& reply, const char* what) {
+CUresult call(CUctx_st* c, Request& request, Reply& reply, const char* what, uint64_t* frame = nullptr) {
   ferry::client::connection* link = c->link();
   ferry::client::connection::waiting scope(*link);
   count_round_trip(what);
-  auto answer = link->call<Reply>(request);
+  uint64_t number = 0;
+  auto answer = link->call<Reply>(request, [] {}, number);
+  if (frame != nullptr) *frame = number;
   if (!answer) return fail(lost, what, "the server's session ended");
   reply = std::move(*answer);
   return reply.result;
@@ -186,12 +188,14 @@ CUresult synchronize(CUctx_st* c, p::object_id target, p::cuda_target kind, cons
   p::cuda_synchronize ask{0, c->id, target, kind};
   p::cuda_status reply;
   ferry::client::connection::waiting scope(*c->link(), gpu_wait_spin(c));
-  CUresult rc = call(c, ask, reply, what);
+  uint64_t frame = 0;
+  CUresult rc = call(c, ask, reply, what, &frame);
   c->wait_for_bulk_pieces();
   if (whole && rc == CUDA_SUCCESS) {
     // Pieces freed before this synchronization began are idle now.
     std::lock_guard lock(c->mutex);
     c->syncs = std::max(c->syncs, before + 1);
+    c->idle_at_frame = frame;
   }
   return rc;
 }
@@ -1115,8 +1119,11 @@ FERRY_CUDA_API CUresult cuMemFree_v2(CUdeviceptr address) {
     FERRY_DEBUG("cuda", "cuMemFree of %llu bytes at 0x%llx", static_cast<unsigned long long>(size),
                 static_cast<unsigned long long>(address));
     if (c->kept_free_bytes + size <= kept_free_limit) {
-      // Kept on the server for a later allocation of its size (CUctx_st::kept_free).
-      c->kept_free.emplace(size, std::make_pair(address, c->syncs));
+      // Kept on the server for a later allocation of its size (CUctx_st::kept_free):
+      // usable at once when nothing was posted since the last whole
+      // synchronization, else after the next.
+      const bool idle = c->idle_at_frame != 0 && c->link()->posted_frames() == c->idle_at_frame;
+      c->kept_free.emplace(size, std::make_pair(address, idle ? c->syncs - 1 : c->syncs));
       c->kept_free_bytes += size;
       return CUDA_SUCCESS;
     }
