@@ -41,7 +41,7 @@ void print_usage(std::FILE* to) {
                "                           where COMMAND's OpenCL calls go; mixed: even ranks on\n"
                "                           Ferry, odd ones on the native platform\n"
                "  --daemons N              ferryd processes for ferry and mixed (1 or 2, default 1);\n"
-               "                           rank r takes device r % N\n"
+               "                           rank r takes device r %% N\n"
                "  --bin-dir DIR            build tree with bin/ferryd and lib/libferry.so\n"
                "                           (default: the tree this launcher was built in)\n"
                "  --help                   this text\n");
