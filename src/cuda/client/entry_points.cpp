@@ -95,13 +95,16 @@ CUresult stream_for(CUstream s, CUctx_st*& context, p::object_id& id, const char
 class countdown {
  public:
   explicit countdown(int n) : left_(n) {}
-  void done(CUresult rc) {
+  /// One part ended with `rc`; true when it was the last.
+  bool done(CUresult rc) {
+    bool last;
     {
       std::lock_guard lock(mutex_);
       if (rc != CUDA_SUCCESS && result_ == CUDA_SUCCESS) result_ = rc;
-      --left_;
+      last = --left_ == 0;
     }
     cv_.notify_all();
+    return last;
   }
   CUresult wait() {
     const auto deadline = std::chrono::steady_clock::now() + ferry::client::this_thread_spin();
@@ -270,32 +273,13 @@ class bulk_back {
   explicit bulk_back(CUctx_st* c) : context_(c) { c->bulk_piece_begun(); }
   /// One part ended with `rc`.
   void part_done(CUresult rc) {
-    bool whole;
-    {
-      std::lock_guard lock(mutex_);
-      if (rc != CUDA_SUCCESS && result_ == CUDA_SUCCESS) result_ = rc;
-      whole = --parts_ == 0;
-    }
-    cv_.notify_all();
-    if (whole) context_->bulk_piece_ended();
+    if (parts_.done(rc)) context_->bulk_piece_ended();
   }
-  CUresult wait() {
-    const auto deadline = std::chrono::steady_clock::now() + ferry::client::this_thread_spin();
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::lock_guard lock(mutex_);
-      if (parts_ == 0) return result_;
-    }
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [&] { return parts_ == 0; });
-    return result_;
-  }
+  CUresult wait() { return parts_.wait(); }
 
  private:
   CUctx_st* const context_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  int parts_ = 2;
-  CUresult result_ = CUDA_SUCCESS;
+  countdown parts_{2};
 };
 
 /// Device to host on the bulk stream (see bulk_back_piece). Returns the
