@@ -525,6 +525,37 @@ FERRY_IT_CHILD(cuda_copies_back_in_bulk) {
   return 0;
 }
 
+// A daemon with --session-objects 4: contexts, modules, functions, streams and events
+// count, and one past the limit fails with CUDA_ERROR_OUT_OF_MEMORY (at the call, or at
+// the next synchronization for what is posted) until one is released.
+FERRY_IT_CHILD(cuda_object_quota) {
+  driver_api d;
+  CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
+  auto cuInit = d.get<CUresult (*)(unsigned)>("cuInit");
+  auto cuCtxCreate = d.get<CUresult (*)(handle*, unsigned, CUdevice)>("cuCtxCreate_v2");
+  auto cuCtxSynchronize = d.get<CUresult (*)()>("cuCtxSynchronize");
+  auto cuModuleLoadData = d.get<CUresult (*)(handle*, const void*)>("cuModuleLoadData");
+  auto cuModuleGetFunction = d.get<CUresult (*)(handle*, handle, const char*)>("cuModuleGetFunction");
+  auto cuStreamCreate = d.get<CUresult (*)(handle*, unsigned)>("cuStreamCreate");
+  auto cuStreamDestroy = d.get<CUresult (*)(handle)>("cuStreamDestroy_v2");
+  auto cuEventCreate = d.get<CUresult (*)(handle*, unsigned)>("cuEventCreate");
+  CUresult rc;
+  handle ctx = nullptr, module = nullptr, saxpy = nullptr, add_one = nullptr, stream = nullptr, event = nullptr;
+  CALL(cuInit(0), SUCCESS);
+  CALL(cuCtxCreate(&ctx, 0, 0), SUCCESS);
+  CALL(cuModuleLoadData(&module, module_ptx), SUCCESS);
+  CALL(cuModuleGetFunction(&saxpy, module, "saxpy"), SUCCESS);
+  CALL(cuStreamCreate(&stream, 0), SUCCESS);  // the fourth
+  CALL(cuEventCreate(&event, 0), SUCCESS);    // posted: refused on the server
+  CALL(cuCtxSynchronize(), 2 /* OUT_OF_MEMORY */);
+  CALL(cuModuleGetFunction(&add_one, module, "add_one_i32"), 2 /* OUT_OF_MEMORY */);
+  CALL(cuStreamDestroy(stream), SUCCESS);
+  CALL(cuModuleGetFunction(&add_one, module, "add_one_i32"), SUCCESS);
+  CALL(cuCtxSynchronize(), SUCCESS);
+  std::printf("PASS\n");
+  return 0;
+}
+
 // A client that leaves work in flight (kernels the stand-in runs 20 ms each, a copy back
 // still to come) and says READY; the test kills it there.
 FERRY_IT_CHILD(cuda_dies_mid_stream) {
@@ -618,6 +649,12 @@ TEST(cuda, the_sessions_memory_limit_holds_for_cuda_allocations) {
   ferry::test::daemon server({"--session-memory", "67108864"}, {}, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
   ASSERT_TRUE(server.started());
   expect_child_passes("cuda_memory_quota", std::chrono::seconds(60), {{"FERRY_SERVERS", server.address()}});
+}
+
+TEST(cuda, the_sessions_object_limit_holds_for_cuda_objects) {
+  ferry::test::daemon server({"--session-objects", "4"}, {}, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
+  ASSERT_TRUE(server.started());
+  expect_child_passes("cuda_object_quota", std::chrono::seconds(60), {{"FERRY_SERVERS", server.address()}});
 }
 
 TEST(cuda, a_client_killed_with_work_in_flight_leaves_the_daemon_serving_others) {

@@ -287,11 +287,19 @@ bool session_cuda::on(const p::cuda_get_devices& m) {
   return true;
 }
 
+bool session_cuda::admit_object() {
+  return quota_.admit_object(objects_.size()) == CL_SUCCESS;
+}
+
 bool session_cuda::on(const p::cuda_create_context& m) {
   if (m.context == 0 || objects_.count(m.context))
     return violate("cuda_create_context: context id " + std::to_string(m.context) + " is 0 or in use");
   if (drv_ == nullptr || m.ordinal >= backend_.devices.size()) {
     answer_status(m.request, drv_ == nullptr ? CUDA_ERROR_NO_DEVICE : CUDA_ERROR_INVALID_DEVICE);
+    return true;
+  }
+  if (!admit_object()) {
+    answer_status(m.request, CUDA_ERROR_OUT_OF_MEMORY);
     return true;
   }
   CUdevice device = 0;
@@ -522,7 +530,9 @@ bool session_cuda::on(const p::cuda_module_load& m) {
   CUresult rc;
   context_state* c = enter(m.context, rc);
   p::cuda_module_reply reply{m.request, rc, {}, {}, 0};
-  if (c != nullptr) {
+  if (c != nullptr && !admit_object()) {
+    reply.result = CUDA_ERROR_OUT_OF_MEMORY;
+  } else if (c != nullptr) {
     // A PTX image must end with its NUL: the driver reads it as a C string.
     std::vector<uint8_t> image(m.image.begin(), m.image.end());
     image.push_back(0);
@@ -553,7 +563,9 @@ bool session_cuda::on(const p::cuda_get_function& m) {
     return violate("cuda_get_function: function id " + std::to_string(m.function) + " is 0 or in use");
   p::cuda_function_reply reply{m.request, CUDA_ERROR_INVALID_HANDLE, 0, {}, {}};
   object* module = find(m.module, object::kind::module);
-  if (module != nullptr && make_current(*module->context)) {
+  if (module != nullptr && !admit_object()) {
+    reply.result = CUDA_ERROR_OUT_OF_MEMORY;
+  } else if (module != nullptr && make_current(*module->context)) {
     CUfunction f = nullptr;
     reply.result = drv_->cuModuleGetFunction(&f, static_cast<CUmodule>(module->handle), m.name.c_str());
     if (reply.result == CUDA_SUCCESS) {
@@ -939,6 +951,10 @@ bool session_cuda::on(const p::cuda_create_stream& m) {
   CUresult rc;
   context_state* c = enter(m.context, rc);
   if (c == nullptr) return true;
+  if (!admit_object()) {
+    defer(*c, CUDA_ERROR_OUT_OF_MEMORY, "cuStreamCreate (over the session's object limit)");
+    return true;
+  }
   CUstream handle = nullptr;
   if (m.priority != 0 && drv_->cuStreamCreateWithPriority)
     rc = drv_->cuStreamCreateWithPriority(&handle, m.flags & CU_STREAM_NON_BLOCKING, m.priority);
@@ -966,6 +982,10 @@ bool session_cuda::on(const p::cuda_create_event& m) {
   CUresult rc;
   context_state* c = enter(m.context, rc);
   if (c == nullptr) return true;
+  if (!admit_object()) {
+    defer(*c, CUDA_ERROR_OUT_OF_MEMORY, "cuEventCreate (over the session's object limit)");
+    return true;
+  }
   CUevent handle = nullptr;
   // Blocking sync only changes how a host thread waits; the watcher polls.
   rc = drv_->cuEventCreate(&handle, m.flags & ~static_cast<uint32_t>(CU_EVENT_BLOCKING_SYNC));

@@ -172,6 +172,10 @@ class session_cuda {
   };
 
   bool violate(std::string why);
+  /// Whether the session may hold one more CUDA object: ferryd
+  /// --session-objects holds for them too, counted apart from its OpenCL
+  /// objects (the quota logs the first refusal).
+  bool admit_object();
   /// The context `id`, made current on this thread; null (an error in
   /// `rc`) for an unknown or destroyed one.
   context_state* enter(protocol::object_id id, CUresult& rc);
