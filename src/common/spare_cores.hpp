@@ -12,6 +12,10 @@
 
 namespace ferry {
 
-inline bool host_has_spare_cores() { return std::thread::hardware_concurrency() >= 8; }
+/// Asked once: hardware_concurrency() reads /sys, and waits ask on every call.
+inline bool host_has_spare_cores() {
+  static const bool spare = std::thread::hardware_concurrency() >= 8;
+  return spare;
+}
 
 }  // namespace ferry

@@ -259,7 +259,7 @@ class control_channel {
 
   std::atomic<int> waiters_{0};
   /// The reader polls while a waiter's window lasts and somebody waits, and
-  /// is woken when a wait begins (reader_wake.hpp).
+  /// is woken once a waiter's request went out (flush; reader_wake.hpp).
   reader_wake wake_{spin_duration()};
   std::thread writer_;
 };

@@ -139,12 +139,14 @@ std::chrono::microseconds gpu_wait_spin(const CUctx_st* c) {
   return std::max(ferry::client::spin_duration(), spin ? std::chrono::microseconds(1000000) : std::chrono::microseconds(0));
 }
 
-/// Sends `request` on `c`'s server and waits for the reply; `lost` when the
-/// session ended first.
+/// Sends `request` on `c`'s server and waits for the reply, polling for
+/// `spin` before it sleeps; `lost` when the session ended first. `frame`:
+/// where to store the request's frame number.
 template <class Reply, class Request>
-CUresult call(CUctx_st* c, Request& request, Reply& reply, const char* what, uint64_t* frame = nullptr) {
+CUresult call(CUctx_st* c, Request& request, Reply& reply, const char* what, uint64_t* frame = nullptr,
+              std::chrono::microseconds spin = ferry::client::this_thread_spin()) {
   ferry::client::connection* link = c->link();
-  ferry::client::connection::waiting scope(*link);
+  ferry::client::connection::waiting scope(*link, spin);
   count_round_trip(what);
   uint64_t number = 0;
   auto answer = link->call<Reply>(request, [] {}, number);
@@ -190,9 +192,8 @@ CUresult synchronize(CUctx_st* c, p::object_id target, p::cuda_target kind, cons
   }
   p::cuda_synchronize ask{0, c->id, target, kind};
   p::cuda_status reply;
-  ferry::client::connection::waiting scope(*c->link(), gpu_wait_spin(c));
   uint64_t frame = 0;
-  CUresult rc = call(c, ask, reply, what, &frame);
+  CUresult rc = call(c, ask, reply, what, &frame, gpu_wait_spin(c));
   c->wait_for_bulk_pieces();
   if (whole && rc == CUDA_SUCCESS) {
     // Pieces freed before this synchronization began are idle now.
