@@ -6,6 +6,7 @@
 // program no CUDA device and exact codes. Each client is a child process: cuInit
 // connects once per process.
 #include <dlfcn.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -604,7 +605,7 @@ TEST(cuda, a_program_runs_its_kernels_through_the_daemons_driver) {
 
 TEST(cuda, a_daemon_refuses_to_serve_ferrys_own_driver) {
   // A daemon started with the client's LD_LIBRARY_PATH would load Ferry's libcuda.so.1.
-  const std::string log = ::testing::TempDir() + "ferry_cuda_own_driver.log";
+  const std::string log = ::testing::TempDir() + "ferry_cuda_own_driver." + std::to_string(::getpid()) + ".log";
   {
     ferry::test::daemon server({}, log, {{"FERRY_CUDA_DRIVER", FERRY_CUDA_CLIENT}});
     ASSERT_TRUE(server.started());
@@ -620,8 +621,9 @@ TEST(cuda, copies_back_come_on_the_bulk_stream_in_order) {
 }
 
 TEST(cuda, copies_back_to_a_client_on_the_same_host_go_through_a_read_window) {
-  const std::string socket = ::testing::TempDir() + "ferry_cuda_bulk_back.sock";
-  const std::string log = ::testing::TempDir() + "ferry_cuda_bulk_back.log";
+  // Named by this process: another run of the suite may share the directory.
+  const std::string stem = ::testing::TempDir() + "ferry_cuda_bulk_back." + std::to_string(::getpid());
+  const std::string socket = stem + ".sock", log = stem + ".log";
   {
     ferry::test::daemon server({"--unix", socket, "--log-level", "info"}, log, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
     ASSERT_TRUE(server.started());
