@@ -109,8 +109,13 @@ class completion_poller_test : public ::testing::Test {
   }
 
   // Ends the session state; returns the events of its delivered records, in delivery order.
+  // The poller's thread may still hold the core for a moment after the last slot went back
+  // (it drops its reference after releasing the slot, and keeps quiet sessions until it
+  // wakes their writers), so the records are released once that reference is gone too.
   std::vector<cl_event> delivered_in_order() {
+    std::weak_ptr<session_core> last = core_;
     core_.reset();
+    EXPECT_TRUE(becomes([&] { return last.expired(); })) << "the poller kept the session state";
     std::lock_guard lock(events().mutex);
     return events().released;
   }
