@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "cuda/abi/per_thread_stream.hpp"
 #include "daemon.hpp"
 
 using namespace ferry::test;
@@ -139,6 +140,21 @@ FERRY_IT_CHILD(cuda_without_devices) {
   CALL(reinterpret_cast<CUresult (*)(handle*, void*, unsigned, CUdevice)>(fn)(nullptr, nullptr, 0, 0), INVALID_VALUE);
   CALL(cuGetProcAddress("cuMemAlloc", &fn, 12000, 0, &status), SUCCESS);
   CHILD_CHECK(fn == reinterpret_cast<void*>(cuMemAlloc) && status == 0, "cuMemAlloc@12000 is not cuMemAlloc_v2");
+  // A program built with per-thread default streams calls <variant>_ptds/_ptsz: every
+  // exported variant of those bases has that name too, and it is the same function.
+  for (const ferry::cuda::per_thread_base& b : ferry::cuda::per_thread_bases) {
+    int variants = 0;
+    for (const char* version : {"", "_v2", "_v3", "_v4"}) {
+      const std::string plain = std::string(b.base) + version, suffixed = plain + std::string(b.suffix);
+      // Not a variant: a call of its own, with no per-thread name in cuda.h.
+      if (plain == "cuLaunchHostFunc_v2") continue;
+      void* function = dlsym(d.library, plain.c_str());
+      void* alias = dlsym(d.library, suffixed.c_str());
+      CHILD_CHECK(alias == function, "%s is %p, %s is %p", suffixed.c_str(), alias, plain.c_str(), function);
+      variants += function != nullptr;
+    }
+    CHILD_CHECK(variants > 0, "no variant of %.*s is exported", static_cast<int>(b.base.size()), b.base.data());
+  }
   std::printf("PASS\n");
   return 0;
 }
@@ -178,6 +194,7 @@ FERRY_IT_CHILD(cuda_with_devices) {
                                    handle, void**, void**));
   GET(cuStreamCreate, CUresult (*)(handle*, unsigned));
   GET(cuStreamSynchronize, CUresult (*)(handle));
+  GET2(cuStreamSynchronize_ptsz, "cuStreamSynchronize_ptsz", CUresult (*)(handle));
   GET(cuStreamQuery, CUresult (*)(handle));
   GET(cuStreamAddCallback, CUresult (*)(handle, void (*)(handle, CUresult, void*), void*, unsigned));
   GET2(cuStreamDestroy, "cuStreamDestroy_v2", CUresult (*)(handle));
@@ -247,6 +264,7 @@ FERRY_IT_CHILD(cuda_with_devices) {
   void* params[] = {&count_n, &a, &dx, &dy};
   const unsigned blocks = (n + 255) / 256;
   CALL(cuLaunchKernel(saxpy, blocks, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), SUCCESS);
+  CALL(cuStreamSynchronize_ptsz(nullptr), SUCCESS);  // the per-thread default stream: run as the legacy one
   CALL(cuLaunchKernel(saxpy, blocks, 1, 1, 2048, 1, 1, 0, nullptr, params, nullptr), INVALID_VALUE);
   CALL(cuLaunchKernel(saxpy, 0, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr), INVALID_VALUE);
   CALL(cuMemcpyDtoH(out.data(), dy, n * sizeof(float)), SUCCESS);

@@ -1824,6 +1824,53 @@ FERRY_CUDA_API CUresult cuStreamDestroy(CUstream s) { return cuStreamDestroy_v2(
 FERRY_CUDA_API CUresult cuEventDestroy(CUevent e) { return cuEventDestroy_v2(e); }
 
 // ===========================================================================
+// The per-thread default stream names (cuda/abi/per_thread_stream.hpp): a program
+// built with per-thread default streams calls cuMemcpyHtoD_v2_ptds,
+// cuLaunchKernel_ptsz, ... Ferry runs the per-thread default stream as the legacy
+// one (docs/cuda.md says why), so each name is an alias of the function above:
+// the NULL stream there is the legacy stream, which orders more than CUDA's
+// per-thread stream would, never less.
+
+#define FERRY_PER_THREAD_NAME(name, suffix) \
+  extern "C" __attribute__((visibility("default"), alias(#name))) decltype(name) name##suffix;
+FERRY_PER_THREAD_NAME(cuMemcpy, _ptds)
+FERRY_PER_THREAD_NAME(cuMemcpyHtoD, _ptds)
+FERRY_PER_THREAD_NAME(cuMemcpyHtoD_v2, _ptds)
+FERRY_PER_THREAD_NAME(cuMemcpyDtoH, _ptds)
+FERRY_PER_THREAD_NAME(cuMemcpyDtoH_v2, _ptds)
+FERRY_PER_THREAD_NAME(cuMemcpyDtoD, _ptds)
+FERRY_PER_THREAD_NAME(cuMemcpyDtoD_v2, _ptds)
+FERRY_PER_THREAD_NAME(cuMemsetD8, _ptds)
+FERRY_PER_THREAD_NAME(cuMemsetD8_v2, _ptds)
+FERRY_PER_THREAD_NAME(cuMemsetD16, _ptds)
+FERRY_PER_THREAD_NAME(cuMemsetD16_v2, _ptds)
+FERRY_PER_THREAD_NAME(cuMemsetD32, _ptds)
+FERRY_PER_THREAD_NAME(cuMemsetD32_v2, _ptds)
+FERRY_PER_THREAD_NAME(cuMemcpyAsync, _ptsz)
+FERRY_PER_THREAD_NAME(cuMemcpyHtoDAsync, _ptsz)
+FERRY_PER_THREAD_NAME(cuMemcpyHtoDAsync_v2, _ptsz)
+FERRY_PER_THREAD_NAME(cuMemcpyDtoHAsync, _ptsz)
+FERRY_PER_THREAD_NAME(cuMemcpyDtoHAsync_v2, _ptsz)
+FERRY_PER_THREAD_NAME(cuMemcpyDtoDAsync, _ptsz)
+FERRY_PER_THREAD_NAME(cuMemcpyDtoDAsync_v2, _ptsz)
+FERRY_PER_THREAD_NAME(cuMemsetD8Async, _ptsz)
+FERRY_PER_THREAD_NAME(cuMemsetD16Async, _ptsz)
+FERRY_PER_THREAD_NAME(cuMemsetD32Async, _ptsz)
+FERRY_PER_THREAD_NAME(cuLaunchKernel, _ptsz)
+FERRY_PER_THREAD_NAME(cuLaunchKernelEx, _ptsz)
+FERRY_PER_THREAD_NAME(cuLaunchHostFunc, _ptsz)
+FERRY_PER_THREAD_NAME(cuStreamSynchronize, _ptsz)
+FERRY_PER_THREAD_NAME(cuStreamQuery, _ptsz)
+FERRY_PER_THREAD_NAME(cuStreamWaitEvent, _ptsz)
+FERRY_PER_THREAD_NAME(cuStreamAddCallback, _ptsz)
+FERRY_PER_THREAD_NAME(cuStreamGetFlags, _ptsz)
+FERRY_PER_THREAD_NAME(cuStreamGetPriority, _ptsz)
+FERRY_PER_THREAD_NAME(cuStreamGetCtx, _ptsz)
+FERRY_PER_THREAD_NAME(cuEventRecord, _ptsz)
+FERRY_PER_THREAD_NAME(cuEventRecordWithFlags, _ptsz)
+#undef FERRY_PER_THREAD_NAME
+
+// ===========================================================================
 // cuGetProcAddress: by base name and CUDA version (cuda-bindings resolves
 // every entry point this way).
 

@@ -21,10 +21,8 @@
 //   calls rather than new ABIs of an old one (cuCtxGetDevice_v2, cuCtxSynchronize_v2,
 //   cuStreamGetCtx_v2, cuLaunchHostFunc_v2, cuMulticastBindMem_v2,
 //   cuMulticastBindAddr_v2): they are rows of their own.
-// - The per-thread default stream variants (_ptds, _ptsz) are left out: a program
-//   built with per-thread default streams calls the _ptds/_ptsz name of an implemented
-//   function, and those aliases belong beside the implementation (Ferry treats the
-//   per-thread default stream as the legacy one).
+// - The per-thread default stream names (_ptds, _ptsz) are not rows: they are aliases
+//   of their variant's stub, listed apart (FERRY_REFUSED_PER_THREAD_NAMES).
 //
 // Why a stub may declare no parameters: on x86-64 (System V) and AArch64 the caller
 // passes arguments in registers and on its own stack frame and removes them itself,
@@ -555,6 +553,98 @@
   R(cuGraphicsResourceGetMappedEglFrame)                                 \
   R(cuEventCreateFromEGLSync)
 
+// The per-thread default stream names of the refused entry points (per_thread_stream.hpp
+// says which bases have them): each is an alias of its variant's stub, so a program built
+// with per-thread default streams loads, and a call gets CUDA_ERROR_NOT_SUPPORTED.
+// A(exported, suffix): exported##suffix is exported too.
+#define FERRY_REFUSED_PER_THREAD_NAMES(A)                                \
+  A(cuMemcpyPeer, _ptds)                                               \
+  A(cuMemcpyDtoA, _ptds)                                               \
+  A(cuMemcpyDtoA_v2, _ptds)                                            \
+  A(cuMemcpyAtoD, _ptds)                                               \
+  A(cuMemcpyAtoD_v2, _ptds)                                            \
+  A(cuMemcpyHtoA, _ptds)                                               \
+  A(cuMemcpyHtoA_v2, _ptds)                                            \
+  A(cuMemcpyAtoH, _ptds)                                               \
+  A(cuMemcpyAtoH_v2, _ptds)                                            \
+  A(cuMemcpyAtoA, _ptds)                                               \
+  A(cuMemcpyAtoA_v2, _ptds)                                            \
+  A(cuMemcpy2D, _ptds)                                                 \
+  A(cuMemcpy2D_v2, _ptds)                                              \
+  A(cuMemcpy2DUnaligned, _ptds)                                        \
+  A(cuMemcpy2DUnaligned_v2, _ptds)                                     \
+  A(cuMemcpy3D, _ptds)                                                 \
+  A(cuMemcpy3D_v2, _ptds)                                              \
+  A(cuMemcpy3DPeer, _ptds)                                             \
+  A(cuMemcpyPeerAsync, _ptsz)                                          \
+  A(cuMemcpyHtoAAsync, _ptsz)                                          \
+  A(cuMemcpyHtoAAsync_v2, _ptsz)                                       \
+  A(cuMemcpyAtoHAsync, _ptsz)                                          \
+  A(cuMemcpyAtoHAsync_v2, _ptsz)                                       \
+  A(cuMemcpy2DAsync, _ptsz)                                            \
+  A(cuMemcpy2DAsync_v2, _ptsz)                                         \
+  A(cuMemcpy3DAsync, _ptsz)                                            \
+  A(cuMemcpy3DAsync_v2, _ptsz)                                         \
+  A(cuMemcpy3DPeerAsync, _ptsz)                                        \
+  A(cuMemcpyBatchAsync, _ptsz)                                         \
+  A(cuMemcpyBatchAsync_v2, _ptsz)                                      \
+  A(cuMemcpy3DBatchAsync, _ptsz)                                       \
+  A(cuMemcpy3DBatchAsync_v2, _ptsz)                                    \
+  A(cuMemsetD2D8, _ptds)                                               \
+  A(cuMemsetD2D8_v2, _ptds)                                            \
+  A(cuMemsetD2D16, _ptds)                                              \
+  A(cuMemsetD2D16_v2, _ptds)                                           \
+  A(cuMemsetD2D32, _ptds)                                              \
+  A(cuMemsetD2D32_v2, _ptds)                                           \
+  A(cuMemsetD2D8Async, _ptsz)                                          \
+  A(cuMemsetD2D16Async, _ptsz)                                         \
+  A(cuMemsetD2D32Async, _ptsz)                                         \
+  A(cuMemBatchDecompressAsync, _ptsz)                                  \
+  A(cuMemMapArrayAsync, _ptsz)                                         \
+  A(cuMemFreeAsync, _ptsz)                                             \
+  A(cuMemAllocAsync, _ptsz)                                            \
+  A(cuMemAllocFromPoolAsync, _ptsz)                                    \
+  A(cuMemPrefetchAsync, _ptsz)                                         \
+  A(cuMemPrefetchAsync_v2, _ptsz)                                      \
+  A(cuMemPrefetchBatchAsync, _ptsz)                                    \
+  A(cuMemDiscardBatchAsync, _ptsz)                                     \
+  A(cuMemDiscardAndPrefetchBatchAsync, _ptsz)                          \
+  A(cuStreamGetDevice, _ptsz)                                          \
+  A(cuStreamGetId, _ptsz)                                              \
+  A(cuStreamGetCtx_v2, _ptsz)                                          \
+  A(cuStreamBeginCapture, _ptsz)                                       \
+  A(cuStreamBeginCapture_v2, _ptsz)                                    \
+  A(cuStreamBeginCaptureToGraph, _ptsz)                                \
+  A(cuStreamEndCapture, _ptsz)                                         \
+  A(cuStreamIsCapturing, _ptsz)                                        \
+  A(cuStreamGetCaptureInfo, _ptsz)                                     \
+  A(cuStreamGetCaptureInfo_v2, _ptsz)                                  \
+  A(cuStreamGetCaptureInfo_v3, _ptsz)                                  \
+  A(cuStreamUpdateCaptureDependencies, _ptsz)                          \
+  A(cuStreamUpdateCaptureDependencies_v2, _ptsz)                       \
+  A(cuStreamAttachMemAsync, _ptsz)                                     \
+  A(cuStreamCopyAttributes, _ptsz)                                     \
+  A(cuStreamGetAttribute, _ptsz)                                       \
+  A(cuStreamSetAttribute, _ptsz)                                       \
+  A(cuSignalExternalSemaphoresAsync, _ptsz)                            \
+  A(cuWaitExternalSemaphoresAsync, _ptsz)                              \
+  A(cuStreamWaitValue32, _ptsz)                                        \
+  A(cuStreamWaitValue32_v2, _ptsz)                                     \
+  A(cuStreamWaitValue64, _ptsz)                                        \
+  A(cuStreamWaitValue64_v2, _ptsz)                                     \
+  A(cuStreamWriteValue32, _ptsz)                                       \
+  A(cuStreamWriteValue32_v2, _ptsz)                                    \
+  A(cuStreamWriteValue64, _ptsz)                                       \
+  A(cuStreamWriteValue64_v2, _ptsz)                                    \
+  A(cuStreamBatchMemOp, _ptsz)                                         \
+  A(cuStreamBatchMemOp_v2, _ptsz)                                      \
+  A(cuLaunchCooperativeKernel, _ptsz)                                  \
+  A(cuGraphInstantiateWithParams, _ptsz)                               \
+  A(cuGraphUpload, _ptsz)                                              \
+  A(cuGraphLaunch, _ptsz)                                              \
+  A(cuGraphicsMapResources, _ptsz)                                     \
+  A(cuGraphicsUnmapResources, _ptsz)
+
 namespace ferry::cuda {
 namespace {
 
@@ -586,6 +676,11 @@ extern "C" {
 FERRY_REFUSED_ENTRY_POINTS(FERRY_REFUSED_STUB_R, FERRY_REFUSED_STUB_V)
 #undef FERRY_REFUSED_STUB_R
 #undef FERRY_REFUSED_STUB_V
+
+#define FERRY_REFUSED_ALIAS(name, suffix) \
+  __attribute__((visibility("default"), alias(#name))) int name##suffix() noexcept;
+FERRY_REFUSED_PER_THREAD_NAMES(FERRY_REFUSED_ALIAS)
+#undef FERRY_REFUSED_ALIAS
 }  // extern "C"
 
 namespace ferry::cuda {
@@ -601,6 +696,15 @@ constinit const refused_entry refused_entries[] = {
 };
 
 constinit const size_t refused_entry_count = sizeof refused_entries / sizeof refused_entries[0];
+
+constinit const refused_alias refused_per_thread_names[] = {
+#define FERRY_REFUSED_ALIAS_ROW(name, suffix) {#name #suffix, &::name##suffix},
+    FERRY_REFUSED_PER_THREAD_NAMES(FERRY_REFUSED_ALIAS_ROW)
+#undef FERRY_REFUSED_ALIAS_ROW
+};
+
+constinit const size_t refused_per_thread_name_count =
+    sizeof refused_per_thread_names / sizeof refused_per_thread_names[0];
 
 static_assert(sizeof refused_entries / sizeof refused_entries[0] == refused_index_count);
 

@@ -34,6 +34,15 @@ struct refused_entry {
 extern const refused_entry refused_entries[];
 extern const size_t refused_entry_count;
 
+/// A per-thread default stream name of a refused entry point ("cuMemcpy2D_v2_ptds"):
+/// the same stub under a second name (cuda/abi/per_thread_stream.hpp says which).
+struct refused_alias {
+  const char* exported;
+  refused_function function;
+};
+extern const refused_alias refused_per_thread_names[];
+extern const size_t refused_per_thread_name_count;
+
 /// Whether the stub of refused_entries[index] has been called in this process (it logs
 /// at its first call only).
 bool refused_was_called(size_t index);

@@ -4,12 +4,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
 
 #include "common/log.hpp"
 #include "cuda/abi/driver_abi.hpp"
+#include "cuda/abi/per_thread_stream.hpp"
 #include "cuda/client/proc_table.hpp"
 
 namespace ferry::cuda {
@@ -86,6 +88,31 @@ TEST(refused, every_row_is_a_distinct_cu_symbol_named_after_its_base) {
     EXPECT_NE(r.function, nullptr) << exported;
     EXPECT_GE(r.since, 0) << exported;
   }
+}
+
+TEST(refused, every_variant_of_a_per_thread_base_has_its_suffixed_name_and_no_other_does) {
+  std::map<std::string, refused_function> aliases;
+  for (size_t i = 0; i < refused_per_thread_name_count; ++i) {
+    const refused_alias& a = refused_per_thread_names[i];
+    EXPECT_TRUE(aliases.emplace(a.exported, a.function).second) << a.exported << " is listed twice";
+  }
+  size_t expected = 0;
+  for (size_t i = 0; i < refused_entry_count; ++i) {
+    const refused_entry& r = refused_entries[i];
+    const std::string_view suffix = per_thread_suffix(r.base);
+    if (suffix.empty()) {
+      EXPECT_FALSE(aliases.contains(std::string(r.exported) + "_ptds")) << r.exported;
+      EXPECT_FALSE(aliases.contains(std::string(r.exported) + "_ptsz")) << r.exported;
+      continue;
+    }
+    ++expected;
+    auto it = aliases.find(std::string(r.exported) + std::string(suffix));
+    ASSERT_NE(it, aliases.end()) << r.exported << " has no " << suffix << " name";
+    // An alias: the very stub, so a call refuses and logs under the variant's name.
+    EXPECT_EQ(it->second, r.function) << it->first;
+    EXPECT_EQ(it->second(), CUDA_ERROR_NOT_SUPPORTED) << it->first;
+  }
+  EXPECT_EQ(aliases.size(), expected) << "a per-thread name without its variant";
 }
 
 }  // namespace
