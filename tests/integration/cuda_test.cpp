@@ -76,6 +76,10 @@ constexpr const char* module_ptx = R"PTX(
 {
   ret;
 }
+.visible .entry hang()
+{
+  ret;
+}
 .visible .global .align 4 .u32 counter;
 )PTX";
 
@@ -609,6 +613,39 @@ FERRY_IT_CHILD(cuda_dies_mid_stream) {
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
+// A client whose kernel never returns: a thread of it waits in cuCtxSynchronize (a
+// watch the daemon holds), and it says READY; the test kills it there.
+FERRY_IT_CHILD(cuda_kernel_hangs) {
+  driver_api d;
+  CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
+  auto cuInit = d.get<CUresult (*)(unsigned)>("cuInit");
+  auto cuCtxCreate = d.get<CUresult (*)(handle*, unsigned, CUdevice)>("cuCtxCreate_v2");
+  auto cuCtxSetCurrent = d.get<CUresult (*)(handle)>("cuCtxSetCurrent");
+  auto cuCtxSynchronize = d.get<CUresult (*)()>("cuCtxSynchronize");
+  auto cuStreamQuery = d.get<CUresult (*)(handle)>("cuStreamQuery");
+  auto cuModuleLoadData = d.get<CUresult (*)(handle*, const void*)>("cuModuleLoadData");
+  auto cuModuleGetFunction = d.get<CUresult (*)(handle*, handle, const char*)>("cuModuleGetFunction");
+  auto cuLaunchKernel = d.get<CUresult (*)(handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                           unsigned, handle, void**, void**)>("cuLaunchKernel");
+  CUresult rc;
+  handle ctx = nullptr, module = nullptr, hang = nullptr;
+  CALL(cuInit(0), SUCCESS);
+  CALL(cuCtxCreate(&ctx, 0, 0), SUCCESS);
+  CALL(cuModuleLoadData(&module, module_ptx), SUCCESS);
+  CALL(cuModuleGetFunction(&hang, module, "hang"), SUCCESS);
+  void* no_params[] = {nullptr};
+  CALL(cuLaunchKernel(hang, 1, 1, 1, 1, 1, 1, 0, nullptr, no_params, nullptr), SUCCESS);
+  CALL(cuStreamQuery(nullptr), NOT_READY);
+  std::thread([&] {
+    cuCtxSetCurrent(ctx);
+    cuCtxSynchronize();  // never returns
+  }).detach();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::printf("READY\n");
+  std::fflush(stdout);
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
 TEST(cuda, a_daemon_without_a_driver_has_no_device_and_answers_exactly) {
   ferry::test::daemon server({}, {}, {{"FERRY_CUDA_DRIVER", "/nonexistent/libcuda.so.1"}});
   ASSERT_TRUE(server.started());
@@ -694,4 +731,33 @@ TEST(cuda, a_client_killed_with_work_in_flight_leaves_the_daemon_serving_others)
   expect_child_passes("cuda_with_devices", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
   // The daemon stops cleanly with the dead client's session still kept for a resumption.
   server.stop();
+}
+
+TEST(cuda, a_kernel_that_never_returns_does_not_hold_the_worker_of_a_session_that_ended) {
+  // --session-grace 0: the session ends as its client's connection goes.
+  const std::string log = ::testing::TempDir() + "ferry_cuda_hang." + std::to_string(::getpid()) + ".log";
+  {
+    ferry::test::daemon server({"--session-grace", "0", "--log-level", "debug"}, log,
+                               {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
+    ASSERT_TRUE(server.started());
+    {
+      child_process hanging = spawn_self("cuda_kernel_hangs", {}, {{"FERRY_SERVERS", server.address()}});
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      std::optional<std::string> line;
+      while ((line = hanging.read_line(deadline)) && *line != "READY") {
+      }
+      ASSERT_TRUE(line.has_value()) << "the client never got its kernel running";
+      hanging.kill_and_wait();
+    }
+    // The worker gives up on the kernel after 2 s and ends the session (a destroyed
+    // context would have waited for it for good).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (read_file(log).find("ended in worker") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const std::string text = read_file(log);
+    EXPECT_NE(text.find("its GPU work has not ended"), std::string::npos) << text;
+    EXPECT_NE(text.find("ended in worker"), std::string::npos) << "the session's worker never ended\n" << text;
+    // The daemon serves the next client in full.
+    expect_child_passes("cuda_with_devices", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
+  }
 }

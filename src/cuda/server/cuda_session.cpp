@@ -33,6 +33,12 @@ constexpr size_t max_spare_staging = size_t{256} << 20;
 constexpr int64_t max_jit_log = int64_t{1} << 20;
 /// Kernel parameters of one launch: CUDA allows 32 KiB (Volta and later).
 constexpr size_t max_launch_params = 32768;
+/// How long a session's end waits for its GPU work before it leaves the
+/// contexts to the driver: a context's destruction waits for its kernels, and
+/// a kernel that never returns would hold the session's worker for good. The
+/// client is gone, so nothing waits for the work's results; a worker's exit
+/// ends the work, as a process's exit does natively.
+constexpr auto end_wait = std::chrono::seconds(2);
 
 const char* name_of(CUresult rc) {
   const char* name = result_name(rc);
@@ -1191,8 +1197,8 @@ void session_cuda::watcher_loop() {
   std::vector<std::pair<watch, CUresult>> done;
   std::unique_lock lock(watch_mutex_);
   for (;;) {
+    if (stop_) return;
     if (watches_.empty()) {
-      if (stop_) return;
       if (clock::now() - last_progress < spin) {
         lock.unlock();
         std::this_thread::yield();
@@ -1255,18 +1261,60 @@ void session_cuda::watcher_loop() {
   }
 }
 
+bool session_cuda::gpu_work_ends_within(std::chrono::milliseconds limit) {
+  // A point on every stream: the NULL stream does not wait for non-blocking ones.
+  std::vector<std::pair<context_state*, CUevent>> points;
+  for (auto& [id, c] : contexts_) {
+    if (!make_current(*c)) continue;
+    std::vector<stream_state*> streams{&c->null_stream};
+    streams.insert(streams.end(), c->streams.begin(), c->streams.end());
+    for (stream_state* s : streams) {
+      CUresult rc;
+      CUevent e = take_event(*c, rc);
+      if (e == nullptr) continue;
+      if (drv_->cuEventRecord(e, s->handle) == CUDA_SUCCESS) {
+        points.emplace_back(c.get(), e);
+      } else {  // a context failed for good has nothing left to run
+        std::lock_guard lock(watch_mutex_);
+        c->spare_events.push_back(e);
+      }
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    std::erase_if(points, [&](const std::pair<context_state*, CUevent>& point) {
+      if (make_current(*point.first) && drv_->cuEventQuery(point.second) == CUDA_ERROR_NOT_READY) return false;
+      std::lock_guard lock(watch_mutex_);
+      point.first->spare_events.push_back(point.second);
+      return true;
+    });
+    if (points.empty()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 void session_cuda::shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
-  for (auto& [id, c] : contexts_) destroy_context(*c);
-  contexts_.clear();
-  objects_.clear();
+  const bool ended = contexts_.empty() || gpu_work_ends_within(end_wait);
+  if (ended) {
+    for (auto& [id, c] : contexts_) destroy_context(*c);
+  } else {
+    FERRY_WARN("cuda",
+               "session %s: its GPU work has not ended %lld s after the session did (a kernel that does not "
+               "return?); its contexts are left to the driver, which ends them when this process exits",
+               label_.c_str(), static_cast<long long>(end_wait.count()));
+  }
+  // The watcher stops even with watches left (those of contexts left to the driver).
   {
     std::lock_guard lock(watch_mutex_);
     stop_ = true;
   }
   watch_cv_.notify_all();
   if (watcher_.joinable()) watcher_.join();
+  contexts_.clear();
+  objects_.clear();
 }
 
 }  // namespace ferry::cuda

@@ -27,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <chrono>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -108,7 +109,9 @@ class session_cuda {
 
   const std::string& violation() const { return violation_; }
   /// Ends the session's CUDA work: waits for its streams, destroys its
-  /// contexts (and with them everything in them). Idempotent.
+  /// contexts (and with them everything in them). Work that has not ended
+  /// 2 s after is left to the driver, logged (the worker's exit ends it).
+  /// Idempotent.
   void shutdown();
 
  private:
@@ -199,6 +202,10 @@ class session_cuda {
   bool start_watch(watch w, const std::vector<stream_state*>& streams, CUresult& rc);
   void answer_status(uint64_t request, CUresult rc);
   void destroy_context(context_state& c);
+  /// Whether the work of every stream of every context ends within `limit`
+  /// (polled through events recorded on them): shutdown asks before it
+  /// destroys contexts, whose destruction would wait without a limit.
+  bool gpu_work_ends_within(std::chrono::milliseconds limit);
   void forget_objects_of(const context_state* c);
 
   // The watcher thread: polls the watches' events and answers them.

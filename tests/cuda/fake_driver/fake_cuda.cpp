@@ -19,7 +19,8 @@
 //   lines globals. Only the kernels in `kernels` below exist; they run on the stream's
 //   thread, looping over gridDim.x * blockDim.x threads (y and z are not looped).
 // - The kernel `fault` makes its context fail with CUDA_ERROR_ILLEGAL_ADDRESS for good, as
-//   a real fault does; so does a kernel whose pointers leave the allocations.
+//   a real fault does; so does a kernel whose pointers leave the allocations. The kernel
+//   `hang` never returns.
 //
 // Not modelled: per-thread default streams (they are the legacy stream), priorities,
 // peer access, graphs, arrays, managed memory. No CUDA call is permitted from a stream's
@@ -381,6 +382,11 @@ CUresult run_struct_arg(const launch_shape&, const unsigned char* args) {
 
 CUresult run_fault(const launch_shape&, const unsigned char*) { return CUDA_ERROR_ILLEGAL_ADDRESS; }
 
+// hang(): never returns, as a kernel stuck in a loop (only the process's end stops it).
+CUresult run_hang(const launch_shape&, const unsigned char*) {
+  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
 // noop(): does nothing (ferry_bench_cuda_driver times launch + synchronize with it).
 CUresult run_noop(const launch_shape&, const unsigned char*) { return CUDA_SUCCESS; }
 
@@ -392,6 +398,7 @@ const kernel kernels[] = {
     {"struct_arg", {{0, 8}, {8, 16}}, run_struct_arg},
     {"fault", {{0, 8}}, run_fault},
     {"noop", {}, run_noop},
+    {"hang", {}, run_hang},
 };
 
 const kernel* find_kernel(const std::string& name) {
