@@ -646,6 +646,92 @@ FERRY_IT_CHILD(cuda_kernel_hangs) {
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
+// cuEventSynchronize waits for its event alone: not for what its stream runs after it
+// (a kernel that never returns), not for a stream destroyed since (whose copy back still
+// arrives first), through streams made and destroyed by the hundred.
+FERRY_IT_CHILD(cuda_event_waits) {
+  driver_api d;
+  CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
+#define GET(name, symbol, type) auto name = d.get<type>(symbol)
+  GET(cuInit, "cuInit", CUresult (*)(unsigned));
+  GET(cuCtxCreate, "cuCtxCreate_v2", CUresult (*)(handle*, unsigned, CUdevice));
+  GET(cuMemAlloc, "cuMemAlloc_v2", CUresult (*)(CUdeviceptr*, size_t));
+  GET(cuMemcpyHtoD, "cuMemcpyHtoD_v2", CUresult (*)(CUdeviceptr, const void*, size_t));
+  GET(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", CUresult (*)(void*, CUdeviceptr, size_t, handle));
+  GET(cuModuleLoadData, "cuModuleLoadData", CUresult (*)(handle*, const void*));
+  GET(cuModuleGetFunction, "cuModuleGetFunction", CUresult (*)(handle*, handle, const char*));
+  GET(cuLaunchKernel, "cuLaunchKernel",
+      CUresult (*)(handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, handle, void**, void**));
+  GET(cuStreamCreate, "cuStreamCreate", CUresult (*)(handle*, unsigned));
+  GET(cuStreamDestroy, "cuStreamDestroy_v2", CUresult (*)(handle));
+  GET(cuStreamQuery, "cuStreamQuery", CUresult (*)(handle));
+  GET(cuEventCreate, "cuEventCreate", CUresult (*)(handle*, unsigned));
+  GET(cuEventRecord, "cuEventRecord", CUresult (*)(handle, handle));
+  GET(cuEventQuery, "cuEventQuery", CUresult (*)(handle));
+  GET(cuEventSynchronize, "cuEventSynchronize", CUresult (*)(handle));
+  GET(cuEventDestroy, "cuEventDestroy_v2", CUresult (*)(handle));
+#undef GET
+  CUresult rc;
+  handle ctx = nullptr, module = nullptr, add_one = nullptr, hang = nullptr;
+  CALL(cuInit(0), SUCCESS);
+  CALL(cuCtxCreate(&ctx, 0, 0), SUCCESS);
+  CALL(cuModuleLoadData(&module, module_ptx), SUCCESS);
+  CALL(cuModuleGetFunction(&add_one, module, "add_one_i32"), SUCCESS);
+  CALL(cuModuleGetFunction(&hang, module, "hang"), SUCCESS);
+  // Everything on the NULL stream first: once a stream hangs, the NULL stream waits for it.
+  constexpr unsigned n = 1 << 16;
+  std::vector<int> host(n);
+  for (unsigned i = 0; i < n; ++i) host[i] = static_cast<int>(i);
+  CUdeviceptr a = 0, b = 0;
+  CALL(cuMemAlloc(&a, n * sizeof(int)), SUCCESS);
+  CALL(cuMemAlloc(&b, n * sizeof(int)), SUCCESS);
+  CALL(cuMemcpyHtoD(a, host.data(), n * sizeof(int)), SUCCESS);
+  CALL(cuMemcpyHtoD(b, host.data(), n * sizeof(int)), SUCCESS);
+  unsigned count = n;
+  void* a_params[] = {&a, &count};
+  void* b_params[] = {&b, &count};
+  void* no_params[] = {nullptr};
+
+  // A stream that hangs after its event.
+  handle s1 = nullptr, e1 = nullptr;
+  CALL(cuStreamCreate(&s1, 0), SUCCESS);
+  CALL(cuEventCreate(&e1, 0), SUCCESS);
+  CALL(cuLaunchKernel(add_one, (n + 255) / 256, 1, 1, 256, 1, 1, 0, s1, a_params, nullptr), SUCCESS);
+  CALL(cuEventRecord(e1, s1), SUCCESS);
+  CALL(cuLaunchKernel(hang, 1, 1, 1, 1, 1, 1, 0, s1, no_params, nullptr), SUCCESS);
+  CALL(cuEventSynchronize(e1), SUCCESS);
+  CALL(cuEventQuery(e1), SUCCESS);
+  CALL(cuStreamQuery(s1), NOT_READY);
+
+  // A stream destroyed between its event and the synchronization, with a copy back before it.
+  handle s2 = nullptr, e2 = nullptr;
+  std::vector<int> back(n, -1);
+  CALL(cuStreamCreate(&s2, 0), SUCCESS);
+  CALL(cuEventCreate(&e2, 0), SUCCESS);
+  CALL(cuLaunchKernel(add_one, (n + 255) / 256, 1, 1, 256, 1, 1, 0, s2, b_params, nullptr), SUCCESS);
+  CALL(cuMemcpyDtoHAsync(back.data(), b, n * sizeof(int), s2), SUCCESS);
+  CALL(cuEventRecord(e2, s2), SUCCESS);
+  CALL(cuStreamDestroy(s2), SUCCESS);
+  CALL(cuEventSynchronize(e2), SUCCESS);
+  for (unsigned i = 0; i < n; ++i) CHILD_CHECK(back[i] == static_cast<int>(i) + 1, "back[%u] = %d", i, back[i]);
+
+  // Streams by the hundred, each destroyed after an event on it.
+  handle e3 = nullptr;
+  CALL(cuEventCreate(&e3, 0), SUCCESS);
+  for (int i = 0; i < 300; ++i) {
+    handle s = nullptr;
+    CALL(cuStreamCreate(&s, 0), SUCCESS);
+    CALL(cuLaunchKernel(add_one, 1, 1, 1, 1, 1, 1, 0, s, b_params, nullptr), SUCCESS);
+    CALL(cuEventRecord(e3, s), SUCCESS);
+    CALL(cuStreamDestroy(s), SUCCESS);
+    if (i % 50 == 49) CALL(cuEventSynchronize(e3), SUCCESS);
+  }
+  CALL(cuEventDestroy(e3), SUCCESS);
+  std::printf("PASS\n");
+  std::fflush(stdout);
+  std::_Exit(0);  // s1 never ends: no teardown to wait for it
+}
+
 TEST(cuda, a_daemon_without_a_driver_has_no_device_and_answers_exactly) {
   ferry::test::daemon server({}, {}, {{"FERRY_CUDA_DRIVER", "/nonexistent/libcuda.so.1"}});
   ASSERT_TRUE(server.started());
@@ -760,4 +846,10 @@ TEST(cuda, a_kernel_that_never_returns_does_not_hold_the_worker_of_a_session_tha
     // The daemon serves the next client in full.
     expect_child_passes("cuda_with_devices", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
   }
+}
+
+TEST(cuda, an_event_synchronization_waits_for_its_event_alone) {
+  ferry::test::daemon server({"--session-grace", "0"}, {}, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
+  ASSERT_TRUE(server.started());
+  expect_child_passes("cuda_event_waits", std::chrono::seconds(40), {{"FERRY_SERVERS", server.address()}});
 }

@@ -238,12 +238,25 @@ CUevent session_cuda::take_event(context_state& c, CUresult& rc) {
   return rc == CUDA_SUCCESS ? e : nullptr;
 }
 
-bool session_cuda::start_watch(watch w, const std::vector<stream_state*>& streams, CUresult& rc) {
+bool session_cuda::start_watch(watch w, const std::vector<stream_state*>& streams, CUresult& rc, CUevent after) {
   context_state& c = *w.context;
+  if (after != nullptr && c.event_waits == nullptr) {
+    // Non-blocking: the legacy stream's later work must not hold it back.
+    rc = drv_->cuStreamCreate(&c.event_waits, CU_STREAM_NON_BLOCKING);
+    if (rc != CUDA_SUCCESS) {
+      c.event_waits = nullptr;
+      return false;
+    }
+  }
   for (stream_state* s : streams) {
     CUevent e = take_event(c, rc);
     if (e == nullptr) break;
-    rc = drv_->cuEventRecord(e, s->handle);
+    if (after != nullptr) {
+      rc = drv_->cuStreamWaitEvent(c.event_waits, after, 0);
+      if (rc == CUDA_SUCCESS) rc = drv_->cuEventRecord(e, c.event_waits);
+    } else {
+      rc = drv_->cuEventRecord(e, s->handle);
+    }
     if (rc != CUDA_SUCCESS) {
       std::lock_guard lock(watch_mutex_);
       c.spare_events.push_back(e);
@@ -347,6 +360,22 @@ void session_cuda::forget_objects_of(const context_state* c) {
   }
 }
 
+void session_cuda::forget_released_streams() {
+  std::vector<const stream_state*> named;
+  {
+    std::lock_guard lock(watch_mutex_);
+    if (finishing_ > 0) return;  // watches out of the list may name one: next time
+    for (const watch& w : watches_)
+      for (const auto& point : w.points) named.push_back(point.first);
+  }
+  for (const auto& [id, o] : objects_)
+    if (o.what == object::kind::event && o.recorded_on != nullptr) named.push_back(o.recorded_on);
+  std::sort(named.begin(), named.end());
+  std::erase_if(stream_storage_, [&](const std::unique_ptr<stream_state>& s) {
+    return s->released && !std::binary_search(named.begin(), named.end(), s.get());
+  });
+}
+
 void session_cuda::destroy_context(context_state& c) {
   make_current(c);
   drv_->cuCtxSynchronize();
@@ -360,6 +389,8 @@ void session_cuda::destroy_context(context_state& c) {
     });
   }
   for (CUevent e : c.spare_events) drv_->cuEventDestroy(e);
+  if (c.event_waits != nullptr) drv_->cuStreamDestroy(c.event_waits);
+  c.event_waits = nullptr;
   c.spare_events.clear();
   for (auto& [size, block] : c.spare_staging) drv_->cuMemFreeHost(block.data);
   c.spare_staging.clear();
@@ -385,7 +416,9 @@ bool session_cuda::on(const p::cuda_release& m) {
     for (const auto& [address, size] : c->second->allocations) allocated_ -= size;
     destroy_context(*c->second);
     forget_objects_of(c->second.get());
+    for (stream_state* s : c->second->streams) s->released = true;
     contexts_.erase(c);
+    forget_released_streams();
     return true;
   }
   if (!make_current(*o.context)) return true;
@@ -397,7 +430,9 @@ bool session_cuda::on(const p::cuda_release& m) {
       rc = drv_->cuStreamDestroy(static_cast<CUstream>(o.handle));
       auto& list = o.context->streams;
       list.erase(std::remove(list.begin(), list.end(), o.stream), list.end());
-      // The stream's state stays (watches may still name it) until the session ends.
+      // Its state stays while watches or events name it (they order answers by it).
+      o.stream->released = true;
+      forget_released_streams();
       break;
     }
     case object::kind::event:
@@ -1051,6 +1086,7 @@ bool session_cuda::on(const p::cuda_synchronize& m) {
     return true;
   }
   std::vector<stream_state*> streams;
+  CUevent after = nullptr;  // an event's synchronization: what the point waits for
   switch (m.kind) {
     case p::cuda_target::context:
       streams.push_back(&c->null_stream);
@@ -1062,13 +1098,17 @@ bool session_cuda::on(const p::cuda_synchronize& m) {
     case p::cuda_target::event: {
       object* e = find(m.target, object::kind::event);
       if (e == nullptr || e->context != c) break;
-      // An event never recorded has nothing to wait for; one recorded waits
-      // behind its stream's earlier watches and its own point.
+      // An event never recorded has nothing to wait for. One recorded is
+      // watched on the context's own stream, behind a wait for the event
+      // (not on the stream it was recorded on: that stream's later work, or
+      // its destruction, must not hold the answer back), and answered after
+      // the earlier watches of its stream (a copy back before it arrives first).
       if (!e->recorded) {
         answer_status(m.request, take_deferred(*c));
         return true;
       }
       streams.push_back(e->recorded_on);
+      after = static_cast<CUevent>(e->handle);
       break;
     }
     default:
@@ -1082,7 +1122,7 @@ bool session_cuda::on(const p::cuda_synchronize& m) {
   w.context = c;
   w.action = watch_action::answer_status;
   w.request = m.request;
-  if (!start_watch(std::move(w), streams, rc)) answer_status(m.request, rc);
+  if (!start_watch(std::move(w), streams, rc, after)) answer_status(m.request, rc);
   return true;
 }
 

@@ -134,6 +134,7 @@ class session_cuda {
   struct stream_state {
     CUstream handle = nullptr;  // null: the context's NULL stream
     uint64_t watches = 0;       // watches made on it (ordering key)
+    bool released = false;      // the client destroyed it; kept while named
   };
   /// Pinned host memory for copies, by power-of-two size class.
   struct staging_block {
@@ -148,6 +149,8 @@ class session_cuda {
     bool primary = false;  // the device's primary context (FERRY_CUDA_PRIMARY_CONTEXTS)
     stream_state null_stream;
     std::vector<stream_state*> streams;  // the session's streams in it (not the NULL one)
+    /// Ferry's own stream, on which event synchronizations are watched (made on first use).
+    CUstream event_waits = nullptr;
     std::map<uint64_t, uint64_t> allocations;  // address -> size
     std::map<uint64_t, uint64_t> globals;      // module globals: address -> size
     std::vector<CUevent> spare_events;         // for watches, DISABLE_TIMING
@@ -198,10 +201,14 @@ class session_cuda {
   void return_staging_locked(context_state& c, staging_block block);  // watch_mutex_ held
   CUevent take_event(context_state& c, CUresult& rc);
   /// Records an event on each stream of `streams` and hands the watch to the
-  /// watcher thread; false (rc set) when the driver refused.
-  bool start_watch(watch w, const std::vector<stream_state*>& streams, CUresult& rc);
+  /// watcher thread; false (rc set) when the driver refused. With `after`,
+  /// the point is recorded on the context's event_waits stream behind a wait
+  /// for `after` instead (the stream still orders the answer).
+  bool start_watch(watch w, const std::vector<stream_state*>& streams, CUresult& rc, CUevent after = nullptr);
   void answer_status(uint64_t request, CUresult rc);
   void destroy_context(context_state& c);
+  /// Frees the states of destroyed streams that no watch and no event names.
+  void forget_released_streams();
   /// Whether the work of every stream of every context ends within `limit`
   /// (polled through events recorded on them): shutdown asks before it
   /// destroys contexts, whose destruction would wait without a limit.
@@ -231,7 +238,7 @@ class session_cuda {
   // Owned by the control reader thread.
   std::unordered_map<protocol::object_id, object> objects_;
   std::unordered_map<protocol::object_id, std::unique_ptr<context_state>> contexts_;
-  std::vector<std::unique_ptr<stream_state>> stream_storage_;
+  std::vector<std::unique_ptr<stream_state>> stream_storage_;  // streams' states (see forget_released_streams)
   CUcontext current_ = nullptr;
   bool shut_down_ = false;
 
