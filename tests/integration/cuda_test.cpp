@@ -647,14 +647,16 @@ FERRY_IT_CHILD(cuda_kernel_hangs) {
 }
 
 // cuEventSynchronize waits for its event alone: not for what its stream runs after it
-// (a kernel that never returns), not for a stream destroyed since (whose copy back still
-// arrives first), through streams made and destroyed by the hundred.
+// (a kernel that never returns), not for another thread's wait for another event, not
+// for a stream destroyed since (whose copy back still arrives first), through streams
+// made and destroyed by the hundred.
 FERRY_IT_CHILD(cuda_event_waits) {
   driver_api d;
   CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
 #define GET(name, symbol, type) auto name = d.get<type>(symbol)
   GET(cuInit, "cuInit", CUresult (*)(unsigned));
   GET(cuCtxCreate, "cuCtxCreate_v2", CUresult (*)(handle*, unsigned, CUdevice));
+  GET(cuCtxSetCurrent, "cuCtxSetCurrent", CUresult (*)(handle));
   GET(cuMemAlloc, "cuMemAlloc_v2", CUresult (*)(CUdeviceptr*, size_t));
   GET(cuMemcpyHtoD, "cuMemcpyHtoD_v2", CUresult (*)(CUdeviceptr, const void*, size_t));
   GET(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", CUresult (*)(void*, CUdeviceptr, size_t, handle));
@@ -699,6 +701,15 @@ FERRY_IT_CHILD(cuda_event_waits) {
   CALL(cuLaunchKernel(add_one, (n + 255) / 256, 1, 1, 256, 1, 1, 0, s1, a_params, nullptr), SUCCESS);
   CALL(cuEventRecord(e1, s1), SUCCESS);
   CALL(cuLaunchKernel(hang, 1, 1, 1, 1, 1, 1, 0, s1, no_params, nullptr), SUCCESS);
+  // A thread that waits for good (an event after the hung kernel) holds nobody else's wait.
+  handle never = nullptr;
+  CALL(cuEventCreate(&never, 0), SUCCESS);
+  CALL(cuEventRecord(never, s1), SUCCESS);
+  std::thread([&] {
+    cuCtxSetCurrent(ctx);
+    cuEventSynchronize(never);
+  }).detach();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CALL(cuEventSynchronize(e1), SUCCESS);
   CALL(cuEventQuery(e1), SUCCESS);
   CALL(cuStreamQuery(s1), NOT_READY);

@@ -238,22 +238,33 @@ CUevent session_cuda::take_event(context_state& c, CUresult& rc) {
   return rc == CUDA_SUCCESS ? e : nullptr;
 }
 
-bool session_cuda::start_watch(watch w, const std::vector<stream_state*>& streams, CUresult& rc, CUevent after) {
-  context_state& c = *w.context;
-  if (after != nullptr && c.event_waits == nullptr) {
-    // Non-blocking: the legacy stream's later work must not hold it back.
-    rc = drv_->cuStreamCreate(&c.event_waits, CU_STREAM_NON_BLOCKING);
-    if (rc != CUDA_SUCCESS) {
-      c.event_waits = nullptr;
-      return false;
+CUstream session_cuda::take_wait_stream(context_state& c, CUresult& rc) {
+  {
+    std::lock_guard lock(watch_mutex_);
+    if (!c.spare_wait_streams.empty()) {
+      CUstream s = c.spare_wait_streams.back();
+      c.spare_wait_streams.pop_back();
+      rc = CUDA_SUCCESS;
+      return s;
     }
   }
+  // Non-blocking: the legacy stream's later work must not hold it back.
+  CUstream s = nullptr;
+  rc = drv_->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
+  return rc == CUDA_SUCCESS ? s : nullptr;
+}
+
+bool session_cuda::start_watch(watch w, const std::vector<stream_state*>& streams, CUresult& rc, CUevent after) {
+  context_state& c = *w.context;
+  // One stream for each event waited on: on a shared one, a wait would stay
+  // behind an earlier wait for a later event.
+  if (after != nullptr && (w.wait_stream = take_wait_stream(c, rc)) == nullptr) return false;
   for (stream_state* s : streams) {
     CUevent e = take_event(c, rc);
     if (e == nullptr) break;
     if (after != nullptr) {
-      rc = drv_->cuStreamWaitEvent(c.event_waits, after, 0);
-      if (rc == CUDA_SUCCESS) rc = drv_->cuEventRecord(e, c.event_waits);
+      rc = drv_->cuStreamWaitEvent(w.wait_stream, after, 0);
+      if (rc == CUDA_SUCCESS) rc = drv_->cuEventRecord(e, w.wait_stream);
     } else {
       rc = drv_->cuEventRecord(e, s->handle);
     }
@@ -262,12 +273,13 @@ bool session_cuda::start_watch(watch w, const std::vector<stream_state*>& stream
       c.spare_events.push_back(e);
       break;
     }
-    ++s->watches;
-    w.points.emplace_back(s, e);
+    w.points.push_back({s, e, after != nullptr ? 0 : ++s->watches});
   }
   if (rc != CUDA_SUCCESS) {
     std::lock_guard lock(watch_mutex_);
-    for (auto& [s, e] : w.points) c.spare_events.push_back(e);
+    for (const watch_point& point : w.points) c.spare_events.push_back(point.event);
+    // Its wait may still be pending on the GPU: not reused.
+    if (w.wait_stream != nullptr) drv_->cuStreamDestroy(w.wait_stream);
     return false;
   }
   {
@@ -366,7 +378,7 @@ void session_cuda::forget_released_streams() {
     std::lock_guard lock(watch_mutex_);
     if (finishing_ > 0) return;  // watches out of the list may name one: next time
     for (const watch& w : watches_)
-      for (const auto& point : w.points) named.push_back(point.first);
+      for (const watch_point& point : w.points) named.push_back(point.stream);
   }
   for (const auto& [id, o] : objects_)
     if (o.what == object::kind::event && o.recorded_on != nullptr) named.push_back(o.recorded_on);
@@ -389,9 +401,9 @@ void session_cuda::destroy_context(context_state& c) {
     });
   }
   for (CUevent e : c.spare_events) drv_->cuEventDestroy(e);
-  if (c.event_waits != nullptr) drv_->cuStreamDestroy(c.event_waits);
-  c.event_waits = nullptr;
   c.spare_events.clear();
+  for (CUstream s : c.spare_wait_streams) drv_->cuStreamDestroy(s);
+  c.spare_wait_streams.clear();
   for (auto& [size, block] : c.spare_staging) drv_->cuMemFreeHost(block.data);
   c.spare_staging.clear();
   // Blocks the bulk stream still holds stay readable (registered_staging).
@@ -1056,6 +1068,7 @@ bool session_cuda::on(const p::cuda_record_event& m) {
     return true;
   }
   e->recorded_on = s;
+  e->recorded_after = s->watches;
   e->recorded = true;
   return true;
 }
@@ -1087,6 +1100,7 @@ bool session_cuda::on(const p::cuda_synchronize& m) {
   }
   std::vector<stream_state*> streams;
   CUevent after = nullptr;  // an event's synchronization: what the point waits for
+  uint64_t follows = 0;     // and the watches of its stream it must not overtake
   switch (m.kind) {
     case p::cuda_target::context:
       streams.push_back(&c->null_stream);
@@ -1099,7 +1113,7 @@ bool session_cuda::on(const p::cuda_synchronize& m) {
       object* e = find(m.target, object::kind::event);
       if (e == nullptr || e->context != c) break;
       // An event never recorded has nothing to wait for. One recorded is
-      // watched on the context's own stream, behind a wait for the event
+      // watched on a stream of Ferry's own, behind a wait for the event
       // (not on the stream it was recorded on: that stream's later work, or
       // its destruction, must not hold the answer back), and answered after
       // the earlier watches of its stream (a copy back before it arrives first).
@@ -1109,6 +1123,7 @@ bool session_cuda::on(const p::cuda_synchronize& m) {
       }
       streams.push_back(e->recorded_on);
       after = static_cast<CUevent>(e->handle);
+      follows = e->recorded_after;
       break;
     }
     default:
@@ -1122,6 +1137,7 @@ bool session_cuda::on(const p::cuda_synchronize& m) {
   w.context = c;
   w.action = watch_action::answer_status;
   w.request = m.request;
+  w.follows = follows;
   if (!start_watch(std::move(w), streams, rc, after)) answer_status(m.request, rc);
   return true;
 }
@@ -1169,8 +1185,8 @@ bool session_cuda::on(const p::cuda_elapsed_time& m) {
 
 bool session_cuda::ended(watch& w, CUresult& rc) {
   rc = CUDA_SUCCESS;
-  for (auto& [stream, event] : w.points) {
-    CUresult q = drv_->cuEventQuery(event);
+  for (const watch_point& point : w.points) {
+    CUresult q = drv_->cuEventQuery(point.event);
     if (q == CUDA_ERROR_NOT_READY) return false;
     if (q != CUDA_SUCCESS && rc == CUDA_SUCCESS) rc = q;
   }
@@ -1251,11 +1267,15 @@ void session_cuda::watcher_loop() {
       continue;
     }
     // Watches in the order made; one that has not ended holds back the
-    // later watches of its streams (their answers must not overtake its).
-    std::vector<const stream_state*> held;
+    // later watches of its streams (their answers must not overtake its). An
+    // event synchronization is held back only by the watches made before
+    // its event was recorded.
+    std::vector<std::pair<const stream_state*, uint64_t>> held;  // stream, seq
     for (auto it = watches_.begin(); it != watches_.end();) {
-      bool blocked = std::any_of(it->points.begin(), it->points.end(), [&](const auto& point) {
-        return std::find(held.begin(), held.end(), point.first) != held.end();
+      bool blocked = std::any_of(it->points.begin(), it->points.end(), [&](const watch_point& point) {
+        return std::any_of(held.begin(), held.end(), [&](const auto& h) {
+          return h.first == point.stream && (point.seq != 0 || h.second <= it->follows);
+        });
       });
       CUresult rc = CUDA_SUCCESS;
       if (!blocked) {
@@ -1266,11 +1286,13 @@ void session_cuda::watcher_loop() {
         blocked = !ended(*it, rc);
       }
       if (blocked) {
-        for (const auto& point : it->points) held.push_back(point.first);
+        for (const watch_point& point : it->points)
+          if (point.seq != 0) held.emplace_back(point.stream, point.seq);
         ++it;
         continue;
       }
-      for (auto& [stream, event] : it->points) it->context->spare_events.push_back(event);
+      for (const watch_point& point : it->points) it->context->spare_events.push_back(point.event);
+      if (it->wait_stream != nullptr) it->context->spare_wait_streams.push_back(it->wait_stream);
       done.emplace_back(std::move(*it), rc);
       it = watches_.erase(it);
     }

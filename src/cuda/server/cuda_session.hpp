@@ -126,6 +126,7 @@ class session_cuda {
     /// kind event: the stream it was last recorded on (watches on the event
     /// are ordered with that stream's), and whether it was recorded at all.
     stream_state* recorded_on = nullptr;
+    uint64_t recorded_after = 0;  // recorded_on's watch count at the record
     bool recorded = false;
     uint32_t flags = 0;
     /// kind function: its parameter layout's total size (0: unknown).
@@ -133,7 +134,7 @@ class session_cuda {
   };
   struct stream_state {
     CUstream handle = nullptr;  // null: the context's NULL stream
-    uint64_t watches = 0;       // watches made on it (ordering key)
+    uint64_t watches = 0;       // watches made on it (numbers their points)
     bool released = false;      // the client destroyed it; kept while named
   };
   /// Pinned host memory for copies, by power-of-two size class.
@@ -149,8 +150,9 @@ class session_cuda {
     bool primary = false;  // the device's primary context (FERRY_CUDA_PRIMARY_CONTEXTS)
     stream_state null_stream;
     std::vector<stream_state*> streams;  // the session's streams in it (not the NULL one)
-    /// Ferry's own stream, on which event synchronizations are watched (made on first use).
-    CUstream event_waits = nullptr;
+    /// Ferry's own streams for watching event synchronizations, one per watch,
+    /// kept for reuse (non-blocking).
+    std::vector<CUstream> spare_wait_streams;
     std::map<uint64_t, uint64_t> allocations;  // address -> size
     std::map<uint64_t, uint64_t> globals;      // module globals: address -> size
     std::vector<CUevent> spare_events;         // for watches, DISABLE_TIMING
@@ -164,9 +166,21 @@ class session_cuda {
   };
   /// What a watch does once its events have ended.
   enum class watch_action : uint8_t { answer_status, answer_data, free_staging, send_bulk };
+  /// One thing a watch waits for: `event`, recorded for it, and the stream
+  /// whose order it keeps.
+  struct watch_point {
+    stream_state* stream = nullptr;
+    CUevent event = nullptr;
+    /// Its number among the watches of `stream` (stream_state::watches); 0
+    /// for an event synchronization's point, which is on a wait stream.
+    uint64_t seq = 0;
+  };
   struct watch {
     context_state* context = nullptr;
-    std::vector<std::pair<stream_state*, CUevent>> points;  // what must end
+    std::vector<watch_point> points;  // what must end
+    /// An event synchronization: the watches of its stream made before the
+    /// event was recorded, which it must not overtake (later ones it may).
+    uint64_t follows = 0;
     watch_action action = watch_action::answer_status;
     uint64_t request = 0;
     staging_block staging;  // answer_data, free_staging
@@ -174,6 +188,8 @@ class session_cuda {
     /// send_bulk: the bytes and the bulk transfer that carries them.
     std::shared_ptr<uint8_t> sendable;
     uint64_t transfer = 0;
+    /// An event's synchronization: the stream of Ferry's own its point is on.
+    CUstream wait_stream = nullptr;
     bool answered = false;
   };
 
@@ -200,10 +216,12 @@ class session_cuda {
   void return_staging(context_state& c, staging_block block);
   void return_staging_locked(context_state& c, staging_block block);  // watch_mutex_ held
   CUevent take_event(context_state& c, CUresult& rc);
+  /// A non-blocking stream for one event synchronization (spare or new).
+  CUstream take_wait_stream(context_state& c, CUresult& rc);
   /// Records an event on each stream of `streams` and hands the watch to the
   /// watcher thread; false (rc set) when the driver refused. With `after`,
-  /// the point is recorded on the context's event_waits stream behind a wait
-  /// for `after` instead (the stream still orders the answer).
+  /// the point is recorded on a wait stream behind a wait for `after`
+  /// instead (the stream in `streams` still orders the answer).
   bool start_watch(watch w, const std::vector<stream_state*>& streams, CUresult& rc, CUevent after = nullptr);
   void answer_status(uint64_t request, CUresult rc);
   void destroy_context(context_state& c);
@@ -243,7 +261,7 @@ class session_cuda {
   bool shut_down_ = false;
 
   // Shared with the watcher thread.
-  std::mutex watch_mutex_;  // guards watches_, finishing_, stop_, and the contexts' spare events and staging
+  std::mutex watch_mutex_;  // guards watches_, finishing_, stop_, and the contexts' spare events, streams and staging
   std::condition_variable watch_cv_;
   std::deque<watch> watches_;
   size_t finishing_ = 0;  // watches taken out and being answered without the lock
