@@ -743,6 +743,18 @@ FERRY_IT_CHILD(cuda_event_waits) {
   std::_Exit(0);  // s1 never ends: no teardown to wait for it
 }
 
+/// Runs child `name` against `server` until it prints READY, then kills it; false
+/// when it never did (within a minute).
+bool kill_once_ready(const char* name, ferry::test::daemon& server) {
+  child_process child = spawn_self(name, {}, {{"FERRY_SERVERS", server.address()}});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::optional<std::string> line;
+  while ((line = child.read_line(deadline)) && *line != "READY") {
+  }
+  child.kill_and_wait();
+  return line.has_value();
+}
+
 TEST(cuda, a_daemon_without_a_driver_has_no_device_and_answers_exactly) {
   ferry::test::daemon server({}, {}, {{"FERRY_CUDA_DRIVER", "/nonexistent/libcuda.so.1"}});
   ASSERT_TRUE(server.started());
@@ -815,15 +827,8 @@ TEST(cuda, a_client_killed_with_work_in_flight_leaves_the_daemon_serving_others)
   ferry::test::daemon server({}, {},
                              {{"FERRY_CUDA_DRIVER", fake_driver_env()}, {"FERRY_FAKE_CUDA_DELAY_US", "20000"}});
   ASSERT_TRUE(server.started());
-  {
-    child_process dying = spawn_self("cuda_dies_mid_stream", {}, {{"FERRY_SERVERS", server.address()}});
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    std::optional<std::string> line;
-    while ((line = dying.read_line(deadline)) && *line != "READY") {
-    }
-    ASSERT_TRUE(line.has_value()) << "the client never got its work in flight";
-    dying.kill_and_wait();  // mid-stream: 50 kernels of 20 ms and a copy back are still to run
-  }
+  // Killed mid-stream: 50 kernels of 20 ms and a copy back are still to run.
+  ASSERT_TRUE(kill_once_ready("cuda_dies_mid_stream", server)) << "the client never got its work in flight";
   // Another client's session runs in full meanwhile (its kernels pay the delay too).
   expect_child_passes("cuda_with_devices", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
   // The daemon stops cleanly with the dead client's session still kept for a resumption.
@@ -837,15 +842,7 @@ TEST(cuda, a_kernel_that_never_returns_does_not_hold_the_worker_of_a_session_tha
     ferry::test::daemon server({"--session-grace", "0", "--log-level", "debug"}, log,
                                {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
     ASSERT_TRUE(server.started());
-    {
-      child_process hanging = spawn_self("cuda_kernel_hangs", {}, {{"FERRY_SERVERS", server.address()}});
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      std::optional<std::string> line;
-      while ((line = hanging.read_line(deadline)) && *line != "READY") {
-      }
-      ASSERT_TRUE(line.has_value()) << "the client never got its kernel running";
-      hanging.kill_and_wait();
-    }
+    ASSERT_TRUE(kill_once_ready("cuda_kernel_hangs", server)) << "the client never got its kernel running";
     // The worker gives up on the kernel after 2 s and ends the session (a destroyed
     // context would have waited for it for good).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);

@@ -40,6 +40,24 @@ constexpr size_t max_launch_params = 32768;
 /// ends the work, as a process's exit does natively.
 constexpr auto end_wait = std::chrono::seconds(2);
 
+/// A handle kept in `spare` (guarded by `mutex`) for reuse, else a new one
+/// from `make` (null with its error in `rc`).
+template <class Handle, class Make>
+Handle take_spare(std::mutex& mutex, std::vector<Handle>& spare, CUresult& rc, Make&& make) {
+  {
+    std::lock_guard lock(mutex);
+    if (!spare.empty()) {
+      Handle h = spare.back();
+      spare.pop_back();
+      rc = CUDA_SUCCESS;
+      return h;
+    }
+  }
+  Handle h = nullptr;
+  rc = make(&h);
+  return rc == CUDA_SUCCESS ? h : nullptr;
+}
+
 const char* name_of(CUresult rc) {
   const char* name = result_name(rc);
   return name ? name : "an unknown CUresult";
@@ -224,34 +242,14 @@ void session_cuda::return_staging_locked(context_state& c, staging_block block) 
 }
 
 CUevent session_cuda::take_event(context_state& c, CUresult& rc) {
-  {
-    std::lock_guard lock(watch_mutex_);
-    if (!c.spare_events.empty()) {
-      CUevent e = c.spare_events.back();
-      c.spare_events.pop_back();
-      rc = CUDA_SUCCESS;
-      return e;
-    }
-  }
-  CUevent e = nullptr;
-  rc = drv_->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING);
-  return rc == CUDA_SUCCESS ? e : nullptr;
+  return take_spare(watch_mutex_, c.spare_events, rc,
+                    [&](CUevent* e) { return drv_->cuEventCreate(e, CU_EVENT_DISABLE_TIMING); });
 }
 
 CUstream session_cuda::take_wait_stream(context_state& c, CUresult& rc) {
-  {
-    std::lock_guard lock(watch_mutex_);
-    if (!c.spare_wait_streams.empty()) {
-      CUstream s = c.spare_wait_streams.back();
-      c.spare_wait_streams.pop_back();
-      rc = CUDA_SUCCESS;
-      return s;
-    }
-  }
   // Non-blocking: the legacy stream's later work must not hold it back.
-  CUstream s = nullptr;
-  rc = drv_->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING);
-  return rc == CUDA_SUCCESS ? s : nullptr;
+  return take_spare(watch_mutex_, c.spare_wait_streams, rc,
+                    [&](CUstream* s) { return drv_->cuStreamCreate(s, CU_STREAM_NON_BLOCKING); });
 }
 
 bool session_cuda::start_watch(watch w, const std::vector<stream_state*>& streams, CUresult& rc, CUevent after) {
