@@ -363,11 +363,20 @@ bool session_cuda::on(const p::cuda_create_context& m) {
 
 void session_cuda::forget_objects_of(const context_state* c) {
   for (auto it = objects_.begin(); it != objects_.end();) {
-    if (it->second.context == c)
+    if (it->second.context == c) {
+      set_recorded_on(it->second, nullptr);
       it = objects_.erase(it);
-    else
+    } else {
       ++it;
+    }
   }
+}
+
+void session_cuda::set_recorded_on(object& event, stream_state* s) {
+  if (event.recorded_on == s) return;
+  if (event.recorded_on != nullptr) --event.recorded_on->events;
+  if (s != nullptr) ++s->events;
+  event.recorded_on = s;
 }
 
 void session_cuda::forget_released_streams() {
@@ -378,11 +387,9 @@ void session_cuda::forget_released_streams() {
     for (const watch& w : watches_)
       for (const watch_point& point : w.points) named.push_back(point.stream);
   }
-  for (const auto& [id, o] : objects_)
-    if (o.what == object::kind::event && o.recorded_on != nullptr) named.push_back(o.recorded_on);
   std::sort(named.begin(), named.end());
   std::erase_if(stream_storage_, [&](const std::unique_ptr<stream_state>& s) {
-    return s->released && !std::binary_search(named.begin(), named.end(), s.get());
+    return s->released && s->events == 0 && !std::binary_search(named.begin(), named.end(), s.get());
   });
 }
 
@@ -447,6 +454,7 @@ bool session_cuda::on(const p::cuda_release& m) {
     }
     case object::kind::event:
       rc = drv_->cuEventDestroy(static_cast<CUevent>(o.handle));
+      set_recorded_on(it->second, nullptr);
       break;
     default:
       break;
@@ -1065,7 +1073,7 @@ bool session_cuda::on(const p::cuda_record_event& m) {
     defer(*e->context, rc, "cuEventRecord");
     return true;
   }
-  e->recorded_on = s;
+  set_recorded_on(*e, s);
   e->recorded_after = s->watches;
   e->recorded = true;
   return true;

@@ -135,6 +135,7 @@ class session_cuda {
   struct stream_state {
     CUstream handle = nullptr;  // null: the context's NULL stream
     uint64_t watches = 0;       // watches made on it (numbers their points)
+    uint32_t events = 0;        // event objects last recorded on it
     bool released = false;      // the client destroyed it; kept while named
   };
   /// Pinned host memory for copies, by power-of-two size class.
@@ -227,6 +228,9 @@ class session_cuda {
   void destroy_context(context_state& c);
   /// Frees the states of destroyed streams that no watch and no event names.
   void forget_released_streams();
+  /// Makes `s` (may be null) the stream `event` was last recorded on,
+  /// keeping the streams' event counts.
+  void set_recorded_on(object& event, stream_state* s);
   /// Whether the work of every stream of every context ends within `limit`
   /// (polled through events recorded on them): shutdown asks before it
   /// destroys contexts, whose destruction would wait without a limit.
