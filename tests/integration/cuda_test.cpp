@@ -613,15 +613,15 @@ FERRY_IT_CHILD(cuda_dies_mid_stream) {
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
-// A client whose kernel never returns: a thread of it waits in cuCtxSynchronize (a
-// watch the daemon holds), and it says READY; the test kills it there.
+// A client whose kernel never returns, with a copy back behind it (a watch the daemon
+// holds), says READY; the test kills it there.
 FERRY_IT_CHILD(cuda_kernel_hangs) {
   driver_api d;
   CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
   auto cuInit = d.get<CUresult (*)(unsigned)>("cuInit");
   auto cuCtxCreate = d.get<CUresult (*)(handle*, unsigned, CUdevice)>("cuCtxCreate_v2");
-  auto cuCtxSetCurrent = d.get<CUresult (*)(handle)>("cuCtxSetCurrent");
-  auto cuCtxSynchronize = d.get<CUresult (*)()>("cuCtxSynchronize");
+  auto cuMemAlloc = d.get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc_v2");
+  auto cuMemcpyDtoHAsync = d.get<CUresult (*)(void*, CUdeviceptr, size_t, handle)>("cuMemcpyDtoHAsync_v2");
   auto cuStreamQuery = d.get<CUresult (*)(handle)>("cuStreamQuery");
   auto cuModuleLoadData = d.get<CUresult (*)(handle*, const void*)>("cuModuleLoadData");
   auto cuModuleGetFunction = d.get<CUresult (*)(handle*, handle, const char*)>("cuModuleGetFunction");
@@ -634,13 +634,12 @@ FERRY_IT_CHILD(cuda_kernel_hangs) {
   CALL(cuModuleLoadData(&module, module_ptx), SUCCESS);
   CALL(cuModuleGetFunction(&hang, module, "hang"), SUCCESS);
   void* no_params[] = {nullptr};
+  CUdeviceptr p = 0;
+  static int back[1024];
+  CALL(cuMemAlloc(&p, sizeof back), SUCCESS);
   CALL(cuLaunchKernel(hang, 1, 1, 1, 1, 1, 1, 0, nullptr, no_params, nullptr), SUCCESS);
-  CALL(cuStreamQuery(nullptr), NOT_READY);
-  std::thread([&] {
-    cuCtxSetCurrent(ctx);
-    cuCtxSynchronize();  // never returns
-  }).detach();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CALL(cuMemcpyDtoHAsync(back, p, sizeof back, nullptr), SUCCESS);  // its answer never comes
+  CALL(cuStreamQuery(nullptr), NOT_READY);  // sent after the copy's request: the watch is made
   std::printf("READY\n");
   std::fflush(stdout);
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -701,15 +700,18 @@ FERRY_IT_CHILD(cuda_event_waits) {
   CALL(cuLaunchKernel(add_one, (n + 255) / 256, 1, 1, 256, 1, 1, 0, s1, a_params, nullptr), SUCCESS);
   CALL(cuEventRecord(e1, s1), SUCCESS);
   CALL(cuLaunchKernel(hang, 1, 1, 1, 1, 1, 1, 0, s1, no_params, nullptr), SUCCESS);
-  // A thread that waits for good (an event after the hung kernel) holds nobody else's wait.
+  // A thread that waits for good (an event after the hung kernel) holds nobody else's
+  // wait; it says when it is about to ask.
   handle never = nullptr;
   CALL(cuEventCreate(&never, 0), SUCCESS);
   CALL(cuEventRecord(never, s1), SUCCESS);
+  std::atomic<bool> asking{false};
   std::thread([&] {
     cuCtxSetCurrent(ctx);
+    asking = true;
     cuEventSynchronize(never);
   }).detach();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!asking) std::this_thread::yield();
   CALL(cuEventSynchronize(e1), SUCCESS);
   CALL(cuEventQuery(e1), SUCCESS);
   CALL(cuStreamQuery(s1), NOT_READY);

@@ -186,6 +186,12 @@ session_cuda::object* session_cuda::find(p::object_id id, object::kind kind) {
   return &it->second;
 }
 
+std::vector<session_cuda::stream_state*> session_cuda::every_stream_of(context_state& c) {
+  std::vector<stream_state*> all{&c.null_stream};
+  all.insert(all.end(), c.streams.begin(), c.streams.end());
+  return all;
+}
+
 session_cuda::stream_state* session_cuda::find_stream(context_state& c, p::object_id id) {
   if (id == 0) return &c.null_stream;
   object* s = find(id, object::kind::stream);
@@ -1075,7 +1081,6 @@ bool session_cuda::on(const p::cuda_record_event& m) {
   }
   set_recorded_on(*e, s);
   e->recorded_after = s->watches;
-  e->recorded = true;
   return true;
 }
 
@@ -1109,8 +1114,7 @@ bool session_cuda::on(const p::cuda_synchronize& m) {
   uint64_t follows = 0;     // and the watches of its stream it must not overtake
   switch (m.kind) {
     case p::cuda_target::context:
-      streams.push_back(&c->null_stream);
-      streams.insert(streams.end(), c->streams.begin(), c->streams.end());
+      streams = every_stream_of(*c);
       break;
     case p::cuda_target::stream:
       if (stream_state* s = find_stream(*c, m.target)) streams.push_back(s);
@@ -1123,7 +1127,7 @@ bool session_cuda::on(const p::cuda_synchronize& m) {
       // (not on the stream it was recorded on: that stream's later work, or
       // its destruction, must not hold the answer back), and answered after
       // the earlier watches of its stream (a copy back before it arrives first).
-      if (!e->recorded) {
+      if (e->recorded_on == nullptr) {
         answer_status(m.request, take_deferred(*c));
         return true;
       }
@@ -1334,9 +1338,7 @@ bool session_cuda::gpu_work_ends_within(std::chrono::milliseconds limit) {
   std::vector<std::pair<context_state*, CUevent>> points;
   for (auto& [id, c] : contexts_) {
     if (!make_current(*c)) continue;
-    std::vector<stream_state*> streams{&c->null_stream};
-    streams.insert(streams.end(), c->streams.begin(), c->streams.end());
-    for (stream_state* s : streams) {
+    for (stream_state* s : every_stream_of(*c)) {
       CUresult rc;
       CUevent e = take_event(*c, rc);
       if (e == nullptr) continue;

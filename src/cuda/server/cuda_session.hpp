@@ -124,10 +124,9 @@ class session_cuda {
     void* handle = nullptr;            // CUmodule, CUfunction, CUstream or CUevent
     stream_state* stream = nullptr;    // kind stream
     /// kind event: the stream it was last recorded on (watches on the event
-    /// are ordered with that stream's), and whether it was recorded at all.
+    /// are ordered with that stream's); null while never recorded.
     stream_state* recorded_on = nullptr;
     uint64_t recorded_after = 0;  // recorded_on's watch count at the record
-    bool recorded = false;
     uint32_t flags = 0;
     /// kind function: its parameter layout's total size (0: unknown).
     uint32_t params_size = 0;
@@ -206,6 +205,9 @@ class session_cuda {
   /// The stream `id` of context `c` (0: its NULL stream); null for an
   /// unknown one or one of another context.
   stream_state* find_stream(context_state& c, protocol::object_id id);
+  /// The NULL stream of `c` and the session's streams in it (the NULL stream
+  /// does not wait for the non-blocking ones).
+  static std::vector<stream_state*> every_stream_of(context_state& c);
   object* find(protocol::object_id id, object::kind kind);
   /// Whether [address, address + size) lies inside one allocation or global
   /// of `c`.
