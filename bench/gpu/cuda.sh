@@ -316,6 +316,8 @@ bench_once() {  # LABEL ENV...
 echo "== driver API figures" >&2
 bench_once native "${native_env[@]}"
 bench_once ferry-tcp "${ferry_env[@]}"
+# One TCP connection for the bulk bytes, as before bulk lanes (protocol version 11).
+bench_once ferry-tcp-1lane "${ferry_env[@]}" FERRY_BULK_LANES=1
 bench_once ferry-unix LD_LIBRARY_PATH="$ferry_cuda_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" FERRY_SERVERS="unix:$sockdir/ferryd.sock"
 
 # --- numba ------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ frame_bytes encoded(const T& message) {
 
 TEST(protocol_dispatch, unknown_message_ids_fail_with_unknown_message_id) {
   frame_bytes empty;
-  for (uint16_t id : {uint16_t{0}, uint16_t{6}, uint16_t{19}, uint16_t{69}, uint16_t{89}, uint16_t{0xFFFF}}) {
+  for (uint16_t id : {uint16_t{0}, uint16_t{6}, uint16_t{9}, uint16_t{69}, uint16_t{89}, uint16_t{0xFFFF}}) {
     accept_all handler;
     std::string why;
     EXPECT_FALSE(dispatch_frame(empty.view(id), receiver::server, handler, why));

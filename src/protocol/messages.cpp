@@ -20,6 +20,22 @@ std::string session_label(const session_token& id) {
   return out;
 }
 
+session_token lane_token(uint32_t lane) {
+  session_token token{};
+  for (size_t i = 0; i < 4; ++i) token[i] = static_cast<uint8_t>(lane >> (8 * i));
+  return token;
+}
+
+bool lane_of(const session_token& link, uint32_t& lane) {
+  for (size_t i = 4; i < link.size(); ++i)
+    if (link[i] != 0) return false;
+  uint32_t value = 0;
+  for (size_t i = 0; i < 4; ++i) value |= static_cast<uint32_t>(link[i]) << (8 * i);
+  if (value >= max_bulk_lanes) return false;
+  lane = value;
+  return true;
+}
+
 const char* message_name(uint16_t id) {
   switch (id) {
 #define FERRY_NAME(num, name, dir, limit) \

@@ -22,6 +22,16 @@ using session_token = std::array<uint8_t, 16>;
 /// the client's logs name a session.
 std::string session_label(const session_token& id);
 
+/// The most bulk connections a session may take, its bulk stream included
+/// (docs/protocol.md, "Bulk lanes").
+inline constexpr uint32_t max_bulk_lanes = 16;
+/// hello.link of bulk lane `lane`: the lane number as a little-endian u32 in
+/// the first four bytes, zeros after them. Lane 0 (the bulk stream) is all zero.
+session_token lane_token(uint32_t lane);
+/// The lane a bulk stream's hello.link names; false when it is not a lane
+/// token (bytes after the first four not zero, or a lane >= max_bulk_lanes).
+bool lane_of(const session_token& link, uint32_t& lane);
+
 /// What a connection carries; the hello says it, so one port serves all.
 enum class stream_kind : uint8_t { control = 0, bulk = 1, peer = 2 };
 
@@ -44,6 +54,7 @@ enum class direction : uint8_t { to_server, to_client, both };
   X(16, goodbye, direction::to_server, 64)                                          \
   X(17, ack, direction::both, 64)                                                  \
   X(18, session_state, direction::to_client, 64)                                   \
+  X(19, lane_ack, direction::both, 256)                                            \
   X(20, create_context, direction::to_server, 1 << 20)                             \
   X(21, create_queue, direction::to_server, 4096)                                  \
   X(22, create_buffer, direction::to_server, 4096)                                 \
@@ -157,6 +168,12 @@ enum class message_id : uint16_t {
   FERRY_MESSAGES(FERRY_ENUM)
 #undef FERRY_ENUM
 };
+
+/// Whether a frame of message `id` counts among a stream's frames for
+/// resumption (docs/protocol.md, "Resuming a session"): acks do not.
+constexpr bool counted_frame(uint16_t id) {
+  return id != static_cast<uint16_t>(message_id::ack) && id != static_cast<uint16_t>(message_id::lane_ack);
+}
 
 /// Name for logs ("enqueue_ndrange"), or nullptr for an unknown id.
 const char* message_name(uint16_t id);
@@ -274,7 +291,9 @@ struct hello {
   std::string client_name;
   /// Peer links: the source's random id for the link, the same on every
   /// connection of it, so that the destination knows which frames it has
-  /// (docs/protocol.md, "Peer links"). Zero on other streams.
+  /// (docs/protocol.md, "Peer links"). Bulk streams (version 11): which lane
+  /// of the session's bulk connections this is (lane_token; zero: the bulk
+  /// stream itself). Zero on control streams.
   session_token link{};
   FERRY_FIELDS(magic, min_version, max_version, stream, session, secret, client_name, link)
   bool operator==(const hello&) const = default;
@@ -382,14 +401,30 @@ struct ack {
 /// the client's streams the session has received (zero for a new session;
 /// the client sends the rest again), and how long the session outlives a
 /// lost connection. Also follows the welcome of a peer link: `control` is
-/// then the frames received on that link so far, `bulk` is 0.
+/// then the frames received on that link so far, `bulk` is 0; and the
+/// welcome of a bulk lane (version 11): `control` 0, `bulk` the frames the
+/// session has received on that lane so far.
 struct session_state {
   uint64_t control = 0;
   uint64_t bulk = 0;
   uint32_t grace_ms = 0;
-  uint32_t reserved = 0;
-  FERRY_FIELDS(control, bulk, grace_ms, reserved)
+  /// Version 11: how many bulk connections the session takes, the bulk
+  /// stream (lane 0) included; 0 (older servers) or 1: the bulk stream alone.
+  uint32_t bulk_lanes = 0;
+  FERRY_FIELDS(control, bulk, grace_ms, bulk_lanes)
   bool operator==(const session_state&) const = default;
+};
+
+/// Version 11, on the control stream, both ways: how many frames the sender
+/// has received on each of the session's bulk lanes, over every connection
+/// of the lane so far; `received[i]` is lane i + 1's (the bulk stream's
+/// count is ack.bulk). Sent like ack (ahead of a batch when a count moved),
+/// so that an ack covering a write's bytes comes before any completion they
+/// enabled.
+struct lane_ack {
+  std::vector<uint64_t> received;
+  FERRY_FIELDS(received)
+  bool operator==(const lane_ack&) const = default;
 };
 
 struct create_context {

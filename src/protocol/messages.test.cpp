@@ -216,6 +216,22 @@ void expect_exact_payload_required() {
 FERRY_MESSAGES(FERRY_MESSAGE_TESTS)
 #undef FERRY_MESSAGE_TESTS
 
+TEST(protocol_messages, a_lane_token_names_its_lane_and_nothing_else_is_one) {
+  for (uint32_t lane : {0u, 1u, 7u, max_bulk_lanes - 1}) {
+    uint32_t back = 99;
+    ASSERT_TRUE(lane_of(lane_token(lane), back)) << lane;
+    EXPECT_EQ(back, lane);
+  }
+  EXPECT_EQ(lane_token(0), session_token{}) << "lane 0, the bulk stream, is the link of older clients";
+  EXPECT_EQ(lane_token(0x04030201)[0], 1u) << "little endian";
+  uint32_t back = 99;
+  EXPECT_FALSE(lane_of(lane_token(max_bulk_lanes), back));
+  session_token junk = lane_token(2);
+  junk[4] = 1;
+  EXPECT_FALSE(lane_of(junk, back));
+  EXPECT_EQ(back, 99u) << "untouched when refused";
+}
+
 TEST(protocol_messages, bulk_data_is_accepted_by_both_client_and_server) {
   const bulk_data original = filled<bulk_data>();
   std::vector<uint8_t> wire;

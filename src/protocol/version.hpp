@@ -19,9 +19,11 @@ inline constexpr uint32_t magic = 0x31595246;
 /// peer links, and the read window of a bulk stream on a Unix socket
 /// (read_window_offer, read_window_chunk). Version 9 adds file_to_buffer and
 /// buffer_to_file (files below the server's --file-root). Version 10 adds
-/// the cuda_* messages (CUDA remoting, docs/cuda.md).
+/// the cuda_* messages (CUDA remoting, docs/cuda.md). Version 11 adds bulk
+/// lanes: more connections beside the bulk stream for large transfers
+/// (session_state.bulk_lanes, hello.link on a bulk stream, refusal 15).
 inline constexpr uint16_t min_version = 4;
-inline constexpr uint16_t max_version = 10;
+inline constexpr uint16_t max_version = 11;
 /// The first version whose servers take the client's headers with a build.
 inline constexpr uint16_t headers_version = 6;
 /// The first version whose servers answer get_workers (session worker
@@ -45,6 +47,11 @@ inline constexpr uint16_t files_version = 9;
 /// The first version whose servers take the cuda_* messages. Ferry's
 /// libcuda.so.1 needs it: with an older server it has no devices.
 inline constexpr uint16_t cuda_version = 10;
+/// The first version whose servers take bulk lanes (docs/protocol.md, "Bulk
+/// lanes"): a server of an earlier version says 0 in session_state.bulk_lanes
+/// and refuses a second bulk stream, so a client opens lanes only when the
+/// server granted them.
+inline constexpr uint16_t bulk_lanes_version = 11;
 /// Default TCP port of ferryd.
 inline constexpr uint16_t default_port = 7780;
 

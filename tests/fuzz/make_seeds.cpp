@@ -245,6 +245,13 @@ stream bulk_stream() {
   return s;
 }
 
+// Acks as a client sends them: ack, and lane_ack for its bulk lanes (version 11).
+stream acks() {
+  stream s;
+  s << p::ack{0, 0} << p::ping{1} << p::ack{1, 0} << p::lane_ack{{2, 0, 1}};
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -256,6 +263,7 @@ int main(int argc, char** argv) {
       {"session_and_objects", session_and_objects()}, {"buffer_commands", buffer_commands()},
       {"programs_and_kernels", programs_and_kernels()}, {"images_and_svm", images_and_svm()},
       {"peers", peers()}, {"files", files()}, {"bulk_stream", bulk_stream()}, {"cuda", cuda()},
+      {"acks", acks()},
   };
   for (const auto& [name, s] : seeds) {
     const std::string path = std::string(argv[1]) + "/" + name + ".bin";

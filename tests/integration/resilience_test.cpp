@@ -464,6 +464,51 @@ FERRY_IT_CHILD(large_reads_through_cuts) {
   return 0;
 }
 
+// Large writes striped over the bulk stream and its lanes (ferryd grants 4 bulk
+// connections by default), cut off on their way to the server at several places: the
+// session resumes, each lane sends again what the server lacks of it, and every write
+// lands whole. A non-blocking write and a blocking one, each read back.
+FERRY_IT_CHILD(striped_writes_through_cuts) {
+  rig r;
+  CHILD_CHECK(r.ready(), "no daemon or proxy");
+  session s;
+  CHILD_CHECK(s.open(), "no Ferry device, context or program");
+  // Control, bulk stream and three lanes: the writes below are striped.
+  CHILD_CHECK(r.proxy->connections_accepted() == 5, "the client opened %llu connections, not 5",
+              static_cast<unsigned long long>(r.proxy->connections_accepted()));
+  constexpr size_t size = (size_t{72} << 20) + 4097;
+  std::vector<uint8_t> pattern(size);
+  for (size_t i = 0; i < size; ++i) pattern[i] = static_cast<uint8_t>(i * 29 + (i >> 19));
+  mem_handle buffer = create_buffer(s.context, CL_MEM_READ_WRITE, size);
+  CHILD_CHECK(buffer, "buffer");
+  uint64_t cuts = r.proxy->cuts();
+  // Inside the first chunk, on a chunk's edge, and deep in the write.
+  int round = 0;
+  for (uint64_t after : {uint64_t{5} << 20, uint64_t{24} << 20, (uint64_t{61} << 20) + 99}) {
+    for (size_t i = 0; i < size; i += 4096) pattern[i] = static_cast<uint8_t>(round + i);  // a new write each time
+    r.proxy->cut_after(after, ferry::tools::direction::to_target);
+    const cl_bool blocking = round % 2 == 0 ? CL_TRUE : CL_FALSE;
+    event_handle written;
+    cl_int rc = clEnqueueWriteBuffer(s.queue, buffer, blocking, 0, size, pattern.data(), 0, nullptr, written.out());
+    CHILD_CHECK(rc == CL_SUCCESS, "write with a cut after %llu bytes: %d", static_cast<unsigned long long>(after), rc);
+    CHILD_CHECK(clWaitForEvents(1, written.address()) == CL_SUCCESS, "the write with a cut after %llu bytes failed",
+                static_cast<unsigned long long>(after));
+    std::vector<uint8_t> back(size, 0);
+    rc = clEnqueueReadBuffer(s.queue, buffer, CL_TRUE, 0, size, back.data(), 0, nullptr, nullptr);
+    CHILD_CHECK(rc == CL_SUCCESS, "read back: %d", rc);
+    CHILD_CHECK(back == pattern, "the write with a cut after %llu bytes did not land whole",
+                static_cast<unsigned long long>(after));
+    CHILD_CHECK(wait_for_cuts(*r.proxy, ++cuts), "no cut after %llu bytes", static_cast<unsigned long long>(after));
+    ++round;
+  }
+  // Every resumption attached the lanes again.
+  CHILD_CHECK(r.proxy->connections_accepted() >= 5 * 4, "only %llu connections after three resumptions",
+              static_cast<unsigned long long>(r.proxy->connections_accepted()));
+  std::printf("PASS cuts=%llu connections=%llu\n", static_cast<unsigned long long>(r.proxy->cuts()),
+              static_cast<unsigned long long>(r.proxy->connections_accepted()));
+  return 0;
+}
+
 // A link down for longer than the grace period: the session is over. A blocking wait on a
 // command accepted before the outage returns CL_DEVICE_NOT_AVAILABLE instead of hanging,
 // the old context's queue refuses new work, and a new context on the same device works
@@ -600,6 +645,10 @@ TEST(resilience, an_unaware_program_runs_a_hundred_thousand_kernels_through_fift
 
 TEST(resilience, large_reads_cut_off_on_their_way_resume_and_arrive_whole) {
   expect_child_passes("large_reads_through_cuts");
+}
+
+TEST(resilience, large_writes_striped_over_bulk_lanes_resume_through_cuts_and_land_whole) {
+  expect_child_passes("striped_writes_through_cuts");
 }
 
 TEST(resilience, grace_period_expiry_fails_waiting_work_and_a_new_context_works) {

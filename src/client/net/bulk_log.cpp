@@ -53,6 +53,17 @@ void bulk_log::drop_done() {
     std::erase_if(borrowed_, [&](const auto& entry) { return entry.second.whole && entry.second.last_frame <= done; });
 }
 
+void bulk_log::end_transfer(protocol::object_id transfer) {
+  auto it = borrowed_.find(transfer);
+  if (it == borrowed_.end()) return;
+  it->second.whole = true;
+  if (it->second.settled) {
+    borrowed_.erase(it);  // every frame of it is a copy now, or acknowledged
+    return;
+  }
+  drop_done();
+}
+
 protocol::object_id bulk_log::borrowed_queue(protocol::object_id transfer) const {
   auto it = borrowed_.find(transfer);
   return it == borrowed_.end() ? 0 : it->second.queue;

@@ -65,6 +65,11 @@ class bulk_log {
   /// server may acknowledge a frame before the sender's write call returns.
   void written(uint64_t number);
 
+  /// No more chunks of `transfer` come to this log: a bulk lane's share of a
+  /// striped transfer (bulk_lane.hpp) may end before the transfer does, and
+  /// only a whole transfer stops borrowing once acknowledged.
+  void end_transfer(protocol::object_id transfer);
+
   /// Whether any transfer borrows the application's memory now.
   bool borrowing() const { return !borrowed_.empty(); }
   /// The queue of borrowed transfer `transfer`, or 0.

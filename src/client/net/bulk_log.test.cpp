@@ -24,6 +24,33 @@ std::vector<uint8_t> replayed(const bulk_log& log, uint64_t received) {
   return out;
 }
 
+// A bulk lane carries some chunks of a striped transfer, never its last one: the lane's
+// share ends (end_transfer) and, once acknowledged, borrows nothing.
+TEST(bulk_log, a_share_of_a_striped_transfer_stops_borrowing_once_ended_and_acknowledged) {
+  bulk_log log;
+  std::vector<uint8_t> memory(300, 7);
+  log.append(10, 0, 300, memory.data(), 100, hold::borrow, {}, 1);
+  log.append(10, 200, 300, memory.data() + 200, 50, hold::borrow, {}, 1);  // not the transfer's end
+  log.written(2);
+  ASSERT_TRUE(log.acknowledge(2));
+  EXPECT_TRUE(log.borrowing()) << "more chunks of the transfer may come to this log";
+  log.end_transfer(10);
+  EXPECT_FALSE(log.borrowing());
+  // Ended before acknowledged: borrowing until the acknowledgement; a settled one is gone at once.
+  log.append(11, 0, 300, memory.data(), 100, hold::borrow, {}, 1);
+  log.written(3);
+  log.end_transfer(11);
+  EXPECT_TRUE(log.borrowing());
+  ASSERT_TRUE(log.acknowledge(3));
+  EXPECT_FALSE(log.borrowing());
+  log.append(12, 0, 300, memory.data(), 100, hold::borrow, {}, 2);
+  log.written(4);
+  EXPECT_EQ(log.settle(2, 12), 100u);
+  log.end_transfer(12);
+  EXPECT_FALSE(log.borrowing());
+  log.end_transfer(99);  // never borrowed: nothing to do
+}
+
 TEST(bulk_log, a_borrowed_write_points_into_the_application_memory_until_acknowledged) {
   bulk_log log;
   std::vector<uint8_t> memory(100, 7);

@@ -57,12 +57,14 @@ std::vector<event*> bulk_receiver::abandon_all() {
   return owners;
 }
 
-void bulk_receiver::start(stream* from, uint64_t generation) {
-  reader_ = std::thread([this, from, generation] { read_loop(from, generation); });
+void bulk_receiver::start(stream* from, uint64_t generation, uint32_t lane) {
+  readers_.emplace_back([this, from, generation, lane] { read_loop(from, generation, lane); });
 }
 
 void bulk_receiver::join() {
-  if (reader_.joinable()) reader_.join();
+  for (std::thread& reader : readers_)
+    if (reader.joinable()) reader.join();
+  readers_.clear();
 }
 
 void bulk_receiver::quiesce() const {
@@ -93,9 +95,10 @@ uint8_t* bulk_receiver::destination_of(const protocol::bulk_data& prefix, uint64
   return it->second.destination + prefix.offset;
 }
 
-bool bulk_receiver::arrived(const protocol::bulk_data& prefix, uint64_t chunk, event*& owner, bytes_done& done) {
+bool bulk_receiver::arrived(const protocol::bulk_data& prefix, uint64_t chunk, uint32_t lane, event*& owner,
+                            bytes_done& done) {
   std::lock_guard lock(transfers_mutex_);
-  link_.received_bulk.fetch_add(1, std::memory_order_release);
+  (lane == 0 ? link_.received_bulk : link_.received_lanes[lane]).fetch_add(1, std::memory_order_release);
   auto it = transfers_.find(prefix.transfer);
   if (it == transfers_.end() || (it->second.received += chunk) != it->second.size) return false;
   owner = it->second.owner;
@@ -104,10 +107,10 @@ bool bulk_receiver::arrived(const protocol::bulk_data& prefix, uint64_t chunk, e
   return true;
 }
 
-void bulk_receiver::landed(const protocol::bulk_data& prefix, uint64_t chunk) {
+void bulk_receiver::landed(const protocol::bulk_data& prefix, uint64_t chunk, uint32_t lane) {
   event* owner = nullptr;
   bytes_done done;
-  if (!arrived(prefix, chunk, owner, done)) return;
+  if (!arrived(prefix, chunk, lane, owner, done)) return;
   request_ack_();  // the server keeps the staging of the read until then
   if (owner) {
     link_.sink().part_done(owner, CL_COMPLETE, nullptr);
@@ -117,7 +120,7 @@ void bulk_receiver::landed(const protocol::bulk_data& prefix, uint64_t chunk) {
   }
 }
 
-bool bulk_receiver::receive_chunk(stream* from, const protocol::frame_header& h, std::string& why) {
+bool bulk_receiver::receive_chunk(stream* from, const protocol::frame_header& h, uint32_t lane, std::string& why) {
   // The header alone tells a frame that can be no chunk: refused before
   // waiting for prefix bytes that need not come.
   if (!protocol::check_bulk_header(h, why)) {
@@ -139,10 +142,10 @@ bool bulk_receiver::receive_chunk(stream* from, const protocol::frame_header& h,
   if (destination == nullptr) return false;
   // A chunk cut in the middle is not counted: it comes again whole.
   if (chunk != 0 && !read_exact(from, destination, chunk)) return false;
-  landed(prefix, chunk);
+  landed(prefix, chunk, lane);
   // A full-size chunk: this stream carries large reads, which a shared window
-  // moves faster than the socket (offered once per stream).
-  if (chunk == protocol::max_bulk_chunk && !read_window_decided_ && offer_read_window_) {
+  // moves faster than the socket (offered once per stream; never on a lane).
+  if (lane == 0 && chunk == protocol::max_bulk_chunk && !read_window_decided_ && offer_read_window_) {
     read_window_decided_ = true;
     read_window_ = offer_read_window_(generation_);
   }
@@ -179,29 +182,35 @@ bool bulk_receiver::receive_window_chunk(stream* from, const protocol::frame_hea
   copy_bytes(destination, read_window_->slot(c.slot), c.size);
   // The slot is the daemon's again once copied: it may be waiting for it.
   read_window_->release_slot();
-  landed(prefix, c.size);
+  landed(prefix, c.size, 0);
   return true;
 }
 
-void bulk_receiver::read_loop(stream* from, uint64_t generation) {
-  name_this_thread(thread_name("bulk", link_.name()));
-  // A new stream: the old one's read window went with it.
-  read_window_.reset();
-  read_window_decided_ = false;
-  generation_ = generation;
+void bulk_receiver::read_loop(stream* from, uint64_t generation, uint32_t lane) {
+  name_this_thread(thread_name(lane == 0 ? std::string("bulk") : "lane" + std::to_string(lane) + "-r", link_.name()));
+  if (lane == 0) {
+    // A new stream: the old one's read window went with it.
+    read_window_.reset();
+    read_window_decided_ = false;
+    generation_ = generation;
+  }
   for (;;) {
     uint8_t header[protocol::frame_header_size];
     if (!read_exact(from, header, sizeof header)) break;
-    busy_.store(1, std::memory_order_release);
+    busy_.fetch_add(1, std::memory_order_acq_rel);
     struct not_busy {
-      std::atomic<int>& flag;
-      ~not_busy() { flag.store(0, std::memory_order_release); }
+      std::atomic<int>& count;
+      ~not_busy() { count.fetch_sub(1, std::memory_order_acq_rel); }
     } busy_until_done{busy_};
     const protocol::frame_header h = protocol::load_header(header);
     std::string why;
-    const bool taken = h.message_id == static_cast<uint16_t>(protocol::message_id::read_window_chunk)
-                           ? receive_window_chunk(from, h, why)
-                           : receive_chunk(from, h, why);
+    bool taken;
+    if (h.message_id != static_cast<uint16_t>(protocol::message_id::read_window_chunk))
+      taken = receive_chunk(from, h, lane, why);
+    else if (lane == 0)
+      taken = receive_window_chunk(from, h, why);
+    else
+      taken = false, why = "read_window_chunk on bulk lane " + std::to_string(lane);
     if (taken) continue;
     if (!why.empty()) {
       link_.end_session(why, CL_DEVICE_NOT_AVAILABLE);

@@ -8,6 +8,11 @@
 // slots and send read_window_chunk, which the reader checks like bulk_data,
 // copies out of the slot and releases.
 //
+// A session with bulk lanes (protocol version 11) has one reader per lane
+// besides the bulk stream's: the server sends each piece of a large read on
+// whichever connection is free, so the chunks of one read land from several
+// threads, each in its own part of the destination.
+//
 // Locks: transfers_mutex_ guards transfers_ (and orders the count of bulk
 // frames received with them). It never nests with another lock.
 #pragma once
@@ -57,24 +62,25 @@ class bulk_receiver {
   /// Forgets every read (the session ended) and returns the events they held.
   std::vector<event*> abandon_all();
 
-  /// Starts the bulk reader on `from`, the bulk stream of `generation`.
-  void start(stream* from, uint64_t generation);
-  /// Waits for the bulk reader to return (its stream was shut down).
+  /// Starts a reader on `from`, the bulk stream (`lane` 0) or bulk lane
+  /// `lane` of `generation`.
+  void start(stream* from, uint64_t generation, uint32_t lane = 0);
+  /// Waits for every reader to return (their streams were shut down).
   void join();
-  /// Waits until the bulk reader holds no chunk in hand.
+  /// Waits until no reader holds a chunk in hand.
   void quiesce() const;
 
  private:
-  void read_loop(stream* from, uint64_t generation);
-  /// A bulk_data frame whose header `h` was read; false when the stream
-  /// ended (`why` set when the server broke the protocol, empty when the
-  /// stream closed).
-  bool receive_chunk(stream* from, const protocol::frame_header& h, std::string& why);
+  void read_loop(stream* from, uint64_t generation, uint32_t lane);
+  /// A bulk_data frame whose header `h` was read on `lane`; false when the
+  /// stream ended (`why` set when the server broke the protocol, empty when
+  /// the stream closed).
+  bool receive_chunk(stream* from, const protocol::frame_header& h, uint32_t lane, std::string& why);
   /// A read_window_chunk frame whose header `h` was read; as receive_chunk.
   bool receive_window_chunk(stream* from, const protocol::frame_header& h, std::string& why);
-  /// Bytes of a chunk are in place: counts them, completes the read's data
-  /// part after its last chunk.
-  void landed(const protocol::bulk_data& prefix, uint64_t chunk);
+  /// Bytes of a chunk are in place: counts them (and the frame, on `lane`),
+  /// completes the read's data part after its last chunk.
+  void landed(const protocol::bulk_data& prefix, uint64_t chunk, uint32_t lane);
   /// The most payload a read_window_chunk may have (its fields take 36 bytes).
   static constexpr size_t window_payload_limit = 64;
   /// Where the chunk of `prefix` with `chunk` bytes goes; null, with `why`,
@@ -82,7 +88,7 @@ class bulk_receiver {
   uint8_t* destination_of(const protocol::bulk_data& prefix, uint64_t chunk, std::string& why);
   /// Counts a chunk that arrived whole; after the last, returns true with
   /// whoever waits for the transfer in `owner` or `done`.
-  bool arrived(const protocol::bulk_data& prefix, uint64_t chunk, event*& owner, bytes_done& done);
+  bool arrived(const protocol::bulk_data& prefix, uint64_t chunk, uint32_t lane, event*& owner, bytes_done& done);
 
   struct transfer {
     uint8_t* destination;
@@ -95,15 +101,15 @@ class bulk_receiver {
   link_state& link_;
   const std::function<void()> request_ack_;
   const std::function<std::unique_ptr<bulk_window>(uint64_t)> offer_read_window_;
-  // The read loop's own (only its thread touches them): the current
-  // stream's read window, and whether it was offered one.
+  // The bulk stream's read loop's own (only its thread touches them): the
+  // current stream's read window, and whether it was offered one.
   std::unique_ptr<bulk_window> read_window_;
   bool read_window_decided_ = false;
   uint64_t generation_ = 0;
   std::mutex transfers_mutex_;  // guards transfers_
   std::unordered_map<protocol::object_id, transfer> transfers_;
-  std::atomic<int> busy_{0};  // 1 while the reader handles a chunk
-  std::thread reader_;  // of the current streams; started and joined by the control reader
+  std::atomic<int> busy_{0};  // readers handling a chunk now
+  std::vector<std::thread> readers_;  // of the current streams; started and joined by the control reader
 };
 
 }  // namespace ferry::client

@@ -49,6 +49,11 @@ uint32_t window_slot_count() {
 
 }  // namespace
 
+bulk_sender::bulk_sender(link_state& link) : link_(link) {
+  for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane)
+    lanes_[lane] = std::make_unique<bulk_lane>(link, lane);
+}
+
 bool write_bulk_frame(stream* to, protocol::object_id transfer, uint64_t offset, uint64_t total, const uint8_t* data,
                       uint64_t size) {
   uint8_t head[protocol::bulk_head_size];
@@ -133,34 +138,62 @@ bool bulk_sender::send_chunk(uint64_t generation, protocol::object_id transfer, 
   return true;
 }
 
-uint64_t bulk_sender::send_chunks(protocol::object_id transfer, const uint8_t* bytes, uint64_t size,
-                                  bulk_log::hold how, const std::shared_ptr<const void>& keeper,
-                                  protocol::object_id queue) {
-  uint64_t last = 0;
+bool bulk_sender::send_logged_chunk(uint64_t generation, protocol::object_id transfer, const uint8_t* bytes,
+                                    uint64_t offset, uint64_t chunk, uint64_t size, bulk_log::hold how,
+                                    const std::shared_ptr<const void>& keeper, protocol::object_id queue, bool writing,
+                                    uint64_t& last) {
+  const uint8_t* from;
+  {
+    std::lock_guard log(log_mutex_);
+    const bulk_log::frame& f = log_.append(transfer, offset, size, bytes + offset, chunk, how, keeper, queue);
+    last = f.number;
+    from = f.data;  // stays put until written() says the write is over
+    borrowing_.store(log_.borrowing(), std::memory_order_release);
+  }
+  if (writing && !send_chunk(generation, transfer, offset, size, from, chunk)) {
+    if (!link_.stopping) link_.broken(generation, "cannot send bulk data to server");
+    writing = false;
+  }
+  std::lock_guard log(log_mutex_);
+  log_.written(last);
+  return writing;
+}
+
+bulk_sender::sent_frames bulk_sender::send_chunks(protocol::object_id transfer, const uint8_t* bytes, uint64_t size,
+                                                  bulk_log::hold how, const std::shared_ptr<const void>& keeper,
+                                                  protocol::object_id queue) {
+  sent_frames last{};
   std::lock_guard lock(send_mutex_);
   // Offline (or once a write fails) the chunks go into the log only; the
   // resumption sends them.
   bool writing = link_.alive.load(std::memory_order_acquire);
   const uint64_t generation = link_.generation();
-  uint64_t offset = 0;
-  do {
-    uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
-    const uint8_t* from;
-    {
+  const uint32_t lanes = writing ? link_.lane_count() : 1;
+  if (lanes > 1 && size >= stripe_from) {
+    stripe s;
+    s.transfer = transfer;
+    s.bytes = bytes;
+    s.size = size;
+    s.how = how;
+    s.keeper = keeper;
+    s.queue = queue;
+    s.generation = generation;
+    for (uint32_t lane = 1; lane < lanes; ++lane) lanes_[lane]->start(s);
+    uint64_t offset = 0, chunk = 0;
+    while (s.take(offset, chunk))
+      writing = send_logged_chunk(generation, transfer, bytes, offset, chunk, size, how, keeper, queue, writing, last[0]);
+    if (last[0] != 0) {
       std::lock_guard log(log_mutex_);
-      const bulk_log::frame& f = log_.append(transfer, offset, size, bytes + offset, chunk, how, keeper, queue);
-      last = f.number;
-      from = f.data;  // stays put until written() says the write is over
+      log_.end_transfer(transfer);  // the bulk stream's share may end before the transfer does
       borrowing_.store(log_.borrowing(), std::memory_order_release);
     }
-    if (writing && !send_chunk(generation, transfer, offset, size, from, chunk)) {
-      if (!link_.stopping) link_.broken(generation, "cannot send bulk data to server");
-      writing = false;
-    }
-    {
-      std::lock_guard log(log_mutex_);
-      log_.written(last);
-    }
+    for (uint32_t lane = 1; lane < lanes; ++lane) last[lane] = lanes_[lane]->finish();
+    return last;
+  }
+  uint64_t offset = 0;
+  do {
+    const uint64_t chunk = std::min<uint64_t>(size - offset, protocol::max_bulk_chunk);
+    writing = send_logged_chunk(generation, transfer, bytes, offset, chunk, size, how, keeper, queue, writing, last[0]);
     offset += chunk;
   } while (offset < size);
   return last;
@@ -182,10 +215,14 @@ bool bulk_sender::send_data(protocol::object_id transfer, const void* data, uint
     send_chunks(transfer, bytes, size, bulk_log::hold::borrow, nullptr, queue);
     return !over(epoch);
   }
-  // The log points into the caller's memory: keep it until the server has it.
-  const uint64_t last = send_chunks(transfer, bytes, size, bulk_log::hold::borrow, nullptr, 0);
-  std::unique_lock lock(log_mutex_);
-  acked_cv_.wait(lock, [&] { return over(epoch) || log_.acknowledged() >= last; });
+  // The logs point into the caller's memory: keep it until the server has it.
+  const sent_frames last = send_chunks(transfer, bytes, size, bulk_log::hold::borrow, nullptr, 0);
+  {
+    std::unique_lock lock(log_mutex_);
+    acked_cv_.wait(lock, [&] { return over(epoch) || log_.acknowledged() >= last[0]; });
+  }
+  for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane)
+    if (last[lane] != 0) lanes_[lane]->wait_acknowledged(last[lane], [&] { return over(epoch); });
   return !over(epoch);
 }
 
@@ -207,7 +244,15 @@ bool bulk_sender::acknowledge(uint64_t received) {
   return true;
 }
 
+bool bulk_sender::acknowledge_lanes(const std::vector<uint64_t>& received) {
+  if (received.size() >= protocol::max_bulk_lanes) return false;
+  for (size_t i = 0; i < received.size(); ++i)
+    if (!lanes_[i + 1]->acknowledge(received[i])) return false;
+  return true;
+}
+
 void bulk_sender::settle_borrowed(protocol::object_id queue, protocol::object_id command, cl_int status) {
+  for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) lanes_[lane]->settle_borrowed(queue, command, status);
   if (!borrowing_.load(std::memory_order_acquire)) return;
   std::lock_guard log(log_mutex_);
   if (queue == 0) queue = log_.borrowed_queue(command);
@@ -223,7 +268,10 @@ void bulk_sender::settle_borrowed(protocol::object_id queue, protocol::object_id
   borrowing_.store(log_.borrowing(), std::memory_order_release);
 }
 
-void bulk_sender::wake_waiters() { wake_all(log_mutex_, acked_cv_); }
+void bulk_sender::wake_waiters() {
+  wake_all(log_mutex_, acked_cv_);
+  for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) lanes_[lane]->wake_waiters();
+}
 
 bool bulk_sender::replay_locked(uint64_t received, stream* to) const {
   return log_.replay(received, [&](const bulk_log::frame& f) {

@@ -1,13 +1,18 @@
 // The client's side of the bulk stream going out: buffer contents cut into
 // chunks, each kept in the bulk replay log (bulk_log) until the server
 // acknowledges it, and large chunks to a daemon on the same machine passed
-// through a shared-memory window instead of the socket.
+// through a shared-memory window instead of the socket. Transfers of
+// stripe_from bytes or more are striped over the session's bulk lanes
+// (bulk_lane.hpp) when it has some: the caller writes chunks to the bulk
+// stream while each lane's thread writes others to its lane.
 //
 // Locks, in the order they nest: send_mutex_ serialises writes to the bulk
-// socket and guards window_ and window_decided_; log_mutex_ guards log_. The
-// resumer takes both (with the control channel's) to send the log again.
+// socket and guards window_ and window_decided_ (held while a stripe's lanes
+// work); log_mutex_ guards log_. The resumer takes both (with the control
+// channel's), then each lane's, to send the logs again.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -15,6 +20,7 @@
 #include <mutex>
 #include <vector>
 
+#include "client/net/bulk_lane.hpp"
 #include "client/net/bulk_log.hpp"
 #include "client/net/link_state.hpp"
 #include "common/bulk_window.hpp"
@@ -43,7 +49,11 @@ class bulk_sender {
   /// one overlaps the daemon's copy out of another (FERRY_WINDOW_SLOTS).
   static constexpr uint32_t default_window_slots = 4;
 
-  explicit bulk_sender(link_state& link) : link_(link) {}
+  /// Transfers of at least this many bytes are striped over the bulk lanes:
+  /// smaller ones gain less than a hand-off to the lanes' threads costs.
+  static constexpr uint64_t stripe_from = uint64_t{32} << 20;
+
+  explicit bulk_sender(link_state& link);
 
   /// Sends `size` bytes as bulk transfer `transfer` of a command of queue
   /// `queue` (until_completion needs it). False when the session ended
@@ -57,6 +67,8 @@ class bulk_sender {
   /// The server has `received` bulk frames: drops them from the log; false
   /// for a claim beyond what was sent.
   bool acknowledge(uint64_t received);
+  /// The same for the bulk lanes (lane_ack: `received[i]` is lane i + 1's).
+  bool acknowledge_lanes(const std::vector<uint64_t>& received);
   /// Command `command` of `queue` completed with `status`: no frame may
   /// point into the memory of the writes it lets the application reuse any
   /// more (bulk_log::settle, settle_all for a failure).
@@ -80,10 +92,19 @@ class bulk_sender {
   /// Forgets everything of a session that ended.
   void reset_locked();
 
-  /// Writes the chunks of one transfer to the bulk stream (or only into the
-  /// log while offline); returns the number of the last frame.
-  uint64_t send_chunks(protocol::object_id transfer, const uint8_t* bytes, uint64_t size, bulk_log::hold how,
-                       const std::shared_ptr<const void>& keeper, protocol::object_id queue);
+  /// The last frame a transfer has on each connection (0: none there):
+  /// [0] the bulk stream's, [k] lane k's.
+  using sent_frames = std::array<uint64_t, protocol::max_bulk_lanes>;
+  /// Writes the chunks of one transfer to the bulk stream and its lanes (or
+  /// only into the logs while offline).
+  sent_frames send_chunks(protocol::object_id transfer, const uint8_t* bytes, uint64_t size, bulk_log::hold how,
+                          const std::shared_ptr<const void>& keeper, protocol::object_id queue);
+  /// Keeps chunk [offset, offset + chunk) of the transfer in the bulk
+  /// stream's log and writes it when `writing` (send_mutex_ held); returns
+  /// whether to go on writing, and the frame's number in `last`.
+  bool send_logged_chunk(uint64_t generation, protocol::object_id transfer, const uint8_t* bytes, uint64_t offset,
+                         uint64_t chunk, uint64_t size, bulk_log::hold how, const std::shared_ptr<const void>& keeper,
+                         protocol::object_id queue, bool writing, uint64_t& last);
   /// Sends one chunk on the current bulk stream: through the shared-memory
   /// window when there is one for it, else on the socket. False when the
   /// stream broke (or was replaced: `generation` is stale).
@@ -110,6 +131,10 @@ class bulk_sender {
   std::condition_variable acked_cv_;
   bulk_log log_;
   std::atomic<bool> borrowing_{false};  // log_.borrowing(), read without the lock on each completion
+  /// Lane k at [k] ([0] empty): all made up front, so that acks and
+  /// completions find them without the send mutex; each starts its thread
+  /// with its first stripe.
+  std::array<std::unique_ptr<bulk_lane>, protocol::max_bulk_lanes> lanes_;
 };
 
 }  // namespace ferry::client

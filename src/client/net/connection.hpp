@@ -20,8 +20,9 @@
 //   link_state       what the parts share: the streams, the session, the counts
 //   control_channel  post, flush, request and reply, the writer thread, frames in
 //   event_tracker    the events and failure hooks completions complete
-//   bulk_sender      buffer contents out, their replay log and shared-memory window
-//   bulk_receiver    buffer contents in: the awaited reads and the bulk reader
+//   bulk_sender      buffer contents out, their replay log and shared-memory window,
+//                    and the bulk lanes (bulk_lane) that large transfers are striped over
+//   bulk_receiver    buffer contents in: the awaited reads and the bulk readers
 //   resumer          handshakes, the control reader, reconnection, resumption,
 //                    failing what is outstanding, new sessions, availability
 // Lock order across parts: the resumer's std::scoped_lock over the send and

@@ -67,9 +67,18 @@ void control_channel::write_locked(const std::vector<uint8_t>& batch) {
   // can let go of it.
   const bool ack = control != link_.acked_control.load(std::memory_order_relaxed) ||
                    bulk != link_.acked_bulk.load(std::memory_order_relaxed);
-  if (ack) {
+  // The bulk lanes' counts, when one moved (lanes exist from version 11 only).
+  protocol::lane_ack lanes;
+  bool lanes_moved = false;
+  for (uint32_t lane = 1; lane < link_.lane_count(); ++lane) {
+    const uint64_t received = link_.received_lanes[lane].load(std::memory_order_acquire);
+    lanes.received.push_back(received);
+    lanes_moved = lanes_moved || received != link_.acked_lanes[lane].load(std::memory_order_relaxed);
+  }
+  if (ack || lanes_moved) {
     ack_frame_.clear();
-    protocol::append_frame(ack_frame_, protocol::ack{control, bulk});
+    if (ack) protocol::append_frame(ack_frame_, protocol::ack{control, bulk});
+    if (lanes_moved) protocol::append_frame(ack_frame_, lanes);
     pieces[count++] = {ack_frame_.data(), ack_frame_.size()};
   }
   if (!batch.empty()) pieces[count++] = {const_cast<uint8_t*>(batch.data()), batch.size()};
@@ -83,6 +92,8 @@ void control_channel::write_locked(const std::vector<uint8_t>& batch) {
     link_.acked_control.store(control, std::memory_order_relaxed);
     link_.acked_bulk.store(bulk, std::memory_order_relaxed);
   }
+  for (uint32_t lane = 1; lanes_moved && lane <= lanes.received.size(); ++lane)
+    link_.acked_lanes[lane].store(lanes.received[lane - 1], std::memory_order_relaxed);
 }
 
 void control_channel::flush() {
@@ -304,6 +315,15 @@ bool control_channel::on_frame(const protocol::frame_view& frame, std::string& w
       }
       return true;
     }
+    case message_id::lane_ack: {
+      protocol::lane_ack a;
+      if (!decode(frame, a, why)) return false;
+      if (!sender_.acknowledge_lanes(a.received)) {
+        why = "lane_ack of bulk lane frames never sent";
+        return false;
+      }
+      return true;
+    }
     case message_id::printf_output: {
       protocol::printf_output text;
       if (!decode(frame, text, why)) return false;
@@ -382,7 +402,7 @@ bool control_channel::read_stream(std::string& why) {
       if (r == protocol::frame_assembler::result::need_more) break;
       if (r == protocol::frame_assembler::result::error || !on_frame(frame, why)) return false;
       // Acks are not counted (docs/protocol.md, "Resuming a session").
-      if (frame.header.message_id != static_cast<uint16_t>(protocol::message_id::ack))
+      if (protocol::counted_frame(frame.header.message_id))
         link_.received_control.fetch_add(1, std::memory_order_release);
     }
     // The server keeps what it sent until the client says it has it.

@@ -28,11 +28,19 @@ outage_policy outage_policy_from_environment() {
 link_state::link_state(const endpoint& where, const protocol::credentials& who, completion_sink& sink)
     : name_(where.to_string()), where_(where), credentials_(who), sink_(sink) {}
 
-void link_state::replace_streams(stream_ptr control, stream_ptr bulk) {
+void link_state::replace_streams(stream_ptr control, stream_ptr bulk, std::vector<stream_ptr> lanes) {
   std::lock_guard lock(fd_mutex_);
   control_ = std::move(control);  // closes the broken streams
   bulk_ = std::move(bulk);
+  lanes_ = std::move(lanes);
+  lane_count_.store(static_cast<uint32_t>(1 + lanes_.size()), std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void link_state::shut_all_locked() {
+  shut(control_);
+  shut(bulk_);
+  for (const stream_ptr& lane : lanes_) shut(lane);
 }
 
 void link_state::broken(uint64_t generation, const char* why) {
@@ -40,20 +48,19 @@ void link_state::broken(uint64_t generation, const char* why) {
   if (generation != generation_.load(std::memory_order_acquire)) return;  // those streams are gone already
   FERRY_DEBUG("net", "%s: %s", name_.c_str(), why);
   // Wakes the control reader, which takes the server offline and resumes.
-  shut(control_);
-  shut(bulk_);
+  shut_all_locked();
 }
 
 void link_state::shut_streams(generation_change change) {
   std::lock_guard lock(fd_mutex_);
   if (change == generation_change::next) generation_.fetch_add(1, std::memory_order_acq_rel);
-  shut(control_);
-  shut(bulk_);
+  shut_all_locked();
 }
 
 void link_state::shut_bulk() {
   std::lock_guard lock(fd_mutex_);
   shut(bulk_);
+  for (const stream_ptr& lane : lanes_) shut(lane);
 }
 
 void link_state::name_failures(std::function<std::string(cl_int)> namer) {

@@ -14,6 +14,7 @@
 
 #include <CL/cl.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -25,6 +26,7 @@
 #include "client/net/completion_sink.hpp"
 #include "common/socket.hpp"
 #include "common/stream.hpp"
+#include "protocol/messages.hpp"
 #include "protocol/outgoing.hpp"
 
 namespace ferry::client {
@@ -58,12 +60,17 @@ class link_state {
   /// them under their send mutex (see the file comment).
   stream* control() const { return control_.get(); }
   stream* bulk() const { return bulk_.get(); }
+  /// Bulk lane `lane` (1 to lane_count() - 1; docs/protocol.md, "Bulk
+  /// lanes"), which its writer uses under its own send mutex.
+  stream* lane(uint32_t lane) const { return lanes_[lane - 1].get(); }
+  /// The bulk connections of the current streams, the bulk stream included.
+  uint32_t lane_count() const { return lane_count_.load(std::memory_order_acquire); }
   /// Which pair of streams is current: a write that fails on an older one
   /// was expected.
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
-  /// Makes `control` and `bulk` current (closing the old ones); the caller
-  /// holds both send mutexes.
-  void replace_streams(stream_ptr control, stream_ptr bulk);
+  /// Makes `control`, `bulk` and the bulk lanes `lanes` (lane k at k - 1)
+  /// current, closing the old ones; the caller holds every send mutex.
+  void replace_streams(stream_ptr control, stream_ptr bulk, std::vector<stream_ptr> lanes = {});
   /// The streams of `generation` broke: shuts both down so that the control
   /// reader notices and resumes. A stale generation is ignored.
   void broken(uint64_t generation, const char* why);
@@ -71,7 +78,7 @@ class link_state {
   /// `next` says so (writes that fail from then on are expected).
   enum class generation_change { keep, next };
   void shut_streams(generation_change change);
-  /// Shuts the bulk stream down: its reader returns.
+  /// Shuts the bulk stream and the bulk lanes down: their readers return.
   void shut_bulk();
 
   /// Ends the session for good (no resumption) and wakes whoever waits on
@@ -137,16 +144,25 @@ class link_state {
   std::atomic<uint64_t> received_bulk{0};
   std::atomic<uint64_t> acked_control{0};
   std::atomic<uint64_t> acked_bulk{0};
+  /// The same for each bulk lane ([k]: lane k's; [0] unused), which
+  /// lane_ack reports.
+  std::array<std::atomic<uint64_t>, protocol::max_bulk_lanes> received_lanes{};
+  std::array<std::atomic<uint64_t>, protocol::max_bulk_lanes> acked_lanes{};
 
  private:
+  /// Shuts every stream down (fd_mutex_ held).
+  void shut_all_locked();
+
   const std::string name_;
   const endpoint where_;
   const protocol::credentials credentials_;
   completion_sink& sink_;
 
-  std::mutex fd_mutex_;  // guards shutting down and replacing control_ and bulk_
+  std::mutex fd_mutex_;  // guards shutting down and replacing control_, bulk_ and lanes_
   stream_ptr control_;
   stream_ptr bulk_;
+  std::vector<stream_ptr> lanes_;          // lane k at k - 1
+  std::atomic<uint32_t> lane_count_{1};  // 1 + lanes_.size()
   std::atomic<uint64_t> generation_{1};  // of the current pair of streams
 
   mutable std::mutex session_mutex_;  // guards session_, secret_, peer_key_

@@ -8,6 +8,7 @@
 #include "client/net/wake_all.hpp"
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
+#include "protocol/version.hpp"
 
 namespace ferry::client {
 
@@ -51,6 +52,26 @@ std::chrono::milliseconds max_reconnect_pause() {
   return std::chrono::milliseconds(20);
 }
 
+/// The most bulk connections the client opens with a session, its bulk
+/// stream included (FERRY_BULK_LANES, 1 to protocol::max_bulk_lanes; default
+/// 4; 1: no lanes). The server may grant fewer.
+uint32_t wanted_bulk_lanes() {
+  static const uint32_t value = [] {
+    constexpr uint32_t fallback = 4;
+    const char* text = std::getenv("FERRY_BULK_LANES");
+    if (text == nullptr || *text == '\0') return fallback;
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(text, &end, 10);
+    if (*end != '\0' || n < 1 || n > protocol::max_bulk_lanes) {
+      FERRY_WARN("net", "FERRY_BULK_LANES=%s is not a number of connections from 1 to %u; using %u", text,
+                 protocol::max_bulk_lanes, fallback);
+      return fallback;
+    }
+    return static_cast<uint32_t>(n);
+  }();
+  return value;
+}
+
 }  // namespace
 
 cl_int failure_after_refusal(int32_t code) {
@@ -69,12 +90,11 @@ resumer::resumer(link_state& link, control_channel& channel, bulk_sender& sender
 }
 
 bool resumer::connect(std::string& error) {
-  stream_ptr control, bulk;
-  protocol::session_state state;
+  stream_set streams;
   int32_t refusal = 0;  // the error names it: connection::open fails either way
-  if (connect_streams(control, bulk, state, error, refusal) != handshake_result::ok) return false;
-  link_.replace_streams(std::move(control), std::move(bulk));
-  link_.grace_ms = state.grace_ms;
+  if (connect_streams(streams, error, refusal) != handshake_result::ok) return false;
+  link_.replace_streams(std::move(streams.control), std::move(streams.bulk), std::move(streams.lanes));
+  link_.grace_ms = streams.state.grace_ms;
   link_.alive = true;
   return true;
 }
@@ -85,7 +105,11 @@ void resumer::start() {
   control_reader_ = std::thread([this] { control_reader_loop(); });
 }
 
-void resumer::start_bulk_reader() { receiver_.start(link_.bulk(), link_.generation()); }
+void resumer::start_bulk_reader() {
+  const uint64_t generation = link_.generation();
+  receiver_.start(link_.bulk(), generation);
+  for (uint32_t lane = 1; lane < link_.lane_count(); ++lane) receiver_.start(link_.lane(lane), generation, lane);
+}
 
 void resumer::stop() {
   link_.stopping = true;
@@ -129,9 +153,11 @@ void resumer::notify_availability(bool available) {
 }
 
 resumer::handshake_result resumer::handshake(stream& s, protocol::stream_kind kind, std::string& error,
-                                             protocol::session_state* state, int32_t& refusal) {
+                                             protocol::session_state* state, int32_t& refusal, uint32_t lane) {
   refusal = 0;
-  protocol::hello h = protocol::make_hello(kind, link_.session(), link_.secret(), "libferry");
+  protocol::hello h = protocol::make_hello(kind, link_.session(), link_.secret(), "libferry", protocol::lane_token(lane));
+  // A control stream's welcome and a bulk lane's are followed by a session_state.
+  const bool with_state = kind == protocol::stream_kind::control || lane != 0;
   protocol::frame_header header;
   std::vector<uint8_t> payload;
   // A peer that accepts but never answers must not hang the application.
@@ -140,8 +166,7 @@ resumer::handshake_result resumer::handshake(stream& s, protocol::stream_kind ki
     return handshake_result::failed;
   protocol::frame_header state_header{};
   std::vector<uint8_t> state_payload;
-  if (kind == protocol::stream_kind::control &&
-      header.message_id == static_cast<uint16_t>(protocol::message_id::welcome) &&
+  if (with_state && header.message_id == static_cast<uint16_t>(protocol::message_id::welcome) &&
       !protocol::read_frame(s, state_header, state_payload, 4096, error)) {
     error = "no session_state after welcome: " + error;
     return handshake_result::failed;
@@ -164,7 +189,7 @@ resumer::handshake_result resumer::handshake(stream& s, protocol::stream_kind ki
     error = "unexpected handshake answer (is this a ferryd port?)";
     return handshake_result::refused;
   }
-  if (kind == protocol::stream_kind::control) {
+  if (with_state) {
     protocol::session_state st;
     if (state_header.message_id != static_cast<uint16_t>(protocol::message_id::session_state) ||
         !protocol::decode_payload(state_payload.data(), state_payload.size(), st, why)) {
@@ -172,28 +197,67 @@ resumer::handshake_result resumer::handshake(stream& s, protocol::stream_kind ki
       return handshake_result::refused;
     }
     if (state) *state = st;
+  }
+  if (lane != 0) {
+    // A lane's first frame says what the client has of the lane's frames; the
+    // server sends again what follows (its readers are joined: the count is final).
+    std::vector<uint8_t> ack;
+    protocol::append_frame(ack, protocol::ack{0, link_.received_lanes[lane].load(std::memory_order_acquire)});
+    if (!s.write_all(ack.data(), ack.size())) {
+      error = "connection closed after the welcome";
+      return handshake_result::failed;
+    }
+  }
+  if (kind == protocol::stream_kind::control) {
     link_.set_session(w.session, w.secret, w.peer_key);
     link_.version.store(w.version, std::memory_order_release);
   }
   return handshake_result::ok;
 }
 
-resumer::handshake_result resumer::connect_streams(stream_ptr& control, stream_ptr& bulk,
-                                                   protocol::session_state& state, std::string& error,
-                                                   int32_t& refusal) {
+uint32_t resumer::lanes_to_open(uint32_t granted) const {
+  if (granted < 2 || link_.version.load(std::memory_order_acquire) < protocol::bulk_lanes_version) return 1;
+  // On a Unix socket the shared-memory windows already pass what one stream
+  // moves; lanes are for TCP.
+  if (link_.where().type == endpoint::kind::unix_socket) return 1;
+  return std::min({granted, wanted_bulk_lanes(), protocol::max_bulk_lanes});
+}
+
+std::vector<std::unique_lock<std::mutex>> resumer::lock_lanes() {
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) {
+    locks.emplace_back(sender_.lanes_[lane]->send_mutex_);
+    locks.emplace_back(sender_.lanes_[lane]->log_mutex_);
+  }
+  return locks;
+}
+
+resumer::handshake_result resumer::connect_streams(stream_set& streams, std::string& error, int32_t& refusal) {
   refusal = 0;
-  control = connect_stream(link_.where(), link_.credentials(), error);
-  if (!control) return handshake_result::failed;
-  if (handshake_result r = handshake(*control, protocol::stream_kind::control, error, &state, refusal);
+  streams.control = connect_stream(link_.where(), link_.credentials(), error);
+  if (!streams.control) return handshake_result::failed;
+  if (handshake_result r = handshake(*streams.control, protocol::stream_kind::control, error, &streams.state, refusal);
       r != handshake_result::ok)
     return r;
-  bulk = connect_stream(link_.where(), link_.credentials(), error);
+  streams.bulk = connect_stream(link_.where(), link_.credentials(), error);
   // The bulk stream's refusal is not the session's: the next attempt's
-  // control stream says what became of the session.
+  // control stream says what became of the session. So for the lanes.
   int32_t bulk_refusal = 0;
-  if (!bulk || handshake(*bulk, protocol::stream_kind::bulk, error, nullptr, bulk_refusal) != handshake_result::ok) {
+  if (!streams.bulk ||
+      handshake(*streams.bulk, protocol::stream_kind::bulk, error, nullptr, bulk_refusal) != handshake_result::ok) {
     error = "bulk stream: " + error;
     return handshake_result::failed;
+  }
+  const uint32_t lanes = lanes_to_open(streams.state.bulk_lanes);
+  for (uint32_t lane = 1; lane < lanes; ++lane) {
+    stream_ptr s = connect_stream(link_.where(), link_.credentials(), error);
+    protocol::session_state state;
+    if (!s || handshake(*s, protocol::stream_kind::bulk, error, &state, bulk_refusal, lane) != handshake_result::ok) {
+      error = "bulk lane " + std::to_string(lane) + ": " + error;
+      return handshake_result::failed;
+    }
+    streams.lanes.push_back(std::move(s));
+    streams.lane_states.push_back(state);
   }
   return handshake_result::ok;
 }
@@ -270,22 +334,22 @@ bool resumer::reconnect() {
 }
 
 resumer::resume_result resumer::try_resume(std::string& error, int32_t& refusal) {
-  stream_ptr control, bulk;
-  protocol::session_state state;
-  switch (connect_streams(control, bulk, state, error, refusal)) {
+  stream_set streams;
+  switch (connect_streams(streams, error, refusal)) {
     case handshake_result::ok: break;
     case handshake_result::refused: return resume_result::refused;
     case handshake_result::failed: return resume_result::failed;
   }
-  return resume_streams(std::move(control), std::move(bulk), state, error);
+  return resume_streams(std::move(streams), error);
 }
 
-resumer::resume_result resumer::resume_streams(stream_ptr control, stream_ptr bulk,
-                                               const protocol::session_state& state, std::string& error) {
+resumer::resume_result resumer::resume_streams(stream_set streams, std::string& error) {
+  const protocol::session_state& state = streams.state;
   {
     // Nothing else writes meanwhile: what is flushed or sent from now on
     // follows what goes again here.
     std::scoped_lock locks(channel_.send_mutex_, channel_.log_mutex_, sender_.send_mutex_, sender_.log_mutex_);
+    const std::vector<std::unique_lock<std::mutex>> lane_locks = lock_lanes();
     protocol::replay_log& control_log = channel_.control_log_;
     bulk_log& bulk_log = sender_.log_;
     if (state.control > control_log.sent() || state.bulk > bulk_log.sent()) {
@@ -296,8 +360,31 @@ resumer::resume_result resumer::resume_streams(stream_ptr control, stream_ptr bu
       error = "the server lost frames it had acknowledged";
       return resume_result::refused;
     }
+    // Each lane's frames go again on that lane, so a lane with frames
+    // unacknowledged must be there (the same server grants the same lanes).
+    for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) {
+      const client::bulk_log& log = sender_.lanes_[lane]->log_;
+      if (lane > streams.lanes.size()) {
+        if (log.sent() > log.acknowledged()) {
+          error = "bulk lane " + std::to_string(lane) + " has frames to send again and the server took no such lane";
+          return resume_result::failed;
+        }
+        continue;
+      }
+      const uint64_t has = streams.lane_states[lane - 1].bulk;
+      if (has > log.sent()) {
+        error = "the server claims frames never sent on bulk lane " + std::to_string(lane);
+        return resume_result::refused;
+      }
+      if (has < log.acknowledged()) {
+        error = "the server lost frames it had acknowledged on bulk lane " + std::to_string(lane);
+        return resume_result::refused;
+      }
+    }
     control_log.acknowledge(state.control);
     bulk_log.acknowledge(state.bulk);
+    for (uint32_t lane = 1; lane <= streams.lanes.size(); ++lane)
+      sender_.lanes_[lane]->log_.acknowledge(streams.lane_states[lane - 1].bulk);
     // The server waits for the client's ack first, then sends again what
     // follows it.
     const uint64_t received_control = link_.received_control.load();
@@ -305,17 +392,22 @@ resumer::resume_result resumer::resume_streams(stream_ptr control, stream_ptr bu
     std::vector<uint8_t> out;
     protocol::append_frame(out, protocol::ack{received_control, received_bulk});
     control_log.replay(state.control, out);
-    if (!write_all(control.get(), out.data(), out.size())) {
+    if (!write_all(streams.control.get(), out.data(), out.size())) {
       error = "connection closed while resuming";
       return resume_result::failed;
     }
     link_.acked_control = received_control;
     link_.acked_bulk = received_bulk;
-    if (!sender_.replay_locked(state.bulk, bulk.get())) {
+    if (!sender_.replay_locked(state.bulk, streams.bulk.get())) {
       error = "connection closed while resuming";
       return resume_result::failed;
     }
-    link_.replace_streams(std::move(control), std::move(bulk));
+    for (uint32_t lane = 1; lane <= streams.lanes.size(); ++lane)
+      if (!sender_.lanes_[lane]->replay_locked(streams.lane_states[lane - 1].bulk, streams.lanes[lane - 1].get())) {
+        error = "connection closed while resuming";
+        return resume_result::failed;
+      }
+    link_.replace_streams(std::move(streams.control), std::move(streams.bulk), std::move(streams.lanes));
     sender_.forget_window();
     link_.alive.store(true, std::memory_order_release);
     start_bulk_reader();
@@ -352,23 +444,28 @@ bool resumer::start_new_session() {
     pause = std::min(pause * 2, std::chrono::milliseconds(1000));
     std::string error;
     link_.forget_session();
-    stream_ptr control, bulk;
-    protocol::session_state state;
+    stream_set streams;
     int32_t refusal = 0;  // a refused new session is tried again, whatever the code
-    if (connect_streams(control, bulk, state, error, refusal) != handshake_result::ok) continue;
+    if (connect_streams(streams, error, refusal) != handshake_result::ok) continue;
     {
       std::scoped_lock locks(channel_.send_mutex_, channel_.log_mutex_, sender_.send_mutex_, sender_.log_mutex_,
                              channel_.out_mutex_);
+      const std::vector<std::unique_lock<std::mutex>> lane_locks = lock_lanes();
       // Nothing of the old session carries over: what was posted for it
       // names objects the new one does not have.
       channel_.reset_locked();
       sender_.reset_locked();
+      for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) sender_.lanes_[lane]->reset_locked();
       link_.received_control = 0;
       link_.received_bulk = 0;
       link_.acked_control = 0;
       link_.acked_bulk = 0;
-      link_.grace_ms = state.grace_ms;
-      link_.replace_streams(std::move(control), std::move(bulk));
+      for (uint32_t lane = 0; lane < protocol::max_bulk_lanes; ++lane) {
+        link_.received_lanes[lane] = 0;
+        link_.acked_lanes[lane] = 0;
+      }
+      link_.grace_ms = streams.state.grace_ms;
+      link_.replace_streams(std::move(streams.control), std::move(streams.bulk), std::move(streams.lanes));
       sender_.forget_window();
       // The new epoch first: a waiter of the old session that has not seen
       // it end must not take the new one for its own.

@@ -11,7 +11,9 @@
 // and online_cv_ (wait_online). While it swaps streams the resumer holds, in
 // one std::scoped_lock, the control channel's send_mutex_ and log_mutex_ and
 // the bulk sender's send_mutex_ and log_mutex_ (and the control channel's
-// out_mutex_ for a new session), then link_state's fd_mutex_ inside them.
+// out_mutex_ for a new session), then each bulk lane's send_mutex_ and
+// log_mutex_, lane by lane (lock_lanes), then link_state's fd_mutex_ inside
+// them.
 #pragma once
 
 #include <CL/cl.h>
@@ -63,10 +65,19 @@ class resumer {
 
   enum class handshake_result { ok, refused, failed };
   enum class resume_result { resumed, refused, failed };
-  /// Sends again what the server has not received (`state` says what it
-  /// has) on `control` and `bulk`, and makes them current.
-  resume_result resume_streams(stream_ptr control, stream_ptr bulk, const protocol::session_state& state,
-                               std::string& error);
+  /// A session's streams, connected and past their handshakes: what the
+  /// server said it has received of each (session_state; lane_states[k - 1]
+  /// for lane k).
+  struct stream_set {
+    stream_ptr control;
+    stream_ptr bulk;
+    std::vector<stream_ptr> lanes;  // lane k at k - 1
+    protocol::session_state state;
+    std::vector<protocol::session_state> lane_states;
+  };
+  /// Sends again what the server has not received (`streams.state` and
+  /// `lane_states` say what it has) on the streams, and makes them current.
+  resume_result resume_streams(stream_set streams, std::string& error);
   /// Ends the session's outstanding work: fails every event, awaited read,
   /// failure hook and waiting caller with what the session's end named
   /// (link_state::failure: CL_DEVICE_NOT_AVAILABLE, or CL_OUT_OF_RESOURCES).
@@ -76,16 +87,23 @@ class resumer {
   /// Sends hello on `s` and reads the answer; on a control stream also the
   /// session_state that follows the welcome. `refusal` gets the code of a
   /// `refused` answer, 0 for any other.
+  /// `lane`: which bulk lane a bulk stream is (0: the bulk stream), which
+  /// also reads the session_state after its welcome.
   handshake_result handshake(stream& s, protocol::stream_kind kind, std::string& error,
-                             protocol::session_state* state, int32_t& refusal);
+                             protocol::session_state* state, int32_t& refusal, uint32_t lane = 0);
   /// Connects both streams and performs their handshakes (a new session
   /// when the link has none, else a resumption). `refused` only when the
   /// control stream is refused; any trouble with the bulk stream is
   /// `failed` (a resumption may meet the bulk stream of an attempt that
   /// broke, which the server drops on the next). `refusal`: the code of
   /// the control stream's `refused` answer, 0 for none.
-  handshake_result connect_streams(stream_ptr& control, stream_ptr& bulk, protocol::session_state& state,
-                                   std::string& error, int32_t& refusal);
+  handshake_result connect_streams(stream_set& streams, std::string& error, int32_t& refusal);
+  /// How many bulk connections to open with a session whose server grants
+  /// `granted` (session_state.bulk_lanes), the bulk stream included.
+  uint32_t lanes_to_open(uint32_t granted) const;
+  /// Holds every bulk lane's send and log mutexes (the resumer, after the
+  /// bulk sender's).
+  std::vector<std::unique_lock<std::mutex>> lock_lanes();
   void control_reader_loop();
   /// Serves the session, resuming it after lost connections, until it ends.
   void serve_session();

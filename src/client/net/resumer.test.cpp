@@ -6,6 +6,7 @@
 #include "client/net/resumer.hpp"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <mutex>
 #include <string>
@@ -55,7 +56,7 @@ TEST(resumer, after_the_streams_break_what_the_server_lacks_goes_again_once) {
   // The server ran two control frames and has the first bulk frame.
   fresh_streams after;
   std::string error;
-  ASSERT_EQ(parts.session.resume_streams(after.control, after.bulk, {2, 1, 1000, 0}, error),
+  ASSERT_EQ(parts.session.resume_streams({after.control, after.bulk, {}, {2, 1, 1000, 0}, {}}, error),
             resumer::resume_result::resumed)
       << error;
   EXPECT_TRUE(parts.link.alive);
@@ -73,6 +74,82 @@ TEST(resumer, after_the_streams_break_what_the_server_lacks_goes_again_once) {
   EXPECT_TRUE(after.server.bulk_is_quiet());
 }
 
+// Each bulk lane's frames go again on that lane after a resumption, from where the
+// lane's own session_state says the server is; a lane the server lost frames of refuses.
+TEST(resumer, each_bulk_lane_sends_again_what_the_server_lacks_of_it_on_it) {
+  connection_parts parts;
+  auto before = parts.attach(2);
+  const size_t chunk = protocol::max_bulk_chunk;
+  std::vector<uint8_t> data(5 * chunk);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 5 + (i >> 20));
+  // The server reads the lane first: the caller's thread blocks on its first chunk to
+  // the bulk stream, so the lane's thread carries the others.
+  std::vector<uint64_t> bulk_offsets, lane_offsets;
+  std::atomic<uint64_t> total{0}, lane_frames{0};
+  auto drain = [&](stream& from, std::vector<uint64_t>& offsets, std::atomic<uint64_t>* frames) {
+    return std::thread([&, frames] {
+      while (total < data.size()) {
+        pollfd ready{from.fd(), POLLIN, 0};
+        if (::poll(&ready, 1, 10) <= 0) continue;
+        std::vector<uint8_t> bytes;
+        offsets.push_back(server_end::receive_bulk_on(from, bytes).offset);
+        total += bytes.size();
+        if (frames) ++*frames;
+      }
+    });
+  };
+  std::thread writer(
+      [&] { EXPECT_TRUE(parts.sender.send_data(60, data.data(), data.size(), bytes_lifetime::until_completion, 1)); });
+  std::thread lane_reader = drain(*before.lanes[0], lane_offsets, &lane_frames);
+  EXPECT_TRUE(testing::eventually([&] { return lane_frames >= 3; }));
+  std::thread bulk_reader = drain(*before.bulk, bulk_offsets, nullptr);
+  writer.join();
+  bulk_reader.join();
+  lane_reader.join();
+  ASSERT_EQ(bulk_offsets.size() + lane_offsets.size(), 5u);
+  ASSERT_GE(lane_offsets.size(), 3u);
+
+  // The streams break. The server has every bulk stream frame and none of the lane's.
+  parts.link.alive = false;
+  fresh_streams after;
+  stream_ptr lane_ours, lane_theirs;
+  connect_pair(lane_ours, lane_theirs);
+  std::string error;
+  resumer::stream_set streams{after.control, after.bulk, {lane_ours}, {0, bulk_offsets.size(), 1000, 2},
+                              {{0, 0, 1000, 2}}};
+  // The lane's frames go again while the resumption runs: read them meanwhile.
+  std::vector<protocol::bulk_data> again;
+  std::vector<std::vector<uint8_t>> again_bytes;
+  std::thread lane_again([&] {
+    for (size_t i = 0; i < lane_offsets.size(); ++i) {
+      std::vector<uint8_t> bytes;
+      again.push_back(server_end::receive_bulk_on(*lane_theirs, bytes));
+      again_bytes.push_back(std::move(bytes));
+    }
+  });
+  ASSERT_EQ(parts.session.resume_streams(streams, error), resumer::resume_result::resumed) << error;
+  lane_again.join();
+  EXPECT_EQ(after.server.receive<protocol::ack>(), (protocol::ack{0, 0}));
+  ASSERT_EQ(again.size(), lane_offsets.size());
+  for (size_t i = 0; i < again.size(); ++i) {
+    EXPECT_EQ(again[i], (protocol::bulk_data{60, lane_offsets[i], data.size()}));
+    EXPECT_TRUE(std::equal(again_bytes[i].begin(), again_bytes[i].end(),
+                           data.begin() + static_cast<std::ptrdiff_t>(lane_offsets[i])));
+  }
+  EXPECT_TRUE(after.server.bulk_is_quiet()) << "nothing of the lane's on the bulk stream";
+  uint8_t byte;
+  EXPECT_TRUE(lane_theirs->try_read_some(&byte, 1) < 0 && errno == EAGAIN) << "each frame once";
+
+  // Broken again: a server that says it has more of the lane than was sent is refused.
+  parts.link.alive = false;
+  fresh_streams third;
+  connect_pair(lane_ours, lane_theirs);
+  resumer::stream_set claims{third.control, third.bulk, {lane_ours}, {0, bulk_offsets.size(), 1000, 2},
+                             {{0, lane_offsets.size() + 1, 1000, 2}}};
+  EXPECT_EQ(parts.session.resume_streams(claims, error), resumer::resume_result::refused);
+  EXPECT_EQ(error, "the server claims frames never sent on bulk lane 1");
+}
+
 /// Why a resumption is refused after pings 1 to `sent` were flushed and the
 /// server acknowledged `acknowledged` of them, when it says it has `claimed`.
 std::string refusal(uint64_t sent, uint64_t acknowledged, uint64_t claimed) {
@@ -83,7 +160,7 @@ std::string refusal(uint64_t sent, uint64_t acknowledged, uint64_t claimed) {
   std::string error;
   EXPECT_TRUE(parts.deliver(protocol::ack{acknowledged, 0}, error)) << error;
   fresh_streams after;
-  if (parts.session.resume_streams(after.control, after.bulk, {claimed, 0, 1000, 0}, error) !=
+  if (parts.session.resume_streams({after.control, after.bulk, {}, {claimed, 0, 1000, 0}, {}}, error) !=
       resumer::resume_result::refused)
     return "not refused";
   return error;

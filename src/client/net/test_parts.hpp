@@ -128,10 +128,11 @@ inline bool recording_sink::wait_for_completion(const fake_event& e) const {
 }
 
 /// The server's end of a session: the other ends of its control and bulk
-/// streams.
+/// streams, and of its bulk lanes (lane k at k - 1).
 struct server_end {
   stream_ptr control;
   stream_ptr bulk;
+  std::vector<stream_ptr> lanes;
 
   template <class T>
   void send(const T& message) {
@@ -153,15 +154,21 @@ struct server_end {
     return message;
   }
   /// Reads the next bulk frame: its prefix, and its bytes into `bytes`.
-  protocol::bulk_data receive_bulk(std::vector<uint8_t>& bytes) {
+  protocol::bulk_data receive_bulk(std::vector<uint8_t>& bytes) { return receive_bulk_on(*bulk, bytes); }
+  /// The same on `from` (the bulk stream or a lane).
+  static protocol::bulk_data receive_bulk_on(stream& from, std::vector<uint8_t>& bytes) {
     uint8_t head[protocol::bulk_head_size];
     protocol::bulk_data prefix;
     uint64_t chunk = 0;
     std::string why;
-    EXPECT_TRUE(bulk->read_exact(head, sizeof head));
+    bytes.clear();
+    if (!from.read_exact(head, sizeof head)) {
+      ADD_FAILURE() << "no bulk frame";
+      return prefix;
+    }
     EXPECT_TRUE(protocol::load_bulk_head(head, prefix, chunk, why)) << why;
     bytes.resize(chunk);
-    EXPECT_TRUE(chunk == 0 || bulk->read_exact(bytes.data(), chunk));
+    EXPECT_TRUE(chunk == 0 || from.read_exact(bytes.data(), chunk));
     return prefix;
   }
   /// Whether the bulk stream holds nothing to read now.
@@ -276,13 +283,17 @@ struct connection_parts {
   control_channel channel{link, tracker, sender};
   resumer session{link, channel, sender, receiver, tracker};
 
-  /// Makes a new pair of streams current; returns the server's ends.
-  server_end attach() {
+  /// Makes a new pair of streams current, with `lanes` bulk connections in
+  /// all (the bulk stream and lanes - 1 lanes); returns the server's ends.
+  server_end attach(uint32_t lanes = 1) {
     server_end theirs;
     stream_ptr control, bulk;
     connect_pair(control, theirs.control);
     connect_pair(bulk, theirs.bulk);
-    link.replace_streams(std::move(control), std::move(bulk));
+    std::vector<stream_ptr> ours(lanes - 1);
+    theirs.lanes.resize(lanes - 1);
+    for (uint32_t i = 0; i + 1 < lanes; ++i) connect_pair(ours[i], theirs.lanes[i]);
+    link.replace_streams(std::move(control), std::move(bulk), std::move(ours));
     return theirs;
   }
 

@@ -115,6 +115,13 @@ bool executor::on(const p::ack& m) {
                  " bulk frames, more than were sent");
 }
 
+bool executor::on(const p::lane_ack& m) {
+  if (!core_->lanes_acked) return true;  // no replay kept (tests, the fuzz target)
+  if (core_->lanes_acked(m)) return true;
+  return violate("lane_ack of " + std::to_string(m.received.size()) +
+                 " bulk lanes' frames, more lanes than the session takes or more frames than were sent");
+}
+
 bool executor::on(const p::goodbye&) {
   stop_requested_ = true;
   return true;

@@ -48,6 +48,7 @@ class executor {
   bool on(const protocol::get_object_counts& m);
   bool on(const protocol::goodbye& m);
   bool on(const protocol::ack& m);
+  bool on(const protocol::lane_ack& m);
   bool on(const protocol::create_context& m);
   bool on(const protocol::create_queue& m);
   bool on(const protocol::create_buffer& m);

@@ -125,9 +125,17 @@ hello_verdict check_hello(const p::hello& hello) {
   }
   switch (hello.stream) {
     case p::stream_kind::control: break;  // a session id: a resumption
-    case p::stream_kind::bulk:
+    case p::stream_kind::bulk: {
       if (is_zero(hello.session)) return refuse(refusal::unknown_session, "a bulk stream must name its session");
+      uint32_t lane = 0;
+      if (!p::lane_of(hello.link, lane))
+        return refuse(refusal::no_such_lane, "a bulk stream's link is no bulk lane number below " +
+                                                 std::to_string(p::max_bulk_lanes));
+      if (lane != 0 && v.version < p::bulk_lanes_version)
+        return refuse(refusal::no_such_lane, "bulk lanes need protocol version " +
+                                                 std::to_string(p::bulk_lanes_version) + " or later");
       break;
+    }
     case p::stream_kind::peer:
       if (is_zero(hello.session)) return refuse(refusal::unknown_session, "a peer link must name its session");
       break;

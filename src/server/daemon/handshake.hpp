@@ -34,6 +34,7 @@ enum class refusal : int32_t {
   worker_lost = 12,          ///< control, bulk, peer: the session's worker process ended abnormally
   worker_over_quota = 13,    ///< the same, because it exceeded a limit (memory, open files)
   no_worker = 14,            ///< control opening a session: no worker process became ready in time
+  no_such_lane = 15,         ///< bulk lane: not a lane the session takes (session_state.bulk_lanes)
 };
 
 /// What the acceptor demands of every connection before it is handed over.

@@ -81,6 +81,26 @@ TEST(check_hello, refuses_bad_magic_versions_and_streams) {
   EXPECT_EQ(check_hello(bad).refusal.code, static_cast<int32_t>(refusal::unsupported_stream));
 }
 
+TEST(check_hello, a_bulk_stream_names_a_lane_number_or_none) {
+  p::session_token some{};
+  some[0] = 1;
+  auto h = make_hello(p::stream_kind::bulk, some, some, p::lane_token(3));
+  EXPECT_TRUE(check_hello(h).accepted);
+  h.link = p::lane_token(p::max_bulk_lanes - 1);
+  EXPECT_TRUE(check_hello(h).accepted);
+  h.link = p::lane_token(p::max_bulk_lanes);
+  EXPECT_EQ(check_hello(h).refusal.code, static_cast<int32_t>(refusal::no_such_lane));
+  h.link = p::lane_token(1);
+  h.link[15] = 1;  // not a lane number
+  EXPECT_EQ(check_hello(h).refusal.code, static_cast<int32_t>(refusal::no_such_lane));
+  // An older client has no lanes; only lane 0, the bulk stream, is its.
+  h.link = p::lane_token(1);
+  h.max_version = p::bulk_lanes_version - 1;
+  EXPECT_EQ(check_hello(h).refusal.code, static_cast<int32_t>(refusal::no_such_lane));
+  h.link = p::lane_token(0);
+  EXPECT_TRUE(check_hello(h).accepted);
+}
+
 TEST(tokens, compare_and_randomness) {
   p::session_token a{}, b{};
   EXPECT_TRUE(tokens_equal(a, b));
@@ -150,10 +170,11 @@ TEST_F(handshake_test, a_control_hello_opens_a_session_with_a_random_id_and_secr
   EXPECT_FALSE(is_zero(wa->secret));
   EXPECT_NE(wa->session, wb->session);
   EXPECT_NE(wa->secret, wb->secret);
-  // The session's state follows: nothing received yet, and its grace period.
+  // The session's state follows: nothing received yet, its grace period, and the bulk
+  // connections it takes (--bulk-lanes, default 4).
   auto state = a.expect<p::session_state>();
   ASSERT_TRUE(state);
-  EXPECT_EQ(*state, (p::session_state{0, 0, 0, 0}));
+  EXPECT_EQ(*state, (p::session_state{0, 0, 0, 4}));
   // Commands may follow the hello at once.
   ASSERT_TRUE(a.send(p::ping{3}));
   EXPECT_EQ(a.expect<p::pong>()->request, 3u);

@@ -96,6 +96,7 @@ bool worker_settings(const ferry::server::options& opts, ferry::server::server_c
   w.completions = static_cast<uint8_t>(opts.completions);
   w.log_level = static_cast<uint8_t>(current_log_level());
   w.grace_ms = static_cast<uint64_t>(opts.session_grace_s * 1000);
+  w.bulk_lanes = opts.bulk_lanes;
   w.memory_limit = opts.limits.memory;
   w.objects_limit = opts.limits.objects;
   w.queued_limit = opts.limits.queued;
@@ -236,6 +237,7 @@ int main(int argc, char** argv) {
   config.unix_path = opts.unix_path;
   config.handshake_timeout_s = opts.handshake_timeout_s;
   config.session_grace_s = opts.session_grace_s;
+  config.bulk_lanes = opts.bulk_lanes;
   config.peer_address = opts.peer_address;
   config.peer_shared_memory = opts.peer_shared_memory;
   config.max_sessions = static_cast<size_t>(opts.max_sessions);

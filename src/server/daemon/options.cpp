@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "common/socket.hpp"
+#include "protocol/messages.hpp"
 
 namespace ferry::server {
 namespace {
@@ -136,6 +137,10 @@ std::string usage_text() {
          "  --handshake-timeout SEC  close connections that send no hello within SEC seconds (default 5)\n"
          "  --session-grace SEC      keep a session whose client connection was lost for SEC seconds,\n"
          "                           for the client to resume it (default 60; 0: end it at once)\n"
+         "  --bulk-lanes N           bulk connections a session may take, its bulk stream included:\n"
+         "                           clients stripe transfers of 32 MiB or more over them, which TCP\n"
+         "                           moves faster than over one connection (1 to 16, default 4; 1:\n"
+         "                           no lanes)\n"
          "  --peer-address HOST[:PORT]  where other servers reach this one for peer links, told to\n"
          "                           clients (unix:/PATH too; the port defaults to the one listened on)\n"
          "  --peer-shared-memory on|off  peer links to a daemon on this host that listens on --unix go\n"
@@ -222,7 +227,7 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
     static constexpr const char* valued[] = {"--port",     "--listen",    "--unix",
                                              "--platform", "--device-type", "--device", "--completions", "--log-level",
                                              "--handshake-timeout", "--peer-address", "--peer-shared-memory",
-                                             "--session-grace", "--token-file", "--tls-cert",
+                                             "--session-grace", "--bulk-lanes", "--token-file", "--tls-cert",
                                              "--tls-key", "--tls-ca", "--insecure-listen", "--max-sessions",
                                              "--max-connections", "--session-memory",
                                              "--session-objects", "--session-queued",
@@ -271,6 +276,11 @@ parse_outcome parse_options(const std::vector<std::string>& args, options& out, 
       if (!parse_seconds(v, out.handshake_timeout_s)) return bad("seconds, more than 0 and at most 3600");
     } else if (flag == "--session-grace") {
       if (!parse_grace(v, out.session_grace_s)) return bad("seconds, from 0 to 86400");
+    } else if (flag == "--bulk-lanes") {
+      uint64_t lanes = 0;
+      if (!parse_count(v, lanes) || lanes < 1 || lanes > protocol::max_bulk_lanes)
+        return bad("a number of connections, 1 to 16");
+      out.bulk_lanes = static_cast<uint32_t>(lanes);
     } else if (flag == "--max-sessions") {
       if (!parse_count(v, out.max_sessions)) return bad("a number of sessions (0: no limit)");
     } else if (flag == "--max-connections") {

@@ -27,6 +27,7 @@ struct options {
   bool level_given = false;     // false: FERRY_LOG (or the default) decides
   double handshake_timeout_s = 5.0;
   double session_grace_s = 60.0;
+  uint32_t bulk_lanes = 4;      // --bulk-lanes: bulk connections a session takes, its bulk stream included
   std::string peer_address;     // --peer-address: announced to clients for peer links; empty: none
   bool peer_shared_memory = true;  // --peer-shared-memory: Unix sockets and shared memory between daemons of a host
   std::string token_file;       // --token-file: clients and peers must prove the token; empty: none

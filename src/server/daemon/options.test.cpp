@@ -164,6 +164,9 @@ TEST(options, bad_flags_and_values_are_errors_that_name_them) {
       {{"--handshake-timeout", "soon"}, "soon"},
       {{"--listen="}, "--listen"},
       {{"--file-root="}, "--file-root"},
+      {{"--bulk-lanes", "0"}, "--bulk-lanes"},
+      {{"--bulk-lanes", "17"}, "17"},
+      {{"--bulk-lanes", "two"}, "two"},
       {{"--help=yes"}, "--help"},
       {{"stray"}, "stray"},
   };
@@ -172,6 +175,17 @@ TEST(options, bad_flags_and_values_are_errors_that_name_them) {
     std::string message;
     EXPECT_EQ(parse(c.args, o, message), parse_outcome::error) << c.mentions;
     EXPECT_NE(message.find(c.mentions), std::string::npos) << message;
+  }
+}
+
+TEST(options, bulk_lanes_default_to_four_and_take_one_to_sixteen) {
+  options o;
+  std::string message;
+  ASSERT_EQ(parse({}, o, message), parse_outcome::run) << message;
+  EXPECT_EQ(o.bulk_lanes, 4u);
+  for (uint32_t lanes : {1u, 16u}) {
+    ASSERT_EQ(parse({"--bulk-lanes", std::to_string(lanes)}, o, message), parse_outcome::run) << message;
+    EXPECT_EQ(o.bulk_lanes, lanes);
   }
 }
 

@@ -35,6 +35,7 @@ server::server(server_config config, const session_services& services)
     : config_(std::move(config)), services_(services) {
   services_.links = &links_;
   services_.grace = std::chrono::milliseconds(static_cast<int64_t>(config_.session_grace_s * 1000));
+  services_.bulk_lanes = std::clamp<uint32_t>(config_.bulk_lanes, 1, protocol::max_bulk_lanes);
 }
 
 bool server::start(std::string& error) {
@@ -106,7 +107,8 @@ void server::on_hello(stream_ptr fd, const std::string& peer, const p::hello& he
                        "the daemon serves " + std::to_string(by_id_.size()) + " sessions, its limit (--max-sessions)"});
       std::vector<uint8_t> frame;
       p::append_frame(frame, welcome);
-      p::append_frame(frame, p::session_state{0, 0, static_cast<uint32_t>(services_.grace.count()), 0});
+      p::append_frame(frame, p::session_state{0, 0, static_cast<uint32_t>(services_.grace.count()),
+                                              services_.bulk_lanes});
       if (!fd->write_all(frame.data(), frame.size())) {
         FERRY_INFO("server", "%s left before its welcome", peer.c_str());
         return;
@@ -140,7 +142,11 @@ void server::on_hello(stream_ptr fd, const std::string& peer, const p::hello& he
     return refuse(*fd, peer, {static_cast<int32_t>(refusal::unknown_session), "unknown session or wrong secret"});
   p::refused why;
   p::welcome welcome{verdict.version, hello.session, hello.secret, {}};
-  if (!it->second->attach_bulk(fd, peer, welcome, why)) refuse(*fd, peer, why);
+  uint32_t lane = 0;
+  p::lane_of(hello.link, lane);  // check_hello took only lane numbers
+  const bool attached = lane == 0 ? it->second->attach_bulk(fd, peer, welcome, why)
+                                  : it->second->attach_lane(fd, peer, lane, welcome, why);
+  if (!attached) refuse(*fd, peer, why);
 }
 
 void server::route_to_worker(stream_ptr fd, const std::string& peer, const p::hello& hello, uint16_t version) {

@@ -24,6 +24,7 @@ struct server_config {
   double handshake_timeout_s = 5.0;
   /// How long a session outlives its client's lost connection (0: not at all).
   double session_grace_s = 60.0;
+  uint32_t bulk_lanes = 4;  // --bulk-lanes
   /// --peer-address: "host[:port]" or "unix:/path" (a missing port is the
   /// one listened on); empty: none announced.
   std::string peer_address;

@@ -40,7 +40,8 @@ session::session(const protocol::session_token& id, const protocol::session_toke
                                            services.peer_credentials)),
       control_(std::move(control)),
       peer_(std::move(peer)),
-      finished_(std::move(finished)) {
+      finished_(std::move(finished)),
+      bulk_lanes_(std::clamp<uint32_t>(services.bulk_lanes, 1, protocol::max_bulk_lanes)) {
   core_->daemon = services.daemon;
   core_->routes = services.routes;
   core_->files = services.files;
@@ -56,10 +57,16 @@ void session::start() {
   writer_ = std::make_unique<control_writer>(
       control_.get(), core_->outbox, core_->transfers, core_->printf,
       [this](const std::string& why) { connection_broken(why); }, &core_->callbacks,
-      counter(protocol::link_kind::client_control, peer_), received_counts{&core_->control_in, &core_->bulk_in},
-      &core_->reader);
+      counter(protocol::link_kind::client_control, peer_),
+      received_counts{&core_->control_in, &core_->bulk_in, core_->lanes_in.data(), bulk_lanes_}, &core_->reader);
   core_->acked = [this](const protocol::ack& ack) {
-    return writer_->acknowledge(ack.control) && core_->bulk.acknowledge(ack.bulk);
+    return writer_->acknowledge(ack.control) && core_->bulk.kept().acknowledge(ack.bulk);
+  };
+  core_->lanes_acked = [this](const protocol::lane_ack& ack) {
+    if (ack.received.size() >= bulk_lanes_) return false;
+    for (size_t i = 0; i < ack.received.size(); ++i)
+      if (!core_->lanes_out[i + 1].acknowledge(ack.received[i])) return false;
+    return true;
   };
   control_writer_ = std::thread([this] {
     name_thread("ctl-w", core_->label);
@@ -81,6 +88,36 @@ bool send_welcome(stream& s, const protocol::welcome& welcome, protocol::refused
   if (s.write_all(frame.data(), frame.size())) return true;
   why = {static_cast<int32_t>(refusal::session_closing), "cannot send welcome"};
   return false;
+}
+
+/// The client's first frame on a resumed control connection or a bulk lane:
+/// an ack. The client sends it at once; a client that does not is treated
+/// like a connection that broke again.
+bool read_first_ack(stream& from, protocol::ack& ack, std::string& why) {
+  from.set_receive_timeout(10000);
+  uint8_t head[protocol::frame_header_size];
+  bool ok = read_exact(&from, head, sizeof head);
+  protocol::frame_header h = protocol::load_header(head);
+  std::vector<uint8_t> payload;
+  if (ok && h.message_id == static_cast<uint16_t>(protocol::message_id::ack) &&
+      h.payload_size <= protocol::message_limit(h.message_id)) {
+    payload.resize(h.payload_size);
+    ok = read_exact(&from, payload.data(), payload.size());
+  } else if (ok) {
+    why = "the connection must begin with ack";
+    return false;
+  }
+  from.set_receive_timeout(0);
+  const char* error = "";
+  if (!ok) {
+    why = "the connection broke before its ack";
+    return false;
+  }
+  if (!protocol::decode_payload(payload.data(), payload.size(), ack, error)) {
+    why = std::string("malformed ack: ") + error;
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -154,6 +191,123 @@ bool session::attach_bulk(stream_ptr& fd, const std::string& peer, const protoco
   return true;
 }
 
+bool session::attach_lane(stream_ptr& fd, const std::string& peer, uint32_t lane, const protocol::welcome& welcome,
+                          protocol::refused& why) {
+  std::lock_guard lock(mutex_);
+  if (closing_) {
+    why = {static_cast<int32_t>(refusal::session_closing), "the session is ending"};
+    return false;
+  }
+  if (lane == 0 || lane >= bulk_lanes_) {
+    why = {static_cast<int32_t>(refusal::no_such_lane),
+           "no bulk lane " + std::to_string(lane) + ": the session takes " + std::to_string(bulk_lanes_) +
+               " bulk connections"};
+    return false;
+  }
+  auto entry = std::make_unique<lane_in>();
+  entry->fd = std::move(fd);
+  entry->peer = peer;
+  entry->lane = lane;
+  if (lanes_[lane]) {
+    // The client lost the old connection (or thinks so): it may look alive;
+    // the new reader waits for the old one to stop, so that the count is final.
+    lanes_[lane]->fd->shutdown();
+    entry->previous = std::move(lanes_[lane]);
+  }
+  FERRY_INFO("session", "session %s: bulk lane %u attached from %s", core_->label.c_str(), lane, peer.c_str());
+  lane_in* raw = entry.get();
+  raw->reader = std::thread([this, raw, welcome] {
+    name_thread("lane-r", core_->label);
+    serve_lane(*raw, welcome);
+  });
+  lanes_[lane] = std::move(entry);
+  return true;
+}
+
+void session::serve_lane(lane_in& lane, const protocol::welcome& welcome) {
+  if (lane.previous) {
+    // Its reader joined its writer: the counts and the kept frames are final.
+    if (lane.previous->reader.joinable()) lane.previous->reader.join();
+    lane.previous.reset();
+  }
+  stream* lane_fd = lane.fd.get();
+  std::atomic<uint64_t>& received = core_->lanes_in[lane.lane];
+  kept_frames& kept = core_->lanes_out[lane.lane];
+  link_counter* counter = this->counter(protocol::link_kind::client_bulk, lane.peer);
+  std::vector<uint8_t> frames;
+  protocol::append_frame(frames, welcome);
+  protocol::append_frame(frames, protocol::session_state{0, received.load(), static_cast<uint32_t>(services_.grace.count()),
+                                                         bulk_lanes_});
+  std::string reason;
+  protocol::ack ack;
+  if (!write_all(lane_fd, frames.data(), frames.size())) {
+    FERRY_INFO("session", "session %s: bulk lane %u from %s closed before its welcome", core_->label.c_str(), lane.lane,
+               lane.peer.c_str());
+    return;
+  }
+  // What the client has of the lane's frames comes first: the writer sends
+  // again what follows.
+  if (!read_first_ack(*lane_fd, ack, reason)) {
+    FERRY_INFO("session", "session %s: bulk lane %u from %s: %s", core_->label.c_str(), lane.lane, lane.peer.c_str(),
+               reason.c_str());
+    lane_fd->shutdown();
+    return;
+  }
+  if (!kept.acknowledge(ack.bulk)) {
+    reason = "bulk lane " + std::to_string(lane.lane) + " resumed with an ack of " + std::to_string(ack.bulk) +
+             " frames, which were not sent";
+    report_end(lane.peer, reason, true);
+    close(reason);
+    return;
+  }
+  // The writer sends pieces of large reads; the reader takes chunks of large
+  // writes. Lanes carry bulk_data alone: no windows (a lane is a TCP connection).
+  std::atomic<bool> stop{false};
+  auto still_the_lane = [this, &lane] {
+    std::lock_guard lock(mutex_);
+    return !closing_ && lanes_[lane.lane].get() == &lane;
+  };
+  std::thread writer([&, lane_fd, counter] {
+    name_thread("lane-w", core_->label);
+    bulk_writer w(lane_fd, core_->bulk, 0, core_->outbox, core_->api,
+                  [&](const std::string& why) {
+                    if (still_the_lane()) connection_broken("bulk lane " + std::to_string(lane.lane) + ": " + why);
+                  },
+                  counter, ack.bulk);
+    w.serve_lane(kept, stop);
+    w.run();
+  });
+  bulk_reader reader(lane_fd, core_->transfers, counter, &received, &core_->outbox);
+  reader.ack_each_chunk();
+  bulk_reader::end end = reader.run(reason);
+  stop.store(true, std::memory_order_release);
+  lane_fd->shutdown();  // a writer inside a write returns
+  core_->bulk.wake_all();
+  writer.join();
+  if (!still_the_lane()) return;  // shut down or replaced on purpose
+  reason = "bulk lane " + std::to_string(lane.lane) + ": " + reason;
+  if (end == bulk_reader::end::violation) {
+    report_end(lane.peer, reason, true);
+    close(reason);
+  } else {
+    connection_broken(reason);
+  }
+}
+
+void session::drop_lanes() {
+  std::vector<std::unique_ptr<lane_in>> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& lane : lanes_)
+      if (lane) {
+        lane->fd->shutdown();
+        dropped.push_back(std::move(lane));
+      }
+  }
+  for (auto& lane : dropped)
+    if (lane->reader.joinable()) lane->reader.join();
+}
+
 bool session::resume(stream_ptr& fd, const std::string& peer, const protocol::welcome& welcome,
                      protocol::refused& why) {
   std::lock_guard lock(mutex_);
@@ -177,6 +331,8 @@ void session::connection_broken(const std::string& reason) {
   FERRY_DEBUG("session", "session %s: %s", core_->label.c_str(), reason.c_str());
   if (control_) control_->shutdown();
   if (bulk_) bulk_->shutdown();
+  for (auto& lane : lanes_)
+    if (lane) lane->fd->shutdown();
 }
 
 void session::drop_bulk() {
@@ -196,36 +352,12 @@ void session::drop_bulk() {
   }
   if (reader.joinable()) reader.join();
   if (writer.joinable()) writer.join();
+  // The lanes of a lost connection go with its bulk stream: a late failure
+  // of one must not break the connection that resumes the session.
+  drop_lanes();
 }
 
-bool session::read_resume_ack(protocol::ack& ack, std::string& why) {
-  // The client sends it at once; a client that does not is treated like a
-  // connection that broke again.
-  control_->set_receive_timeout(10000);
-  uint8_t head[protocol::frame_header_size];
-  bool ok = read_exact(control_.get(), head, sizeof head);
-  protocol::frame_header h = protocol::load_header(head);
-  std::vector<uint8_t> payload;
-  if (ok && h.message_id == static_cast<uint16_t>(protocol::message_id::ack) &&
-      h.payload_size <= protocol::message_limit(h.message_id)) {
-    payload.resize(h.payload_size);
-    ok = read_exact(control_.get(), payload.data(), payload.size());
-  } else if (ok) {
-    why = "a resumed connection must begin with ack";
-    return false;
-  }
-  control_->set_receive_timeout(0);
-  const char* error = "";
-  if (!ok) {
-    why = "the resumed connection broke before its ack";
-    return false;
-  }
-  if (!protocol::decode_payload(payload.data(), payload.size(), ack, error)) {
-    why = std::string("malformed ack: ") + error;
-    return false;
-  }
-  return true;
-}
+bool session::read_resume_ack(protocol::ack& ack, std::string& why) { return read_first_ack(*control_, ack, why); }
 
 bool session::wait_for_resume(std::string& why) {
   const auto grace = services_.grace;
@@ -257,7 +389,7 @@ bool session::wait_for_resume(std::string& why) {
     std::vector<uint8_t> frames;
     protocol::append_frame(frames, resume_welcome_);
     protocol::session_state state{core_->control_in.load(), core_->bulk_in.load(),
-                                  static_cast<uint32_t>(grace.count()), 0};
+                                  static_cast<uint32_t>(grace.count()), bulk_lanes_};
     protocol::append_frame(frames, state);
     protocol::ack ack;
     std::string broke;
@@ -271,7 +403,7 @@ bool session::wait_for_resume(std::string& why) {
       return false;
     } else if (attached == control_writer::attach_result::broken) {
       broke = "the resumed connection broke while sending again what the client missed";
-    } else if (!core_->bulk.acknowledge(ack.bulk)) {
+    } else if (!core_->bulk.kept().acknowledge(ack.bulk)) {
       why = "resumed with an ack of " + std::to_string(ack.bulk) + " bulk frames, which were not sent";
       return false;
     } else {
@@ -395,6 +527,8 @@ void session::close(const std::string& reason) {
     // Unblocks recv/send in every thread of this session.
     if (control_) control_->shutdown();
     if (bulk_) bulk_->shutdown();
+    for (auto& lane : lanes_)
+      if (lane) lane->fd->shutdown();
     for (auto& link : peers_in_) link->fd->shutdown();
     resumed_.notify_all();
   }
@@ -439,6 +573,7 @@ void session::control_main() {
     }
     if (bulk_reader.joinable()) bulk_reader.join();
     if (bulk_writer.joinable()) bulk_writer.join();
+    drop_lanes();
     join_peer_readers();
     // No peer will set the imports still waiting now.
     core_->imports.fail_pending(CL_DEVICE_NOT_AVAILABLE);

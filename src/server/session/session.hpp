@@ -21,6 +21,7 @@
 // a rule closes alone.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -68,6 +69,9 @@ struct session_services {
   std::shared_ptr<const file_root> files{};
   /// How long a session outlives its client's lost connection (0: not at all).
   std::chrono::milliseconds grace{0};
+  /// Bulk connections a session takes, its bulk stream included (ferryd
+  /// --bulk-lanes; 1: the bulk stream alone). session_state.bulk_lanes.
+  uint32_t bulk_lanes = 1;
   /// What each session may hold (session_quota.hpp).
   session_limits limits{};
   /// What peer links show other daemons: the token, TLS (null: none).
@@ -97,6 +101,16 @@ class session {
   /// ending; `fd` is then left to the caller.
   bool attach_bulk(stream_ptr& fd, const std::string& peer, const protocol::welcome& welcome,
                    protocol::refused& why);
+  /// Attaches bulk lane `lane` (1 to bulk_lanes() - 1; version 11) and
+  /// starts its reader, which first sends `welcome` and the session_state
+  /// (the frames the session has received on that lane so far). A new
+  /// connection of a lane replaces the old one, whose reader ends first, so
+  /// that the count is final. False with a refusal when the session is
+  /// ending or takes no such lane; `fd` is then left to the caller.
+  bool attach_lane(stream_ptr& fd, const std::string& peer, uint32_t lane, const protocol::welcome& welcome,
+                   protocol::refused& why);
+  /// Bulk connections the session takes, its bulk stream included.
+  uint32_t bulk_lanes() const { return bulk_lanes_; }
   /// A client resumes the session on a new control connection (the server
   /// checked its secret). The session drops the connection it has, if any,
   /// and takes this one; its control reader then sends `welcome` and the
@@ -163,10 +177,26 @@ class session {
   /// The body of a peer link's reader thread.
   void serve_peer_in(peer_in& link, link_counter* counter, const protocol::welcome& welcome);
   void join_peer_readers();
+
+  /// A bulk lane's current connection (docs/protocol.md, "Bulk lanes"). The
+  /// frames it delivered are counted in core_->lanes_in[lane], by its reader
+  /// alone: a new connection's reader joins the old one's first.
+  struct lane_in {
+    stream_ptr fd;
+    std::string peer;
+    uint32_t lane = 0;
+    std::thread reader;
+    std::unique_ptr<lane_in> previous;  // joined by `reader` before it answers the hello
+  };
+  /// The body of a lane's reader thread.
+  void serve_lane(lane_in& lane, const protocol::welcome& welcome);
+  /// Shuts every lane down and joins their readers (a lost connection, the
+  /// session's end).
+  void drop_lanes();
   /// The daemon's counter of this kind of link with `peer`'s host (null: none).
   link_counter* counter(protocol::link_kind kind, const std::string& peer) const;
 
-  std::mutex mutex_;  // guards bulk_, bulk_peer_, closing_, close_reason_, the bulk threads, peers_in_
+  std::mutex mutex_;  // guards bulk_, bulk_peer_, closing_, close_reason_, the bulk threads, peers_in_, lanes_
   stream_ptr bulk_;
   std::string bulk_peer_;
   bool closing_ = false;
@@ -176,6 +206,8 @@ class session {
   std::thread bulk_reader_;
   std::thread bulk_writer_;
   std::vector<std::unique_ptr<peer_in>> peers_in_;
+  const uint32_t bulk_lanes_;
+  std::array<std::unique_ptr<lane_in>, protocol::max_bulk_lanes> lanes_;  // [k]: lane k's; [0] unused
   // Resumption (guarded by mutex_; resumed_ wakes the control reader and the bulk writer):
   std::condition_variable resumed_;
   stream_ptr resume_fd_;            // a resumed connection the control reader has not taken yet

@@ -8,6 +8,8 @@
 
 #include <CL/cl.h>
 
+#include <array>
+
 #include <signal.h>
 #include <sys/syscall.h>
 
@@ -251,6 +253,168 @@ TEST_P(daemon_test, a_large_write_whose_bytes_come_later_lands_whole) {
   EXPECT_TRUE(*data == first) << "the buffer does not hold the bytes written";
   for (p::object_id id : {30, 3, 7, 6, 1}) ASSERT_TRUE(c.send(p::release_object{id}));
   EXPECT_EQ(object_count(c), 0u);
+}
+
+// A write striped over the bulk stream and three bulk lanes (protocol version 11),
+// chunks in no order and on any connection, lands whole; the server acknowledges each
+// lane's frames on the control stream (lane_ack) before the write's completion.
+TEST_P(daemon_test, a_write_striped_over_bulk_lanes_lands_whole_and_each_lane_is_acknowledged) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  ASSERT_EQ(c.state.bulk_lanes, 4u) << "ferryd --bulk-lanes defaults to 4";
+  std::array<connection, 4> lanes;  // [0] unused: lane 0 is c.bulk
+  for (uint32_t lane = 1; lane < 4; ++lane) {
+    auto state = c.open_lane(server_->port(), lane, lanes[lane]);
+    ASSERT_TRUE(state) << "lane " << lane;
+    EXPECT_EQ(*state, (p::session_state{0, 0, 0, 4})) << "a new lane has no frames yet";
+  }
+  make_context_and_queue(c);
+  const uint64_t chunk = 1 << 20;
+  const uint64_t size = 9 * chunk + 777;
+  ASSERT_TRUE(c.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, size, 0}));
+  std::vector<uint8_t> bytes(size);
+  for (uint64_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>((i * 0x9E3779B97F4A7C15ull) >> 57);
+  ASSERT_TRUE(c.send(p::enqueue_write_buffer{header(30, 2), 3, 0, size}));
+  // Chunk i on connection order[i], last chunk first: lane 1 gets three, lane 2 two,
+  // lane 3 four, the bulk stream one.
+  const std::array<uint32_t, 10> order{3, 1, 3, 2, 0, 1, 3, 2, 1, 3};
+  std::array<uint64_t, 4> frames{};
+  for (uint64_t i = 10; i-- > 0;) {
+    const uint64_t offset = i * chunk;
+    const std::vector<uint8_t> frame = testing::bulk_frame(30, offset, size, bytes.data() + offset,
+                                                           std::min(chunk, size - offset));
+    connection& to = order[i] == 0 ? c.bulk : lanes[order[i]];
+    ASSERT_TRUE(to.send_raw(frame.data(), frame.size()));
+    ++frames[order[i]];
+  }
+  auto done = c.wait_completion(30);
+  ASSERT_TRUE(done);
+  ASSERT_EQ(done->status, CL_COMPLETE);
+  EXPECT_EQ(c.last_lane_ack, (p::lane_ack{{frames[1], frames[2], frames[3]}}))
+      << "every lane's frames acknowledged no later than the completion";
+  EXPECT_EQ(c.last_ack.bulk, frames[0]);
+  ASSERT_TRUE(c.send(p::enqueue_read_buffer{header(31, 2), 3, 0, size}));
+  auto back = c.wait_bulk(31);
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(*back == bytes) << "the buffer does not hold the bytes written";
+  // A write nobody waits for (no completion) whose last chunk comes first, on a lane:
+  // the bulk stream's chunk, which completes it, is acknowledged all the same (a
+  // client's blocking write waits to hear of every chunk).
+  ASSERT_TRUE(c.send(p::enqueue_write_buffer{header(32, 2, 0), 3, 0, 2 * chunk}));
+  const std::vector<uint8_t> last = testing::bulk_frame(32, chunk, 2 * chunk, bytes.data() + chunk, chunk);
+  ASSERT_TRUE(lanes[1].send_raw(last.data(), last.size()));
+  ASSERT_TRUE(c.pump_until([&] { return c.last_lane_ack.received.size() == 3 && c.last_lane_ack.received[0] == frames[1] + 1; }));
+  const std::vector<uint8_t> first = testing::bulk_frame(32, 0, 2 * chunk, bytes.data(), chunk);
+  ASSERT_TRUE(c.bulk.send_raw(first.data(), first.size()));
+  EXPECT_TRUE(c.pump_until([&] { return c.last_ack.bulk == frames[0] + 1; }, 5000))
+      << "the bulk stream's chunk was never acknowledged";
+  for (p::object_id id : {30, 31, 3, 2, 1}) ASSERT_TRUE(c.send(p::release_object{id}));
+  EXPECT_EQ(object_count(c), 0u);
+}
+
+// A large read goes out in pieces (pipelined_read.hpp), each on whichever of the bulk
+// stream and the session's bulk lanes is free: with the bulk stream left unread at
+// first, the lanes carry pieces, and the read arrives whole across the connections.
+TEST_P(daemon_test, the_pieces_of_a_large_read_go_out_on_the_bulk_lanes_too) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  std::array<connection, 4> lanes;
+  for (uint32_t lane = 1; lane < 4; ++lane) ASSERT_TRUE(c.open_lane(server_->port(), lane, lanes[lane]));
+  make_context_and_queue(c);
+  const uint64_t size = 8 * p::max_bulk_chunk + 4096;
+  ASSERT_TRUE(c.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, size, 0}));
+  std::vector<uint8_t> bytes(size);
+  for (uint64_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>((i * 0x9E3779B97F4A7C15ull) >> 55);
+  ASSERT_TRUE(c.send(p::enqueue_write_buffer{header(30, 2), 3, 0, size}));
+  ASSERT_TRUE(c.send_bulk(30, bytes.data(), size, p::max_bulk_chunk));
+  ASSERT_EQ(c.wait_completion(30)->status, CL_COMPLETE);
+  ASSERT_TRUE(c.send(p::enqueue_read_buffer{header(31, 2), 3, 0, size}));
+  std::vector<uint8_t> back(size);
+  std::mutex mutex;
+  std::atomic<uint64_t> total{0};
+  std::array<std::atomic<uint64_t>, 4> frames{};
+  bool bad_frame = false;
+  auto drain = [&](connection& from, uint32_t index) {
+    while (total < size) {
+      p::frame_header h;
+      std::vector<uint8_t> payload;
+      if (!from.next(h, payload, 100)) continue;
+      p::bulk_data prefix;
+      const char* error = "";
+      std::lock_guard lock(mutex);
+      if (h.message_id != static_cast<uint16_t>(p::message_id::bulk_data) || payload.size() < p::bulk_prefix_size ||
+          !p::decode_payload(payload.data(), p::bulk_prefix_size, prefix, error) || prefix.transfer != 31 ||
+          prefix.offset + payload.size() - p::bulk_prefix_size > size) {
+        bad_frame = true;
+        total = size;
+        return;
+      }
+      std::copy(payload.begin() + p::bulk_prefix_size, payload.end(), back.begin() + static_cast<std::ptrdiff_t>(prefix.offset));
+      total += payload.size() - p::bulk_prefix_size;
+      ++frames[index];
+    }
+  };
+  std::vector<std::thread> readers;
+  for (uint32_t lane = 1; lane < 4; ++lane) readers.emplace_back(drain, std::ref(lanes[lane]), lane);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (frames[1] + frames[2] + frames[3] == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  readers.emplace_back(drain, std::ref(c.bulk), 0);
+  for (auto& reader : readers) reader.join();
+  ASSERT_FALSE(bad_frame) << "a frame that is no chunk of the read";
+  EXPECT_GE(frames[1] + frames[2] + frames[3], 1u) << "no piece went out on a lane";
+  EXPECT_EQ(frames[0] + frames[1] + frames[2] + frames[3], 9u) << "each piece once, whole";
+  EXPECT_TRUE(back == bytes) << "the read differs from what was written";
+  auto done = c.wait_completion(31);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status, CL_COMPLETE);
+  // The client acknowledges each lane's frames; the server lets go of their staging.
+  std::vector<uint64_t> lane_frames{frames[1], frames[2], frames[3]};
+  ASSERT_TRUE(c.send(p::lane_ack{lane_frames}));
+  ASSERT_TRUE(c.send(p::ack{0, frames[0]}));
+  lane_frames[0] += 1;
+  for (p::object_id id : {30, 31, 3, 2, 1}) ASSERT_TRUE(c.send(p::release_object{id}));
+  EXPECT_EQ(object_count(c), 0u);
+  ASSERT_TRUE(c.send(p::lane_ack{lane_frames}));
+  EXPECT_TRUE(c.control.closed_by_peer()) << "a lane_ack of frames never sent ends the session";
+}
+
+// A lane the session does not take, and a link that is no lane number, are refused with
+// code 15; the session goes on.
+TEST_P(daemon_test, bulk_lanes_the_session_does_not_take_are_refused) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  connection lane;
+  std::optional<p::refused> why;
+  EXPECT_FALSE(c.open_lane(server_->port(), 4, lane, &why));
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->code, static_cast<int32_t>(refusal::no_such_lane)) << why->reason;
+  EXPECT_NE(why->reason.find("takes 4 bulk connections"), std::string::npos) << why->reason;
+  why.reset();
+  p::session_token junk = p::lane_token(1);
+  junk[9] = 1;
+  EXPECT_FALSE(c.open_lane(server_->port(), junk, lane, &why));
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->code, static_cast<int32_t>(refusal::no_such_lane)) << why->reason;
+  why.reset();
+  // Lane 0 is the bulk stream, which the session has.
+  EXPECT_FALSE(c.open_lane(server_->port(), 0, lane, &why));
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->code, static_cast<int32_t>(refusal::bulk_already_attached)) << why->reason;
+  ASSERT_TRUE(c.send(p::ping{5}));
+  auto pong = c.wait_reply<p::pong>();
+  ASSERT_TRUE(pong);
+  EXPECT_EQ(pong->request, 5u);
+}
+
+// A window message on a lane (lanes are no windows') ends the session.
+TEST_P(daemon_test, a_window_message_on_a_bulk_lane_ends_the_session) {
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  connection lane;
+  ASSERT_TRUE(c.open_lane(server_->port(), 2, lane));
+  ASSERT_TRUE(lane.send(p::window_chunk{1, 0, 8, 0, 8}));
+  EXPECT_TRUE(c.control.closed_by_peer());
 }
 
 TEST_P(daemon_test, buffer_takes_initial_contents_from_the_bulk_stream) {
@@ -1502,6 +1666,49 @@ TEST_F(resume_test, a_resumption_that_claims_frames_never_sent_ends_the_session)
   for (int i = 0; i < 500 && server_->session_count() != 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(server_->session_count(), 0u);
+}
+
+// Each lane counts its frames over its connections: a lane's new connection hears how many
+// the session has (its session_state), as a resumed control stream does; the session's
+// grant comes with every session_state.
+TEST_F(resume_test, a_bulk_lane_connected_again_hears_how_many_of_its_frames_the_session_has) {
+  start(10);
+  client c;
+  ASSERT_TRUE(c.open(server_->port()));
+  ASSERT_EQ(c.state.bulk_lanes, 4u);
+  connection lane;
+  ASSERT_TRUE(c.open_lane(server_->port(), 2, lane));
+  // Two chunks of a transfer whose command never comes, then a third of another.
+  const std::vector<uint8_t> bytes(4096, 7);
+  for (const auto& frame : {testing::bulk_frame(77, 0, 8192, bytes.data(), 4096),
+                            testing::bulk_frame(77, 4096, 8192, bytes.data(), 4096),
+                            testing::bulk_frame(78, 0, 100, bytes.data(), 100)})
+    ASSERT_TRUE(lane.send_raw(frame.data(), frame.size()));
+  ASSERT_TRUE(c.pump_until([&] { return c.last_lane_ack == p::lane_ack{{0, 3, 0}}; }))
+      << "lane 2's three frames acknowledged";
+  // A second connection of lane 2 replaces the first.
+  connection again;
+  auto state = c.open_lane(server_->port(), 2, again);
+  ASSERT_TRUE(state);
+  EXPECT_EQ(*state, (p::session_state{0, 3, 10000, 4}));
+  // The control connection breaks; its resumption says the grant again, and the lanes
+  // attach again with their counts.
+  c.control = connection();
+  connection control = resume(c.welcome);
+  ASSERT_TRUE(control.expect<p::welcome>());
+  auto resumed = control.expect<p::session_state>();
+  ASSERT_TRUE(resumed);
+  EXPECT_EQ(resumed->bulk_lanes, 4u);
+  ASSERT_TRUE(control.send(p::ack{0, 0}));
+  connection third;
+  state = c.open_lane(server_->port(), 2, third);
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->bulk, 3u);
+  // (Another connection: closing lane 2's would be a lost connection, which detaches the session.)
+  connection fourth;
+  state = c.open_lane(server_->port(), 1, fourth);
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->bulk, 0u);
 }
 
 TEST_F(resume_test, a_wrong_secret_or_an_expired_session_is_refused) {

@@ -3,6 +3,7 @@
 // stays alive until the last callback has run, even after the session ended.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -64,9 +65,16 @@ struct session_core {
   /// report them.
   std::atomic<uint64_t> control_in{0};
   std::atomic<uint64_t> bulk_in{0};
+  /// The same for each bulk lane (lanes_in[k]: lane k's; [0] is bulk_in's
+  /// place and stays 0), which lane_ack and each lane's session_state report.
+  std::array<std::atomic<uint64_t>, protocol::max_bulk_lanes> lanes_in{};
   /// The client's ack (set by the session before its threads start): lets
   /// go of what it covers; false when it claims more than was sent.
   std::function<bool(const protocol::ack&)> acked;
+  /// The client's lane_ack (set likewise): lets go of what each lane's
+  /// writer kept; false when it claims more than was sent, or names a lane
+  /// the session does not take.
+  std::function<bool(const protocol::lane_ack&)> lanes_acked;
 
   /// Before every member that holds staging: charged buffers must go first.
   session_quota quota;
@@ -74,6 +82,9 @@ struct session_core {
   reader_wake reader;
   control_outbox outbox;
   bulk_outbox bulk;
+  /// What each bulk lane sent the client and it has not acknowledged
+  /// (lanes_out[k]: lane k's; [0] unused: the bulk stream's is bulk.kept()).
+  std::array<kept_frames, protocol::max_bulk_lanes> lanes_out;
   transfer_table transfers;
   callback_pool callbacks;
   event_imports imports;

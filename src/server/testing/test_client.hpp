@@ -47,8 +47,22 @@ inline p::kernel_arg mem_arg(uint32_t index, p::object_id buffer) {
 }
 
 inline p::hello make_hello(p::stream_kind stream, const p::session_token& session = {},
-                           const p::session_token& secret = {}) {
-  return p::make_hello(stream, session, secret, "server-test");
+                           const p::session_token& secret = {}, const p::session_token& link = {}) {
+  return p::make_hello(stream, session, secret, "server-test", link);
+}
+
+/// One bulk_data frame: `size` bytes at `data`, which are [offset, offset +
+/// size) of transfer `transfer` of `total` bytes.
+inline std::vector<uint8_t> bulk_frame(uint64_t transfer, uint64_t offset, uint64_t total, const void* data,
+                                       uint64_t size) {
+  std::vector<uint8_t> frame(p::frame_header_size);
+  p::writer w(frame);
+  p::encode_value(w, p::bulk_data{transfer, offset, total});
+  frame.insert(frame.end(), static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+  p::frame_header h{static_cast<uint32_t>(frame.size() - p::frame_header_size),
+                    static_cast<uint16_t>(p::message_id::bulk_data), 0};
+  p::store_header(frame.data(), h);
+  return frame;
 }
 
 /// One connection with a frame reader.
@@ -101,10 +115,11 @@ class connection {
   std::optional<T> expect(int timeout_ms = 20000) {
     p::frame_header header;
     std::vector<uint8_t> payload;
-    // The server's acks ride ahead of its answers; they are skipped unless asked for.
+    // The server's acks (and lane acks) ride ahead of its answers; they are skipped unless asked for.
     do {
       if (!next(header, payload, timeout_ms)) return std::nullopt;
-    } while (header.message_id == static_cast<uint16_t>(p::message_id::ack) && !std::is_same_v<T, p::ack>);
+    } while ((header.message_id == static_cast<uint16_t>(p::message_id::ack) && !std::is_same_v<T, p::ack>) ||
+             (header.message_id == static_cast<uint16_t>(p::message_id::lane_ack) && !std::is_same_v<T, p::lane_ack>));
     if (header.message_id != static_cast<uint16_t>(p::message_traits<T>::id)) return std::nullopt;
     T message;
     const char* error = "";
@@ -157,18 +172,39 @@ class client {
     uint64_t offset = 0;
     do {
       uint64_t n = std::min(chunk, size - offset);
-      std::vector<uint8_t> frame(p::frame_header_size);
-      p::writer w(frame);
-      p::encode_value(w, p::bulk_data{transfer, offset, size});
-      frame.insert(frame.end(), static_cast<const uint8_t*>(data) + offset,
-                   static_cast<const uint8_t*>(data) + offset + n);
-      p::frame_header h{static_cast<uint32_t>(frame.size() - p::frame_header_size),
-                        static_cast<uint16_t>(p::message_id::bulk_data), 0};
-      p::store_header(frame.data(), h);
+      std::vector<uint8_t> frame = bulk_frame(transfer, offset, size, static_cast<const uint8_t*>(data) + offset, n);
       if (!bulk.send_raw(frame.data(), frame.size())) return false;
       offset += n;
     } while (offset < size);
     return true;
+  }
+
+  /// Connects bulk lane `lane` of the session (version 11): its welcome and
+  /// session_state, or the refusal in `refusal`; then says it has received
+  /// `received` of the lane's frames (the client's first frame on a lane).
+  /// Empty on anything else.
+  std::optional<p::session_state> open_lane(uint16_t port, uint32_t lane, connection& to,
+                                            std::optional<p::refused>* refusal = nullptr, uint64_t received = 0) {
+    return open_lane(port, p::lane_token(lane), to, refusal, received);
+  }
+  std::optional<p::session_state> open_lane(uint16_t port, const p::session_token& link, connection& to,
+                                            std::optional<p::refused>* refusal = nullptr, uint64_t received = 0) {
+    to = connection(connect_loopback(port));
+    if (!to.valid() || !to.send(make_hello(p::stream_kind::bulk, welcome.session, welcome.secret, link)))
+      return std::nullopt;
+    p::frame_header header;
+    std::vector<uint8_t> payload;
+    if (!to.next(header, payload)) return std::nullopt;
+    const char* error = "";
+    if (header.message_id == static_cast<uint16_t>(p::message_id::refused)) {
+      p::refused r;
+      if (refusal && p::decode_payload(payload.data(), payload.size(), r, error)) *refusal = r;
+      return std::nullopt;
+    }
+    if (header.message_id != static_cast<uint16_t>(p::message_id::welcome)) return std::nullopt;
+    auto state = to.expect<p::session_state>();
+    if (state && !to.send(p::ack{0, received})) return std::nullopt;
+    return state;
   }
 
   /// Reads control frames until `done` holds; false on timeout or close.
@@ -199,6 +235,10 @@ class client {
         p::ack a;
         if (!p::decode_payload(payload.data(), payload.size(), a, error)) return false;
         last_ack = a;
+      } else if (header.message_id == static_cast<uint16_t>(p::message_id::lane_ack)) {
+        p::lane_ack a;
+        if (!p::decode_payload(payload.data(), payload.size(), a, error)) return false;
+        last_lane_ack = a;
       } else {
         replies.emplace_back(header.message_id, std::move(payload));
       }
@@ -263,6 +303,7 @@ class client {
   p::welcome welcome;
   p::session_state state;
   p::ack last_ack;  // the server's latest
+  p::lane_ack last_lane_ack;  // the server's latest
   std::map<p::object_id, p::completion> completions;
   std::vector<p::object_id> completion_order;
   size_t completion_frames = 0;

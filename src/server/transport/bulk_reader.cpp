@@ -64,8 +64,11 @@ void bulk_reader::chunk_landed(uint64_t transfer, uint64_t offset, uint64_t chun
   // they enabled completed, and its replay log can let go of the
   // application's memory first (client/net/bulk_log.hpp, "borrowed").
   if (received_) received_->fetch_add(1, std::memory_order_acq_rel);
-  if (acks_ && offset + chunk == total) acks_->request_ack();
-  transfers_.end_chunk(transfer, chunk);
+  if (acks_ && (ack_each_chunk_ || offset + chunk == total)) acks_->request_ack();
+  // The chunk that completes a transfer may come on any of the session's bulk
+  // connections (bulk lanes): whichever it is, every connection's count covers
+  // the transfer's chunks now, and the client waits to hear all of them.
+  if (transfers_.end_chunk(transfer, chunk) && acks_ && offset + chunk != total) acks_->request_ack();
 }
 
 bulk_reader::windows bulk_reader::windows_for(const stream& fd) {

@@ -46,6 +46,10 @@ class bulk_reader {
     session_ = std::move(session);
     sharer_ = sharer;
   }
+  /// Asks for an ack after every chunk, not only after a transfer's last
+  /// one: a bulk lane carries some chunks of a transfer, and the client
+  /// waits to hear of each (docs/protocol.md, "Bulk lanes").
+  void ack_each_chunk() { ack_each_chunk_ = true; }
   /// Accepted when `fd` is a plain (not TLS) Unix socket.
   static windows windows_for(const stream& fd);
   /// Where a read window the client offers goes (the stream's bulk
@@ -105,6 +109,7 @@ class bulk_reader {
   std::unique_ptr<bulk_window> window_;
   std::shared_ptr<read_window_handoff> read_windows_;
   bool read_window_offered_ = false;
+  bool ack_each_chunk_ = false;
 };
 
 }  // namespace ferry::server

@@ -27,7 +27,8 @@ void bulk_outbox::push(bulk_job&& job) {
   // for the destructor.
   std::lock_guard lock(mutex_);
   jobs_.push_back(std::move(job));
-  if (!closed_) ready_.notify_one();
+  // Every writer: the bulk stream's takes any job, a lane's only pieces.
+  if (!closed_) ready_.notify_all();
 }
 
 bool bulk_outbox::pop(bulk_job& job, uint64_t generation) {
@@ -60,70 +61,30 @@ uint64_t bulk_frames(uint64_t size) {
   return size == 0 ? 1 : (size + protocol::max_bulk_chunk - 1) / protocol::max_bulk_chunk;
 }
 
-uint64_t bulk_outbox::keep(uint64_t transfer, std::shared_ptr<const void> owner, const uint8_t* data, uint64_t base,
-                          uint64_t size, uint64_t total) {
-  std::lock_guard lock(kept_mutex_);
-  kept_transfer k;
-  k.first_frame = frames_kept_ + 1;
-  k.frames = bulk_frames(size);
-  k.transfer = transfer;
-  k.owner = std::move(owner);
-  k.data = data;
-  k.base = base;
-  k.size = size;
-  k.total = total;
-  frames_kept_ += k.frames;
-  kept_.push_back(std::move(k));
-  return frames_kept_;
-}
-
-void bulk_outbox::take_done(std::deque<kept_transfer>& done) {
-  const uint64_t through = std::min(frames_acknowledged_, frames_written_);
-  while (!kept_.empty() && kept_.front().first_frame + kept_.front().frames - 1 <= through) {
-    done.push_back(std::move(kept_.front()));
-    kept_.pop_front();
-  }
-}
-
-void bulk_outbox::written(uint64_t frame) {
-  std::deque<kept_transfer> done;  // freed outside the lock
-  std::lock_guard lock(kept_mutex_);
-  frames_written_ = std::max(frames_written_, frame);
-  take_done(done);
-}
-
-bool bulk_outbox::acknowledge(uint64_t received) {
-  std::deque<kept_transfer> done;  // freed outside the lock
-  std::lock_guard lock(kept_mutex_);
-  if (received > frames_kept_) return false;
-  frames_acknowledged_ = std::max(frames_acknowledged_, received);
-  take_done(done);
-  return true;
-}
-
 bool bulk_outbox::stopped(uint64_t generation) {
   std::lock_guard lock(mutex_);
   return closed_ || generation != generation_;
 }
 
-bool bulk_outbox::resend(stream* fd, uint64_t received, link_counter* counter) {
-  std::lock_guard lock(kept_mutex_);
-  // Frames acknowledged before are gone: a client cannot have lost them.
-  if (received > frames_kept_ || received < frames_acknowledged_) return false;
-  for (const kept_transfer& k : kept_) {
-    const uint64_t last = k.first_frame + k.frames - 1;
-    if (last <= received) continue;
-    // Frames are max_bulk_chunk bytes each (pieces are whole chunks), so
-    // the frame says where it starts. Always on the socket: the new
-    // stream's client has offered no read window yet.
-    uint64_t at = received >= k.first_frame ? (received + 1 - k.first_frame) * protocol::max_bulk_chunk : 0;
-    do {
-      const uint64_t chunk = std::min<uint64_t>(k.size - at, protocol::max_bulk_chunk);
-      if (!write_bulk_frame(fd, k.transfer, k.base + at, k.total, k.data + at, chunk, counter)) return false;
-      at += chunk;
-    } while (at < k.size);
+bool bulk_outbox::pop_piece(bulk_job& job, const std::atomic<bool>& stop) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (closed_ || stop.load(std::memory_order_acquire)) return false;
+    // Pieces may go out in any order and on any connection; the seal, whole
+    // reads and copies back stay with the bulk stream's writer, in order.
+    auto piece = std::find_if(jobs_.begin(), jobs_.end(), [](const bulk_job& j) { return j.whole && !j.seal; });
+    if (piece != jobs_.end()) {
+      job = std::move(*piece);
+      jobs_.erase(piece);
+      return true;
+    }
+    ready_.wait(lock);
   }
-  return true;
+}
+
+void bulk_outbox::wake_all() {
+  std::lock_guard lock(mutex_);
+  ready_.notify_all();
 }
 
 bool write_bulk_frame(stream* fd, uint64_t transfer, uint64_t offset, uint64_t total, const uint8_t* bytes,
@@ -202,9 +163,9 @@ bulk_writer::sent bulk_writer::send_read(bulk_job& job) {
     const uint64_t size = job.sent_size();
     const uint8_t* bytes = job.data.get();
     std::shared_ptr<const void> owner(job.data.release(), staging_deleter{});
-    const uint64_t last = jobs_.keep(job.command, std::move(owner), bytes, 0, size, size);
+    const uint64_t last = kept_->keep(job.command, std::move(owner), bytes, 0, size, size);
     how = send_range(job.command, bytes, 0, size, size);
-    jobs_.written(last);
+    kept_->written(last);
   }
   job.data.reset();
   command_record r;
@@ -219,45 +180,57 @@ bulk_writer::sent bulk_writer::send_read(bulk_job& job) {
 
 bulk_writer::sent bulk_writer::send_piece(bulk_job& job) {
   pipelined_read& read = *job.whole;
-  if (job.seal) read.pieces_left -= std::min(job.never_enqueued, read.pieces_left - 1);
   const cl_int status = true_status(api_, job.event, job.status, job.verify);
-  // The first failure is the read's; pieces after it are not sent (the
-  // client drops what it got of a read that failed).
-  if (status != CL_COMPLETE && read.status == CL_COMPLETE) read.status = status < 0 ? status : CL_INVALID_VALUE;
+  bool send;
+  {
+    // The bulk stream's writer and the lanes' may each hold a piece of the read.
+    std::lock_guard lock(read.mutex);
+    if (job.seal) read.pieces_left -= std::min(job.never_enqueued, read.pieces_left - 1);
+    // The first failure is the read's; pieces after it are not sent (the
+    // client drops what it got of a read that failed).
+    if (status != CL_COMPLETE && read.status == CL_COMPLETE) read.status = status < 0 ? status : CL_INVALID_VALUE;
+    send = read.status == CL_COMPLETE && job.size > 0;
+  }
   sent how = sent::ok;
-  if (read.status == CL_COMPLETE && job.size > 0) {
+  if (send) {
     if (read.profiling && job.event) {
       static constexpr cl_profiling_info names[] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
                                                     CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
       std::array<cl_ulong, 4> piece{};
       for (size_t i = 0; i < 4; ++i)
         api_.clGetEventProfilingInfo(job.event, names[i], sizeof(cl_ulong), &piece[i], nullptr);
+      std::lock_guard lock(read.mutex);
       read.add_counters(piece);
     }
     const uint8_t* bytes = read.data.get() + job.piece_offset;
     // The frames keep the whole read's staging (shared with the other pieces) alive.
-    const uint64_t last = jobs_.keep(read.command, job.whole, bytes, job.piece_offset, job.size, read.size);
+    const uint64_t last = kept_->keep(read.command, job.whole, bytes, job.piece_offset, job.size, read.size);
     how = send_range(read.command, bytes, job.piece_offset, job.size, read.size);
-    jobs_.written(last);
+    kept_->written(last);
   }
   if (job.event) api_.clReleaseEvent(std::exchange(job.event, nullptr));
-  if (--read.pieces_left == 0) {
-    // Once, after the last piece: the completion follows every byte sent.
-    command_record r;
-    r.command = read.command;
-    r.status = read.status;
-    if (read.profiling && read.status == CL_COMPLETE) r.counters = read.counters;
-    control_.push(r);
+  command_record r;
+  bool last_job;
+  {
+    std::lock_guard lock(read.mutex);
+    last_job = --read.pieces_left == 0;
+    if (last_job) {
+      r.command = read.command;
+      r.status = read.status;
+      if (read.profiling && read.status == CL_COMPLETE) r.counters = read.counters;
+    }
   }
+  // Once, after the last piece, whoever sent it: the completion follows every byte sent.
+  if (last_job) control_.push(r);
   job.whole.reset();
   return how;
 }
 
 bulk_writer::sent bulk_writer::send_foreign(bulk_job& job) {
   // Kept until the client has it all, as a read's staging is.
-  const uint64_t last = jobs_.keep(job.command, std::move(job.keeper), job.bytes, 0, job.size, job.size);
+  const uint64_t last = kept_->keep(job.command, std::move(job.keeper), job.bytes, 0, job.size, job.size);
   const sent how = send_range(job.command, job.bytes, 0, job.size, job.size);
-  jobs_.written(last);
+  kept_->written(last);
   auto after = std::move(job.after_sent);
   job.after_sent = nullptr;
   after();
@@ -273,12 +246,12 @@ void bulk_writer::report(sent how, const std::string& why) {
 }
 
 void bulk_writer::run() {
-  if (!jobs_.resend(fd_, resume_from_, counter_)) {
+  if (!kept_->resend(fd_, resume_from_, counter_)) {
     broken_("bulk stream write failed while sending again what the client missed");
     return;
   }
   bulk_job job;
-  while (jobs_.pop(job, generation_)) {
+  while (lane_stop_ ? jobs_.pop_piece(job, *lane_stop_) : jobs_.pop(job, generation_)) {
     const sent how = job.after_sent ? send_foreign(job) : job.whole ? send_piece(job) : send_read(job);
     if (how != sent::ok) {
       report(how, "bulk stream write failed");

@@ -28,6 +28,7 @@
 #include "protocol/messages.hpp"
 #include "server/daemon/link_stats.hpp"
 #include "server/native/api.hpp"
+#include "server/transport/kept_frames.hpp"
 #include "server/transport/pipelined_read.hpp"
 #include "server/transport/read_window_handoff.hpp"
 #include "server/transport/staging.hpp"
@@ -117,23 +118,15 @@ class bulk_outbox {
   /// a writer that waits for something else than a job (a read window slot).
   bool stopped(uint64_t generation);
 
-  /// Keeps bytes about to be sent until the client acknowledges their
-  /// frames (a resumed session sends them again): the `size` bytes at
-  /// `data`, which are [base, base + size) of a transfer of `total` bytes
-  /// (a whole read, or one piece of it). `owner` keeps `data` alive. Returns
-  /// the number of the last frame.
-  uint64_t keep(uint64_t transfer, std::shared_ptr<const void> owner, const uint8_t* data, uint64_t base,
-                uint64_t size, uint64_t total);
-  /// The writer is done with the frames up to `frame` (written, or failed).
-  /// Only those are freed when acknowledged: the client may acknowledge a
-  /// frame before the writer's write call returns.
-  void written(uint64_t frame);
-  /// The client received the first `received` bulk frames. False when it
-  /// claims more than were kept.
-  bool acknowledge(uint64_t received);
-  /// Sends again every kept frame after the first `received`. False when
-  /// the socket fails or those frames are gone.
-  bool resend(stream* fd, uint64_t received, link_counter* counter);
+  /// Pops the next piece of a large read (bulk_job::whole, not the seal)
+  /// for a bulk lane's writer; false once closed or `stop` is set (then
+  /// wake_all()).
+  bool pop_piece(bulk_job& job, const std::atomic<bool>& stop);
+  /// Wakes every writer waiting for a job (a lane's writer to stop).
+  void wake_all();
+
+  /// What the bulk stream sent and the client has not acknowledged.
+  kept_frames& kept() { return kept_; }
 
  private:
   void discard(bulk_job& job);
@@ -145,25 +138,7 @@ class bulk_outbox {
   bool closed_ = false;
   uint64_t generation_ = 0;
 
-  struct kept_transfer {
-    uint64_t first_frame = 0;  // number of its first frame
-    uint64_t frames = 0;
-    uint64_t transfer = 0;
-    std::shared_ptr<const void> owner;  // keeps `data` alive
-    const uint8_t* data = nullptr;      // bytes [base, base + size) of the transfer
-    uint64_t base = 0;
-    uint64_t size = 0;
-    uint64_t total = 0;
-  };
-  /// Moves the transfers both acknowledged and written into `done` (freed by
-  /// the caller outside the lock). Called with kept_mutex_ held.
-  void take_done(std::deque<kept_transfer>& done);
-
-  std::mutex kept_mutex_;  // guards kept_, frames_kept_, frames_acknowledged_, frames_written_
-  std::deque<kept_transfer> kept_;
-  uint64_t frames_kept_ = 0;
-  uint64_t frames_acknowledged_ = 0;
-  uint64_t frames_written_ = 0;
+  kept_frames kept_;
 };
 
 /// Frames write_bulk uses for `size` bytes.
@@ -199,6 +174,7 @@ class bulk_writer {
               uint64_t resume_from = 0)
       : fd_(fd),
         jobs_(jobs),
+        kept_(&jobs.kept()),
         control_(control),
         api_(api),
         broken_(std::move(broken)),
@@ -214,6 +190,15 @@ class bulk_writer {
                         std::function<void(const std::string&)> violated) {
     handoff_ = std::move(handoff);
     violated_ = std::move(violated);
+  }
+
+  /// Makes this the writer of a bulk lane (docs/protocol.md, "Bulk lanes"):
+  /// it sends the pieces of large reads only, whichever it finds first, keeps
+  /// their frames in the lane's `kept`, and stops once `stop` is set (and
+  /// the outbox woken) instead of when retired. `generation` is then unused.
+  void serve_lane(kept_frames& kept, const std::atomic<bool>& stop) {
+    kept_ = &kept;
+    lane_stop_ = &stop;
   }
 
   /// The bulk writer thread's body; returns when the outbox closes or the
@@ -245,6 +230,8 @@ class bulk_writer {
 
   stream* fd_;
   bulk_outbox& jobs_;
+  kept_frames* kept_;                            // where sent frames wait for the client's ack
+  const std::atomic<bool>* lane_stop_ = nullptr;  // a lane's writer: set when it must stop
   control_outbox& control_;
   const native::api& api_;
   std::function<void(const std::string&)> broken_;

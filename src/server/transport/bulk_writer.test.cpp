@@ -235,13 +235,13 @@ TEST_F(bulk_writer_test, kept_pieces_go_again_where_they_belong_in_their_read) {
   const uint64_t size = protocol::max_bulk_chunk + 50;
   auto read = read_of(11, size);
   // Kept as the writer keeps them: the second piece sent first.
-  const uint64_t second = jobs_.keep(11, read, read->data.get() + protocol::max_bulk_chunk, protocol::max_bulk_chunk,
+  const uint64_t second = jobs_.kept().keep(11, read, read->data.get() + protocol::max_bulk_chunk, protocol::max_bulk_chunk,
                                      50, size);
-  jobs_.keep(11, read, read->data.get(), 0, protocol::max_bulk_chunk, size);
-  jobs_.written(second + 1);
+  jobs_.kept().keep(11, read, read->data.get(), 0, protocol::max_bulk_chunk, size);
+  jobs_.kept().written(second + 1);
   EXPECT_EQ(second, 1u);
   // The client had the first frame (the second piece): only the first piece goes again.
-  auto resent = std::async(std::launch::async, [this] { return jobs_.resend(streams_.server.get(), 1, nullptr); });
+  auto resent = std::async(std::launch::async, [this] { return jobs_.kept().resend(streams_.server.get(), 1, nullptr); });
   frame f = next_frame();
   EXPECT_EQ(f.transfer, 11u);
   EXPECT_EQ(f.offset, 0u);

@@ -20,7 +20,7 @@ pump_result pump_frames(protocol::frame_assembler& assembler, executor& handler,
       case protocol::frame_assembler::result::frame:
         count_in(counter, 1, protocol::frame_header_size + frame.header.payload_size);
         // Counted before it runs: a resumed client sends again only what follows.
-        if (frame.header.message_id != static_cast<uint16_t>(protocol::message_id::ack)) handler.count_frame();
+        if (protocol::counted_frame(frame.header.message_id)) handler.count_frame();
         if (!protocol::dispatch_frame(frame, protocol::receiver::server, handler, why)) {
           if (handler.stop_requested()) {
             why = handler.violation();

@@ -245,6 +245,7 @@ void control_writer::send_locked(std::vector<uint8_t>& out, ack_request ack, soc
       protocol::append_frame(ack_frame, now);
       acked_ = now;
     }
+    append_lane_ack(ack_frame, ack == ack_request::asked || !out.empty());
   }
   if (fd_ != nullptr && (!ack_frame.empty() || !out.empty() || !unsent_.empty())) {
     iovec pieces[2];
@@ -252,7 +253,8 @@ void control_writer::send_locked(std::vector<uint8_t>& out, ack_request ack, soc
     if (!ack_frame.empty()) pieces[count++] = {ack_frame.data(), ack_frame.size()};
     if (!out.empty()) pieces[count++] = {out.data(), out.size()};
     // Counted before the write (link_counter says why).
-    if (counter_) counter_->count_out(frames + (ack_frame.empty() ? 0 : 1), ack_frame.size() + out.size());
+    if (counter_)
+      counter_->count_out(frames + count_frames(ack_frame.data(), ack_frame.size()), ack_frame.size() + out.size());
     if (!write_locked(pieces, count, wait)) {
       fd_ = nullptr;
       broken_("control stream write failed");
@@ -263,6 +265,19 @@ void control_writer::send_locked(std::vector<uint8_t>& out, ack_request ack, soc
     if (reader_ != nullptr && frames > 0 && fd_ != nullptr) reader_->open_window();
   }
   log_.append(out, frames);
+}
+
+void control_writer::append_lane_ack(std::vector<uint8_t>& frames, bool due) {
+  if (received_.lanes == nullptr || received_.lane_count < 2 || !due) return;
+  protocol::lane_ack now;
+  now.received.reserve(received_.lane_count - 1);
+  for (uint32_t lane = 1; lane < received_.lane_count; ++lane)
+    now.received.push_back(received_.lanes[lane].load(std::memory_order_acquire));
+  // Nothing came on a lane yet (a client without lanes): no frame it would not know.
+  const bool any = std::any_of(now.received.begin(), now.received.end(), [](uint64_t n) { return n != 0; });
+  if (!any || now == lanes_acked_) return;
+  protocol::append_frame(frames, now);
+  lanes_acked_ = std::move(now);
 }
 
 bool control_writer::write_locked(iovec* pieces, int count, socket_wait wait) {
@@ -310,6 +325,7 @@ control_writer::attach_result control_writer::attach(stream* fd, uint64_t receiv
   if (!again.empty() && !write_all(fd, again.data(), again.size())) return attach_result::broken;
   fd_ = fd;
   acked_ = {};
+  lanes_acked_ = {};
   return attach_result::attached;
 }
 

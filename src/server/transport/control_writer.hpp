@@ -188,6 +188,10 @@ class control_outbox {
 struct received_counts {
   const std::atomic<uint64_t>* control = nullptr;
   const std::atomic<uint64_t>* bulk = nullptr;
+  /// The bulk lanes' counts (lane_ack): lanes[k] is lane k's, for k from 1
+  /// to lane_count - 1 (lanes[0] is not read). Null: no lanes.
+  const std::atomic<uint64_t>* lanes = nullptr;
+  uint32_t lane_count = 0;
 };
 
 class control_writer {
@@ -260,6 +264,9 @@ class control_writer {
   /// replay. Called with link_mutex_ held. With socket_wait::never what the
   /// socket does not take at once goes to unsent_, for the writer thread.
   void send_locked(std::vector<uint8_t>& out, ack_request ack, socket_wait wait);
+  /// Appends a lane_ack to `frames` when a lane's count moved and an ack is
+  /// `due` (as for ack).
+  void append_lane_ack(std::vector<uint8_t>& frames, bool due);
   /// Writes `pieces` (after unsent_), waiting or not; false when the
   /// connection broke.
   bool write_locked(iovec* pieces, int count, socket_wait wait);
@@ -276,6 +283,7 @@ class control_writer {
   reader_wake* reader_;
   protocol::replay_log log_;
   protocol::ack acked_;  // the counts the last ack carried
+  protocol::lane_ack lanes_acked_;  // the counts the last lane_ack carried
   /// Bytes sent without waiting that the socket did not take: the writer
   /// thread writes them before anything else (guarded by link_mutex_).
   std::vector<uint8_t> unsent_;

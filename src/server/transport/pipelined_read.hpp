@@ -7,10 +7,10 @@
 //
 // Every piece's callback hands the bulk writer a bulk_job that shares this
 // record, and the executor adds one more job, the seal, once it has enqueued
-// what it could (bulk_job::seal). The bulk writer (one thread at a time: a
-// stream's writer is joined before the next stream's starts) sends each piece,
-// counts it, and after the last job reports the read's completion once, with
-// the first failure of any piece or of the enqueueing. The staging lives as
+// what it could (bulk_job::seal). The bulk writers (the bulk stream's, and
+// each bulk lane's, which take pieces only) send each piece, count it, and
+// whoever handles the last job reports the read's completion once, with the
+// first failure of any piece or of the enqueueing. The staging lives as
 // long as a piece job or a kept (not yet acknowledged) frame of the read needs
 // it.
 //
@@ -25,6 +25,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 
 #include "protocol/messages.hpp"
 #include "server/transport/staging.hpp"
@@ -32,6 +33,9 @@
 namespace ferry::server {
 
 struct pipelined_read {
+  /// Guards pieces_left, status and counters: the bulk stream's writer and
+  /// the bulk lanes' writers may each send a piece (bulk_writer::send_piece).
+  std::mutex mutex;
   protocol::object_id command = 0;
   staging_ptr data;  // the whole range; piece i lands at its offset in it
   uint64_t size = 0;

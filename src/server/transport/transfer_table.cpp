@@ -262,7 +262,7 @@ void transfer_table::abandon_chunk(uint64_t transfer, uint64_t offset, uint64_t 
   it->second.reserved -= size;
 }
 
-void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
+bool transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
   entry finished;
   bool drop = false;
   std::shared_ptr<landing> landed, failed;
@@ -270,10 +270,11 @@ void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
   uint8_t* data = nullptr;
   uint64_t staged = 0, total = 0;
   std::vector<cl_event> open;
+  bool complete = false;
   {
     std::lock_guard lock(mutex_);
     auto it = entries_.find(transfer);
-    if (it == entries_.end()) return;
+    if (it == entries_.end()) return false;
     entry& e = it->second;
     e.received += size;
     take_pieces(e, false, open);
@@ -283,7 +284,7 @@ void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
       failed = std::move(e.to);
       failure = e.aborted;
     }
-    const bool complete = e.complete();
+    complete = e.complete();
     if (complete) completed_.notify_all();
     if (!complete) {
       // Bytes still to come.
@@ -308,6 +309,7 @@ void transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
     landed->landed(data, staged, total);
   }
   if (drop) destroy(finished);
+  return complete;
 }
 
 transfer_table::claim_result transfer_table::claim(uint64_t transfer, uint64_t total, uint8_t*& data,

@@ -102,8 +102,9 @@ class transfer_table {
   bool begin_chunk(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
                    std::string& why);
   /// The chunk's bytes are in place: gates whose bytes are all in open
-  /// (CL_COMPLETE). The last one completes the transfer and wakes waiters.
-  void end_chunk(uint64_t transfer, uint64_t size);
+  /// (CL_COMPLETE). The last one completes the transfer and wakes waiters;
+  /// true then.
+  bool end_chunk(uint64_t transfer, uint64_t size);
   /// The connection broke inside the chunk at `offset` that begin_chunk
   /// reserved: its bytes will come again (a resumed session sends the whole
   /// frame again), so its range is free again.

@@ -54,6 +54,7 @@ struct configure {
   uint8_t completions = 0;              // --completions (native::completion_mode)
   uint8_t log_level = 0;
   uint64_t grace_ms = 0;
+  uint32_t bulk_lanes = 1;              // --bulk-lanes
   uint64_t memory_limit = 0;            // session quotas (session_limits)
   uint64_t objects_limit = 0;
   uint64_t queued_limit = 0;
@@ -73,7 +74,7 @@ struct configure {
   std::string host_identity;            // local_route: the host (host_identity.hpp), read by the main process
   uint8_t peer_shared_memory = 0;       // --peer-shared-memory
   std::string file_root;                // --file-root, absolute (empty: no files)
-  FERRY_FIELDS(platform, device_type, devices, completions, log_level, grace_ms, memory_limit, objects_limit,
+  FERRY_FIELDS(platform, device_type, devices, completions, log_level, grace_ms, bulk_lanes, memory_limit, objects_limit,
                queued_limit, in_flight_limit, open_files, peer_address, peer_ca_pem, peer_tls, peer_token, worker_user,
                forbidden, announce, kernel_cache, kernel_cache_dir, scratch, local_unix_path, host_identity,
                peer_shared_memory, file_root)

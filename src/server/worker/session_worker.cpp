@@ -5,6 +5,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -202,6 +203,7 @@ bool session_worker::load_platforms(std::string& error) {
   services_ = std::make_unique<session_services>(session_services{catalog_, native::real_api(), printf_.get(), &links_,
                                                                   config_.peer_address});
   services_->grace = std::chrono::milliseconds(config_.grace_ms);
+  services_->bulk_lanes = std::clamp<uint32_t>(config_.bulk_lanes, 1, p::max_bulk_lanes);
   services_->routes = local_routes{config_.local_unix_path, config_.host_identity, config_.peer_shared_memory != 0};
   if (!config_.file_root.empty()) services_->files = std::make_shared<const file_root>(config_.file_root);
   services_->limits = session_limits{config_.memory_limit, config_.objects_limit, config_.queued_limit,
@@ -237,7 +239,7 @@ bool session_worker::adopt(const ipc::adopt& a, unique_fd fd) {
     p::welcome welcome{a.version, a.session, a.secret, a.peer_key};
     std::vector<uint8_t> frames;
     p::append_frame(frames, welcome);
-    p::append_frame(frames, p::session_state{0, 0, static_cast<uint32_t>(config_.grace_ms), 0});
+    p::append_frame(frames, p::session_state{0, 0, static_cast<uint32_t>(config_.grace_ms), services_->bulk_lanes});
     if (!s->write_all(frames.data(), frames.size())) {
       FERRY_INFO("worker", "%s left before its welcome", a.peer.c_str());
       return false;  // no session: this worker has nothing left to do
@@ -265,7 +267,11 @@ bool session_worker::adopt(const ipc::adopt& a, unique_fd fd) {
     }
     case ipc::role::bulk: {
       p::welcome welcome{a.version, a.session, a.secret, {}};
-      if (!session_->attach_bulk(s, a.peer, welcome, why)) refuse(why);
+      uint32_t lane = 0;
+      p::lane_of(a.link, lane);  // the main process took only lane numbers (check_hello)
+      const bool attached = lane == 0 ? session_->attach_bulk(s, a.peer, welcome, why)
+                                      : session_->attach_lane(s, a.peer, lane, welcome, why);
+      if (!attached) refuse(why);
       break;
     }
     case ipc::role::peer_in: {
