@@ -4,7 +4,6 @@
 #include <string>
 
 #include "client/net/bulk_sender.hpp"
-#include "client/net/wake_all.hpp"
 #include "common/log.hpp"
 #include "common/thread_name.hpp"
 #include "protocol/limits.hpp"
@@ -65,11 +64,7 @@ void bulk_lane::run() {
       uint64_t offset = 0, chunk = 0;
       while (s.take(offset, chunk)) writing = send_chunk(s, offset, chunk, writing, last);
     }
-    if (last != 0) {
-      std::lock_guard log(log_mutex_);
-      log_.end_transfer(s.transfer);
-      borrowing_.store(log_.borrowing(), std::memory_order_release);
-    }
+    if (last != 0) log_.end_transfer(s.transfer);  // this lane's share may end before the transfer does
     jobs.lock();
     last_ = last;
     busy_ = false;
@@ -78,61 +73,13 @@ void bulk_lane::run() {
 }
 
 bool bulk_lane::send_chunk(stripe& s, uint64_t offset, uint64_t chunk, bool writing, uint64_t& last) {
-  const uint8_t* from;
-  {
-    std::lock_guard log(log_mutex_);
-    const bulk_log::frame& f = log_.append(s.transfer, offset, s.size, s.bytes + offset, chunk, s.how, s.keeper, s.queue);
-    last = f.number;
-    from = f.data;  // stays put until written() says the write is over
-    borrowing_.store(log_.borrowing(), std::memory_order_release);
-  }
+  const uint8_t* from = log_.append(s.transfer, offset, s.size, s.bytes + offset, chunk, s.how, s.keeper, s.queue, last);
   if (writing && !write_bulk_frame(link_.lane(index_), s.transfer, offset, s.size, from, chunk)) {
     if (!link_.stopping) link_.broken(s.generation, "cannot send bulk data to server on a bulk lane");
     writing = false;
   }
-  std::lock_guard log(log_mutex_);
   log_.written(last);
   return writing;
-}
-
-bool bulk_lane::acknowledge(uint64_t received) {
-  {
-    std::lock_guard lock(log_mutex_);
-    if (!log_.acknowledge(received)) return false;
-    borrowing_.store(log_.borrowing(), std::memory_order_release);
-  }
-  acked_cv_.notify_all();
-  return true;
-}
-
-void bulk_lane::settle_borrowed(protocol::object_id queue, protocol::object_id command, cl_int status) {
-  if (!borrowing_.load(std::memory_order_acquire)) return;
-  std::lock_guard log(log_mutex_);
-  if (queue == 0) queue = log_.borrowed_queue(command);
-  uint64_t copied = 0;
-  if (status < 0)
-    copied = log_.settle_all(command);
-  else if (queue != 0)
-    copied = log_.settle(queue, command);
-  if (copied)
-    FERRY_DEBUG("net", "%s: command %llu completed before the server had %llu bytes of its queue's writes on lane %u; "
-                "copied them",
-                link_.name().c_str(), static_cast<unsigned long long>(command),
-                static_cast<unsigned long long>(copied), index_);
-  borrowing_.store(log_.borrowing(), std::memory_order_release);
-}
-
-void bulk_lane::wake_waiters() { wake_all(log_mutex_, acked_cv_); }
-
-bool bulk_lane::replay_locked(uint64_t received, stream* to) const {
-  return log_.replay(received, [&](const bulk_log::frame& f) {
-    return write_bulk_frame(to, f.transfer, f.offset, f.total, f.data, f.size);
-  });
-}
-
-void bulk_lane::reset_locked() {
-  log_ = bulk_log{};
-  borrowing_ = false;
 }
 
 }  // namespace ferry::client

@@ -10,9 +10,9 @@
 // next, so a slow connection carries fewer of them.
 //
 // Locks: send_mutex_ serialises writes to the lane's socket (held for a
-// lane's whole share of a stripe), log_mutex_ guards log_ (acked_cv_ waits
-// with it), job_mutex_ the handing over of stripes. The resumer takes every
-// lane's send_mutex_ and log_mutex_, lane by lane in order, after the bulk
+// lane's whole share of a stripe), then the log's own (sent_chunks);
+// job_mutex_ guards the handing over of stripes. The resumer takes every
+// lane's send_mutex_ and log mutex, lane by lane in order, after the bulk
 // sender's.
 #pragma once
 
@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "client/net/bulk_log.hpp"
+#include "client/net/sent_chunks.hpp"
 #include "client/net/link_state.hpp"
 #include "protocol/messages.hpp"
 
@@ -62,42 +63,22 @@ class bulk_lane {
   /// number of the last frame it kept for it (0: it took none).
   uint64_t finish();
 
-  /// The server has received the first `received` frames of this lane:
-  /// drops them from the log; false for a claim beyond what was sent.
-  bool acknowledge(uint64_t received);
-  /// Waits until the server has acknowledged frame `frame`, or `over()`.
-  template <class Over>
-  void wait_acknowledged(uint64_t frame, Over&& over) {
-    std::unique_lock lock(log_mutex_);
-    acked_cv_.wait(lock, [&] { return over() || log_.acknowledged() >= frame; });
-  }
-  /// As bulk_sender::settle_borrowed, for this lane's frames.
-  void settle_borrowed(protocol::object_id queue, protocol::object_id command, cl_int status);
-  /// Wakes the writers waiting for an acknowledgement (the session ended).
-  void wake_waiters();
+  /// This lane's replay log: what the server has not acknowledged yet.
+  sent_chunks& log() { return log_; }
 
  private:
-  friend class resumer;
-  friend class bulk_sender;
+  friend class resumer;  // takes send_mutex_ to swap the streams
   /// The thread's body: takes stripes until the lane is destroyed.
   void run();
   /// Keeps one chunk of `s` and writes it when `writing`; false once a
   /// write failed.
   bool send_chunk(stripe& s, uint64_t offset, uint64_t chunk, bool writing, uint64_t& last);
-  /// Sends the frames after `received` again on `to` (the resumer, holding
-  /// both mutexes).
-  bool replay_locked(uint64_t received, stream* to) const;
-  /// Forgets everything of a session that ended (both mutexes held).
-  void reset_locked();
 
   link_state& link_;
   const uint32_t index_;  // this lane's number, from 1
 
   std::mutex send_mutex_;  // serialises writes to the lane's socket
-  std::mutex log_mutex_;   // guards log_; acked_cv_ waits with it
-  std::condition_variable acked_cv_;
-  bulk_log log_;
-  std::atomic<bool> borrowing_{false};  // log_.borrowing(), read without the lock
+  sent_chunks log_;
 
   std::mutex job_mutex_;  // guards job_, last_, busy_, stop_, thread_
   std::condition_variable job_cv_;

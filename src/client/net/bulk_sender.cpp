@@ -7,7 +7,6 @@
 #include <cstring>
 #include <string>
 
-#include "client/net/wake_all.hpp"
 #include "common/log.hpp"
 #include "protocol/bulk_head.hpp"
 #include "protocol/dispatch.hpp"
@@ -142,19 +141,12 @@ bool bulk_sender::send_logged_chunk(uint64_t generation, protocol::object_id tra
                                     uint64_t offset, uint64_t chunk, uint64_t size, bulk_log::hold how,
                                     const std::shared_ptr<const void>& keeper, protocol::object_id queue, bool writing,
                                     uint64_t& last) {
-  const uint8_t* from;
-  {
-    std::lock_guard log(log_mutex_);
-    const bulk_log::frame& f = log_.append(transfer, offset, size, bytes + offset, chunk, how, keeper, queue);
-    last = f.number;
-    from = f.data;  // stays put until written() says the write is over
-    borrowing_.store(log_.borrowing(), std::memory_order_release);
-  }
+  // The bytes stay put until written() says the write is over.
+  const uint8_t* from = log_.append(transfer, offset, size, bytes + offset, chunk, how, keeper, queue, last);
   if (writing && !send_chunk(generation, transfer, offset, size, from, chunk)) {
     if (!link_.stopping) link_.broken(generation, "cannot send bulk data to server");
     writing = false;
   }
-  std::lock_guard log(log_mutex_);
   log_.written(last);
   return writing;
 }
@@ -182,11 +174,7 @@ bulk_sender::sent_frames bulk_sender::send_chunks(protocol::object_id transfer, 
     uint64_t offset = 0, chunk = 0;
     while (s.take(offset, chunk))
       writing = send_logged_chunk(generation, transfer, bytes, offset, chunk, size, how, keeper, queue, writing, last[0]);
-    if (last[0] != 0) {
-      std::lock_guard log(log_mutex_);
-      log_.end_transfer(transfer);  // the bulk stream's share may end before the transfer does
-      borrowing_.store(log_.borrowing(), std::memory_order_release);
-    }
+    if (last[0] != 0) log_.end_transfer(transfer);  // the bulk stream's share may end before the transfer does
     for (uint32_t lane = 1; lane < lanes; ++lane) last[lane] = lanes_[lane]->finish();
     return last;
   }
@@ -217,12 +205,9 @@ bool bulk_sender::send_data(protocol::object_id transfer, const void* data, uint
   }
   // The logs point into the caller's memory: keep it until the server has it.
   const sent_frames last = send_chunks(transfer, bytes, size, bulk_log::hold::borrow, nullptr, 0);
-  {
-    std::unique_lock lock(log_mutex_);
-    acked_cv_.wait(lock, [&] { return over(epoch) || log_.acknowledged() >= last[0]; });
-  }
+  log_.wait_acknowledged(last[0], [&] { return over(epoch); });
   for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane)
-    if (last[lane] != 0) lanes_[lane]->wait_acknowledged(last[lane], [&] { return over(epoch); });
+    if (last[lane] != 0) lanes_[lane]->log().wait_acknowledged(last[lane], [&] { return over(epoch); });
   return !over(epoch);
 }
 
@@ -233,55 +218,28 @@ bool bulk_sender::send_data(protocol::object_id transfer, std::vector<uint8_t> b
   return !over(epoch);
 }
 
-bool bulk_sender::acknowledge(uint64_t received) {
-  {
-    // Bulk frames enter the log before they are written.
-    std::lock_guard lock(log_mutex_);
-    if (!log_.acknowledge(received)) return false;
-    borrowing_.store(log_.borrowing(), std::memory_order_release);
-  }
-  acked_cv_.notify_all();
-  return true;
-}
+bool bulk_sender::acknowledge(uint64_t received) { return log_.acknowledge(received); }
 
 bool bulk_sender::acknowledge_lanes(const std::vector<uint64_t>& received) {
   if (received.size() >= protocol::max_bulk_lanes) return false;
   for (size_t i = 0; i < received.size(); ++i)
-    if (!lanes_[i + 1]->acknowledge(received[i])) return false;
+    if (!lanes_[i + 1]->log().acknowledge(received[i])) return false;
   return true;
 }
 
 void bulk_sender::settle_borrowed(protocol::object_id queue, protocol::object_id command, cl_int status) {
-  for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) lanes_[lane]->settle_borrowed(queue, command, status);
-  if (!borrowing_.load(std::memory_order_acquire)) return;
-  std::lock_guard log(log_mutex_);
-  if (queue == 0) queue = log_.borrowed_queue(command);
-  uint64_t copied = 0;
-  if (status < 0)
-    copied = log_.settle_all(command);
-  else if (queue != 0)
-    copied = log_.settle(queue, command);
+  uint64_t copied = log_.settle_borrowed(queue, command, status);
+  for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane)
+    copied += lanes_[lane]->log().settle_borrowed(queue, command, status);
   if (copied)
     FERRY_DEBUG("net", "%s: command %llu completed before the server had %llu bytes of its queue's writes; copied them",
                 link_.name().c_str(), static_cast<unsigned long long>(command),
                 static_cast<unsigned long long>(copied));
-  borrowing_.store(log_.borrowing(), std::memory_order_release);
 }
 
 void bulk_sender::wake_waiters() {
-  wake_all(log_mutex_, acked_cv_);
-  for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) lanes_[lane]->wake_waiters();
-}
-
-bool bulk_sender::replay_locked(uint64_t received, stream* to) const {
-  return log_.replay(received, [&](const bulk_log::frame& f) {
-    return write_bulk_frame(to, f.transfer, f.offset, f.total, f.data, f.size);
-  });
-}
-
-void bulk_sender::reset_locked() {
-  log_ = bulk_log{};
-  borrowing_ = false;
+  log_.wake_waiters();
+  for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) lanes_[lane]->log().wake_waiters();
 }
 
 }  // namespace ferry::client

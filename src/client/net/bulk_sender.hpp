@@ -8,8 +8,8 @@
 //
 // Locks, in the order they nest: send_mutex_ serialises writes to the bulk
 // socket and guards window_ and window_decided_ (held while a stripe's lanes
-// work); log_mutex_ guards log_. The resumer takes both (with the control
-// channel's), then each lane's, to send the logs again.
+// work); then the log's own (sent_chunks). The resumer takes both (with the
+// control channel's), then each lane's, to send the logs again.
 #pragma once
 
 #include <array>
@@ -22,6 +22,7 @@
 
 #include "client/net/bulk_lane.hpp"
 #include "client/net/bulk_log.hpp"
+#include "client/net/sent_chunks.hpp"
 #include "client/net/link_state.hpp"
 #include "common/bulk_window.hpp"
 
@@ -86,12 +87,6 @@ class bulk_sender {
   // The resumer holds both mutexes while it resumes or starts a new session,
   // and checks the server's count against log_ then.
   friend class resumer;
-  /// Sends the frames after `received` again on `to`: the server has the
-  /// first `received`.
-  bool replay_locked(uint64_t received, stream* to) const;
-  /// Forgets everything of a session that ended.
-  void reset_locked();
-
   /// The last frame a transfer has on each connection (0: none there):
   /// [0] the bulk stream's, [k] lane k's.
   using sent_frames = std::array<uint64_t, protocol::max_bulk_lanes>;
@@ -127,10 +122,7 @@ class bulk_sender {
   std::mutex send_mutex_;  // serialises writes to the bulk socket; guards window_, window_decided_
   std::unique_ptr<bulk_window> window_;  // the current bulk stream's, if it has one
   bool window_decided_ = false;          // whether the current bulk stream was offered one
-  std::mutex log_mutex_;                 // guards log_; acked_cv_ waits with it
-  std::condition_variable acked_cv_;
-  bulk_log log_;
-  std::atomic<bool> borrowing_{false};  // log_.borrowing(), read without the lock on each completion
+  sent_chunks log_;  // the bulk stream's
   /// Lane k at [k] ([0] empty): all made up front, so that acks and
   /// completions find them without the send mutex; each starts its thread
   /// with its first stripe.

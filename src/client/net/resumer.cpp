@@ -227,7 +227,7 @@ std::vector<std::unique_lock<std::mutex>> resumer::lock_lanes() {
   std::vector<std::unique_lock<std::mutex>> locks;
   for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) {
     locks.emplace_back(sender_.lanes_[lane]->send_mutex_);
-    locks.emplace_back(sender_.lanes_[lane]->log_mutex_);
+    locks.emplace_back(sender_.lanes_[lane]->log().mutex());
   }
   return locks;
 }
@@ -348,10 +348,10 @@ resumer::resume_result resumer::resume_streams(stream_set streams, std::string& 
   {
     // Nothing else writes meanwhile: what is flushed or sent from now on
     // follows what goes again here.
-    std::scoped_lock locks(channel_.send_mutex_, channel_.log_mutex_, sender_.send_mutex_, sender_.log_mutex_);
+    std::scoped_lock locks(channel_.send_mutex_, channel_.log_mutex_, sender_.send_mutex_, sender_.log_.mutex());
     const std::vector<std::unique_lock<std::mutex>> lane_locks = lock_lanes();
     protocol::replay_log& control_log = channel_.control_log_;
-    bulk_log& bulk_log = sender_.log_;
+    bulk_log& bulk_log = sender_.log_.log_locked();
     if (state.control > control_log.sent() || state.bulk > bulk_log.sent()) {
       error = "the server claims frames never sent";
       return resume_result::refused;
@@ -363,7 +363,7 @@ resumer::resume_result resumer::resume_streams(stream_set streams, std::string& 
     // Each lane's frames go again on that lane, so a lane with frames
     // unacknowledged must be there (the same server grants the same lanes).
     for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) {
-      const client::bulk_log& log = sender_.lanes_[lane]->log_;
+      const client::bulk_log& log = sender_.lanes_[lane]->log().log_locked();
       if (lane > streams.lanes.size()) {
         if (log.sent() > log.acknowledged()) {
           error = "bulk lane " + std::to_string(lane) + " has frames to send again and the server took no such lane";
@@ -384,7 +384,7 @@ resumer::resume_result resumer::resume_streams(stream_set streams, std::string& 
     control_log.acknowledge(state.control);
     bulk_log.acknowledge(state.bulk);
     for (uint32_t lane = 1; lane <= streams.lanes.size(); ++lane)
-      sender_.lanes_[lane]->log_.acknowledge(streams.lane_states[lane - 1].bulk);
+      sender_.lanes_[lane]->log().log_locked().acknowledge(streams.lane_states[lane - 1].bulk);
     // The server waits for the client's ack first, then sends again what
     // follows it.
     const uint64_t received_control = link_.received_control.load();
@@ -398,12 +398,12 @@ resumer::resume_result resumer::resume_streams(stream_set streams, std::string& 
     }
     link_.acked_control = received_control;
     link_.acked_bulk = received_bulk;
-    if (!sender_.replay_locked(state.bulk, streams.bulk.get())) {
+    if (!sender_.log_.replay_locked(state.bulk, streams.bulk.get())) {
       error = "connection closed while resuming";
       return resume_result::failed;
     }
     for (uint32_t lane = 1; lane <= streams.lanes.size(); ++lane)
-      if (!sender_.lanes_[lane]->replay_locked(streams.lane_states[lane - 1].bulk, streams.lanes[lane - 1].get())) {
+      if (!sender_.lanes_[lane]->log().replay_locked(streams.lane_states[lane - 1].bulk, streams.lanes[lane - 1].get())) {
         error = "connection closed while resuming";
         return resume_result::failed;
       }
@@ -448,14 +448,14 @@ bool resumer::start_new_session() {
     int32_t refusal = 0;  // a refused new session is tried again, whatever the code
     if (connect_streams(streams, error, refusal) != handshake_result::ok) continue;
     {
-      std::scoped_lock locks(channel_.send_mutex_, channel_.log_mutex_, sender_.send_mutex_, sender_.log_mutex_,
+      std::scoped_lock locks(channel_.send_mutex_, channel_.log_mutex_, sender_.send_mutex_, sender_.log_.mutex(),
                              channel_.out_mutex_);
       const std::vector<std::unique_lock<std::mutex>> lane_locks = lock_lanes();
       // Nothing of the old session carries over: what was posted for it
       // names objects the new one does not have.
       channel_.reset_locked();
-      sender_.reset_locked();
-      for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) sender_.lanes_[lane]->reset_locked();
+      sender_.log_.reset_locked();
+      for (uint32_t lane = 1; lane < protocol::max_bulk_lanes; ++lane) sender_.lanes_[lane]->log().reset_locked();
       link_.received_control = 0;
       link_.received_bulk = 0;
       link_.acked_control = 0;

@@ -26,9 +26,12 @@ void bulk_outbox::push(bulk_job&& job) {
   // Never calls OpenCL (native callbacks push here); after close() jobs wait
   // for the destructor.
   std::lock_guard lock(mutex_);
+  const bool piece = job.whole && !job.seal;
   jobs_.push_back(std::move(job));
-  // Every writer: the bulk stream's takes any job, a lane's only pieces.
-  if (!closed_) ready_.notify_all();
+  if (closed_) return;
+  // The bulk stream's writer takes any job; a lane's writer only pieces.
+  ready_.notify_one();
+  if (piece) pieces_ready_.notify_one();
 }
 
 bool bulk_outbox::pop(bulk_job& job, uint64_t generation) {
@@ -44,6 +47,7 @@ void bulk_outbox::close() {
   std::lock_guard lock(mutex_);
   closed_ = true;
   ready_.notify_all();
+  pieces_ready_.notify_all();
 }
 
 uint64_t bulk_outbox::writer_generation() {
@@ -78,13 +82,14 @@ bool bulk_outbox::pop_piece(bulk_job& job, const std::atomic<bool>& stop) {
       jobs_.erase(piece);
       return true;
     }
-    ready_.wait(lock);
+    pieces_ready_.wait(lock);
   }
 }
 
 void bulk_outbox::wake_all() {
   std::lock_guard lock(mutex_);
   ready_.notify_all();
+  pieces_ready_.notify_all();
 }
 
 bool write_bulk_frame(stream* fd, uint64_t transfer, uint64_t offset, uint64_t total, const uint8_t* bytes,

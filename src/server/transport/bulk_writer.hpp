@@ -133,7 +133,8 @@ class bulk_outbox {
 
   const native::api& api_;
   std::mutex mutex_;  // guards jobs_, closed_ and generation_
-  std::condition_variable ready_;
+  std::condition_variable ready_;         // a job for the bulk stream's writer
+  std::condition_variable pieces_ready_;  // a piece for a bulk lane's writer
   std::deque<bulk_job> jobs_;
   bool closed_ = false;
   uint64_t generation_ = 0;
