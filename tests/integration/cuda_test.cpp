@@ -715,6 +715,12 @@ FERRY_IT_CHILD(cuda_event_waits) {
   CALL(cuEventSynchronize(e1), SUCCESS);
   CALL(cuEventQuery(e1), SUCCESS);
   CALL(cuStreamQuery(s1), NOT_READY);
+  // A copy back behind the hung kernel never arrives: the stream stays busy, the event
+  // recorded before the copy stays complete.
+  static std::vector<int> never_back(n);
+  CALL(cuMemcpyDtoHAsync(never_back.data(), a, n * sizeof(int), s1), SUCCESS);
+  CALL(cuEventQuery(e1), SUCCESS);
+  CALL(cuStreamQuery(s1), NOT_READY);
 
   // A stream destroyed between its event and the synchronization, with a copy back before it.
   handle s2 = nullptr, e2 = nullptr;

@@ -20,6 +20,27 @@ const cl_icd_dispatch dispatch_table{};
 
 namespace ferry::cuda {
 
+uint64_t CUstream_st::begin_copy_back() {
+  std::lock_guard lock(copies_mutex_);
+  copies_pending_.insert(++copies_asked_);
+  return copies_asked_;
+}
+
+void CUstream_st::end_copy_back(uint64_t number) {
+  std::lock_guard lock(copies_mutex_);
+  copies_pending_.erase(number);
+}
+
+uint64_t CUstream_st::copies_back_asked() {
+  std::lock_guard lock(copies_mutex_);
+  return copies_asked_;
+}
+
+bool CUstream_st::copy_back_pending(uint64_t number) {
+  std::lock_guard lock(copies_mutex_);
+  return !copies_pending_.empty() && *copies_pending_.begin() <= number;
+}
+
 void CUctx_st::bulk_piece_begun() {
   std::lock_guard lock(bulk_mutex_);
   ++bulk_pending_;

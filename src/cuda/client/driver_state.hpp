@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -142,9 +143,22 @@ struct CUstream_st {
   CUctx_st* context = nullptr;
   unsigned flags = 0;
   int priority = 0;
-  /// Copies back whose bytes have not arrived yet: the stream is not idle
-  /// before they did, whatever the server says of it.
-  std::atomic<int> pending_replies{0};
+  /// Copies back asked for on the stream, numbered from 1 in stream order,
+  /// whose bytes have not arrived yet: the stream is not idle before they
+  /// did, whatever the server says of it, and neither is an event recorded
+  /// after one of them (CUevent_st::copies_before).
+  uint64_t begin_copy_back();
+  void end_copy_back(uint64_t number);
+  /// Copies back asked for so far.
+  uint64_t copies_back_asked();
+  /// Whether a copy back numbered up to `number` still waits for its bytes
+  /// (~0: any).
+  bool copy_back_pending(uint64_t number = ~uint64_t{0});
+
+ private:
+  std::mutex copies_mutex_;  // guards the two below
+  uint64_t copies_asked_ = 0;
+  std::set<uint64_t> copies_pending_;
 };
 
 struct CUevent_st {
@@ -153,6 +167,7 @@ struct CUevent_st {
   CUctx_st* context = nullptr;
   unsigned flags = 0;
   CUstream_st* recorded_on = nullptr;  // null: the NULL stream or never recorded
+  uint64_t copies_before = 0;          // recorded_on's copies back asked for before the record
 };
 
 struct CUmod_st {

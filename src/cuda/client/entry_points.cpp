@@ -348,10 +348,10 @@ CUresult copy_from_device(CUctx_st* c, CUstream_st* s, p::object_id stream, void
   for (size_t done = 0; done < size;) {
     const size_t piece = std::min<size_t>(size - done, p::max_cuda_copy_piece);
     p::cuda_copy_from_device m{0, c->id, stream, src + done, piece};
-    if (s != nullptr) s->pending_replies.fetch_add(1);
+    const uint64_t number = s != nullptr ? s->begin_copy_back() : 0;
     uint8_t* target = out + done;
-    bool posted = c->link()->post_request(m, [latch, target, piece, s](bool answered, uint16_t id,
-                                                                       const uint8_t* payload, size_t size) {
+    bool posted = c->link()->post_request(m, [latch, target, piece, s, number](bool answered, uint16_t id,
+                                                                               const uint8_t* payload, size_t size) {
       CUresult rc = lost;
       const uint8_t* data = nullptr;
       size_t count = 0;
@@ -361,11 +361,11 @@ CUresult copy_from_device(CUctx_st* c, CUstream_st* s, p::object_id stream, void
       } else if (answered) {
         rc = CUDA_ERROR_UNKNOWN;  // not the answer asked for
       }
-      if (s != nullptr) s->pending_replies.fetch_sub(1);
+      if (s != nullptr) s->end_copy_back(number);
       latch->done(rc);
     });
     if (!posted) {
-      if (s != nullptr) s->pending_replies.fetch_sub(1);
+      if (s != nullptr) s->end_copy_back(number);
       latch->done(lost);
     }
     done += piece;
@@ -1624,7 +1624,7 @@ FERRY_CUDA_API CUresult cuStreamQuery(CUstream s) {
   CUctx_st* c;
   p::object_id stream;
   if (CUresult rc = stream_for(s, c, stream, "cuStreamQuery")) return rc;
-  if (stream != 0 && s->pending_replies.load() > 0) return CUDA_ERROR_NOT_READY;
+  if (stream != 0 && s->copy_back_pending()) return CUDA_ERROR_NOT_READY;
   if (c->bulk_pieces_pending()) return CUDA_ERROR_NOT_READY;
   p::cuda_query ask{0, c->id, stream, p::cuda_target::stream};
   p::cuda_status reply;
@@ -1711,6 +1711,7 @@ FERRY_CUDA_API CUresult cuEventRecord(CUevent e, CUstream s) {
   if (CUresult rc = stream_for(s, c, stream, "cuEventRecord")) return rc;
   if (c != e->context) return fail(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord", "the event and the stream are of different contexts");
   e->recorded_on = stream ? s : nullptr;
+  e->copies_before = stream ? s->copies_back_asked() : 0;
   c->link()->post(p::cuda_record_event{e->id, stream});
   return CUDA_SUCCESS;
 }
@@ -1731,7 +1732,10 @@ FERRY_CUDA_API CUresult cuEventDestroy_v2(CUevent e) {
 FERRY_CUDA_API CUresult cuEventQuery(CUevent e) {
   if (CUresult rc = ready("cuEventQuery")) return rc;
   if (!alive(e, tag::event)) return fail(CUDA_ERROR_INVALID_HANDLE, "cuEventQuery", "not a live event");
-  if (e->recorded_on != nullptr && alive(e->recorded_on, tag::stream) && e->recorded_on->pending_replies.load() > 0)
+  // Only the copies back asked for before the record hold the event: the
+  // stream's later work is not the event's.
+  if (e->recorded_on != nullptr && alive(e->recorded_on, tag::stream) &&
+      e->recorded_on->copy_back_pending(e->copies_before))
     return CUDA_ERROR_NOT_READY;
   if (e->context->bulk_pieces_pending()) return CUDA_ERROR_NOT_READY;
   p::cuda_query ask{0, e->context->id, e->id, p::cuda_target::event};
