@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <future>
 #include <vector>
 
 #include "client/net/wake_all.hpp"
@@ -248,18 +249,36 @@ resumer::handshake_result resumer::connect_streams(stream_set& streams, std::str
     error = "bulk stream: " + error;
     return handshake_result::failed;
   }
-  const uint32_t lanes = lanes_to_open(streams.state.bulk_lanes);
-  for (uint32_t lane = 1; lane < lanes; ++lane) {
-    stream_ptr s = connect_stream(link_.where(), link_.credentials(), error);
+  // The lanes connect at once, each on a thread of its own: one after the
+  // other they would add a handshake each (the daemon hands every connection
+  // to the session's worker) to the session's start.
+  struct lane_connection {
+    stream_ptr s;
     protocol::session_state state;
-    if (!s || handshake(*s, protocol::stream_kind::bulk, error, &state, bulk_refusal, lane) != handshake_result::ok) {
-      error = "bulk lane " + std::to_string(lane) + ": " + error;
-      return handshake_result::failed;
+    std::string error;
+  };
+  const uint32_t lanes = lanes_to_open(streams.state.bulk_lanes);
+  std::vector<std::future<lane_connection>> connecting;
+  for (uint32_t lane = 1; lane < lanes; ++lane)
+    connecting.push_back(std::async(std::launch::async, [this, lane] {
+      lane_connection c;
+      int32_t refusal = 0;
+      c.s = connect_stream(link_.where(), link_.credentials(), c.error);
+      if (c.s && handshake(*c.s, protocol::stream_kind::bulk, c.error, &c.state, refusal, lane) != handshake_result::ok)
+        c.s.reset();
+      return c;
+    }));
+  handshake_result result = handshake_result::ok;
+  for (uint32_t lane = 1; lane < lanes; ++lane) {
+    lane_connection c = connecting[lane - 1].get();
+    if (!c.s && result == handshake_result::ok) {
+      error = "bulk lane " + std::to_string(lane) + ": " + c.error;
+      result = handshake_result::failed;
     }
-    streams.lanes.push_back(std::move(s));
-    streams.lane_states.push_back(state);
+    streams.lanes.push_back(std::move(c.s));
+    streams.lane_states.push_back(c.state);
   }
-  return handshake_result::ok;
+  return result;
 }
 
 void resumer::control_reader_loop() {

@@ -226,16 +226,13 @@ bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint
           " ranges";
     return false;
   }
-  // A landing takes chunks in order only; once it has, every later one.
-  // (Abandoned bytes go to staging, or nowhere, to be dropped.)
+  // A landing takes its first chunk when the chunks so far are exactly
+  // [0, offset), so that staging holds a whole prefix; once it has, every
+  // later one, in any order (bulk lanes bring them so): each lies past that
+  // prefix, which every chunk before had begun. (Abandoned bytes go to
+  // staging, or nowhere, to be dropped.)
   uint8_t* direct_to = nullptr;
   if (e.to && !e.abandoned && !e.drop && (e.direct || follows_prefix)) {
-    if (!follows_prefix) {
-      e.begun.erase(offset, offset + size);
-      why = "transfer " + std::to_string(transfer) + ": chunk at " + std::to_string(offset) +
-            " arrived out of order (expected " + std::to_string(e.begun.prefix()) + ")";
-      return false;
-    }
     direct_to = e.to->direct(offset, size);
     if (direct_to) {
       if (!e.direct) e.staged = offset;

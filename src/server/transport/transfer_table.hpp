@@ -137,9 +137,10 @@ class transfer_table {
    public:
     virtual ~landing() = default;
     /// Where the chunk of `size` bytes at `offset` (of the transfer) may be
-    /// received instead of staging, or nullptr. Asked only when the chunks
-    /// so far are exactly [0, offset), so that the staged part is whole;
-    /// once it has answered, the rest of the transfer lands there too.
+    /// received instead of staging, or nullptr. Asked first only when the
+    /// chunks so far are exactly [0, offset), so that the staged part is
+    /// whole; once it has answered, the rest of the transfer lands there
+    /// too, chunk by chunk in any order (each past that part).
     /// Reader thread, table lock held: must not call back into the table.
     virtual uint8_t* direct(uint64_t offset, uint64_t size) = 0;
     /// Every byte is in: `total` in all, the first `staged` of them in
