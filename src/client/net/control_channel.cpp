@@ -67,14 +67,16 @@ void control_channel::write_locked(const std::vector<uint8_t>& batch) {
   // can let go of it.
   const bool ack = control != link_.acked_control.load(std::memory_order_relaxed) ||
                    bulk != link_.acked_bulk.load(std::memory_order_relaxed);
-  // The bulk lanes' counts, when one moved (lanes exist from version 11 only).
-  protocol::lane_ack lanes;
+  // The bulk lanes' counts, when one moved (lanes exist from version 11 only;
+  // nothing is built on a flush where none did).
+  const uint32_t lane_count = link_.lane_count();
   bool lanes_moved = false;
-  for (uint32_t lane = 1; lane < link_.lane_count(); ++lane) {
-    const uint64_t received = link_.received_lanes[lane].load(std::memory_order_acquire);
-    lanes.received.push_back(received);
-    lanes_moved = lanes_moved || received != link_.acked_lanes[lane].load(std::memory_order_relaxed);
-  }
+  for (uint32_t lane = 1; lane < lane_count && !lanes_moved; ++lane)
+    lanes_moved = link_.received_lanes[lane].load(std::memory_order_acquire) !=
+                  link_.acked_lanes[lane].load(std::memory_order_relaxed);
+  protocol::lane_ack lanes;
+  for (uint32_t lane = 1; lanes_moved && lane < lane_count; ++lane)
+    lanes.received.push_back(link_.received_lanes[lane].load(std::memory_order_acquire));
   if (ack || lanes_moved) {
     ack_frame_.clear();
     if (ack) protocol::append_frame(ack_frame_, protocol::ack{control, bulk});

@@ -269,15 +269,17 @@ void control_writer::send_locked(std::vector<uint8_t>& out, ack_request ack, soc
 
 void control_writer::append_lane_ack(std::vector<uint8_t>& frames, bool due) {
   if (received_.lanes == nullptr || received_.lane_count < 2 || !due) return;
-  protocol::lane_ack now;
-  now.received.reserve(received_.lane_count - 1);
-  for (uint32_t lane = 1; lane < received_.lane_count; ++lane)
-    now.received.push_back(received_.lanes[lane].load(std::memory_order_acquire));
-  // Nothing came on a lane yet (a client without lanes): no frame it would not know.
-  const bool any = std::any_of(now.received.begin(), now.received.end(), [](uint64_t n) { return n != 0; });
-  if (!any || now == lanes_acked_) return;
-  protocol::append_frame(frames, now);
-  lanes_acked_ = std::move(now);
+  // Compared in place: nothing is built for a batch where no lane's count moved.
+  lanes_acked_.received.resize(received_.lane_count - 1);
+  bool moved = false;
+  for (uint32_t lane = 1; lane < received_.lane_count; ++lane) {
+    const uint64_t now = received_.lanes[lane].load(std::memory_order_acquire);
+    moved = moved || now != lanes_acked_.received[lane - 1];
+    lanes_acked_.received[lane - 1] = now;
+  }
+  // Nothing came on a lane yet (a client without lanes) stays "not moved": no
+  // frame it would not know.
+  if (moved) protocol::append_frame(frames, lanes_acked_);
 }
 
 bool control_writer::write_locked(iovec* pieces, int count, socket_wait wait) {
