@@ -84,7 +84,7 @@ const native::api& api_for(out_of_order_queues how) {
   return how == out_of_order_queues::refused ? refusing : in_order;
 }
 
-p::command_header header(p::object_id command, p::object_id queue, std::vector<p::object_id> wait = {}) {
+p::command_header queue_header(p::object_id command, p::object_id queue, std::vector<p::object_id> wait = {}) {
   p::command_header h;
   h.command = command;
   h.queue = queue;
@@ -129,7 +129,7 @@ class in_order_landing_test : public ::testing::TestWithParam<out_of_order_queue
   }
 
   std::vector<uint8_t> read_back(p::object_id command, p::object_id buffer, uint64_t size) {
-    EXPECT_TRUE(client_.send(p::enqueue_read_buffer{header(command, 2), buffer, 0, size}));
+    EXPECT_TRUE(client_.send(p::enqueue_read_buffer{queue_header(command, 2), buffer, 0, size}));
     auto data = client_.wait_bulk(command);
     EXPECT_TRUE(data);
     auto done = client_.wait_completion(command);
@@ -144,8 +144,8 @@ class in_order_landing_test : public ::testing::TestWithParam<out_of_order_queue
     const std::vector<uint8_t> first = pattern(size, 7), second = pattern(size, 13);
     ASSERT_TRUE(client_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, size, 0}));
     ASSERT_TRUE(client_.send(p::create_buffer{4, 1, CL_MEM_READ_WRITE, size, 0}));
-    ASSERT_TRUE(client_.send(p::migrate_in{header(50, 2), 3, 0, size, 500}));
-    ASSERT_TRUE(client_.send(p::migrate_in{header(51, 2), 4, 0, size, 501}));
+    ASSERT_TRUE(client_.send(p::migrate_in{queue_header(50, 2), 3, 0, size, 500}));
+    ASSERT_TRUE(client_.send(p::migrate_in{queue_header(51, 2), 4, 0, size, 501}));
     sync(1);  // both are enqueued before a byte comes
     connection link = open_link();
     const std::vector<uint8_t> frame_first = chunk_frame(500, first), frame_second = chunk_frame(501, second);
@@ -195,8 +195,8 @@ TEST_P(in_order_landing_test, a_small_migration_behind_a_waiting_one_does_not_st
   ASSERT_TRUE(client_.send(p::create_user_event{7, 1}));
   ASSERT_TRUE(client_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, 2u << 20, 0}));
   ASSERT_TRUE(client_.send(p::create_buffer{4, 1, CL_MEM_READ_WRITE, 64, 0}));
-  ASSERT_TRUE(client_.send(p::migrate_out{header(40, 0, {7}), 3, 0, 2u << 20, 1, 500, 0}));
-  ASSERT_TRUE(client_.send(p::migrate_out{header(41, 0), 4, 0, 64, 1, 501, 0}));
+  ASSERT_TRUE(client_.send(p::migrate_out{queue_header(40, 0, {7}), 3, 0, 2u << 20, 1, 500, 0}));
+  ASSERT_TRUE(client_.send(p::migrate_out{queue_header(41, 0), 4, 0, 64, 1, 501, 0}));
   ASSERT_TRUE(client_.send(p::set_user_event_status{7, CL_COMPLETE}));
   auto sent = client_.wait_completion(40);
   ASSERT_TRUE(sent) << "the migration behind the user event never completed";
@@ -215,7 +215,7 @@ TEST_P(in_order_landing_test, a_session_ending_while_a_landing_waits_for_its_tur
   constexpr uint64_t size = 2u << 20;
   ASSERT_TRUE(client_.send(p::import_event{7, 1}));
   ASSERT_TRUE(client_.send(p::create_buffer{3, 1, CL_MEM_READ_WRITE, size, 0}));
-  ASSERT_TRUE(client_.send(p::migrate_in{header(50, 2, {7}), 3, 0, size, 500}));
+  ASSERT_TRUE(client_.send(p::migrate_in{queue_header(50, 2, {7}), 3, 0, size, 500}));
   sync(1);
   connection link = open_link();
   const std::vector<uint8_t> frame = chunk_frame(500, pattern(size, 5));
