@@ -42,6 +42,8 @@ struct group_layout {
   };
   std::vector<local_output> locals;
   size_t bytes = 0;
+  int max_halo = 0;
+  int tile_width() const { return fused_group_width - 2 * max_halo; }
 };
 
 // Which node of `group` writes `image` (its position), or -1.
@@ -75,6 +77,7 @@ group_layout lay_out(const std::vector<vx_node>& group, const std::vector<vx_nod
       }
     }
   }
+  layout.max_halo = *std::max_element(layout.halo.begin(), layout.halo.end());
   for (group_layout::local_output& l : layout.locals) {
     l.external = !l.image->is_virtual;
     for (vx_node node : all_nodes) {
@@ -85,14 +88,15 @@ group_layout lay_out(const std::vector<vx_node>& group, const std::vector<vx_nod
     }
     pixel_emitter probe(group[l.producer]);
     auto h = static_cast<size_t>(layout.halo[l.producer]);
-    layout.bytes += (fused_tile_width + 2 * h) * (fused_tile_height + 2 * h) * element_bytes(probe.pixel_type(l.index));
+    layout.bytes += (static_cast<size_t>(layout.tile_width()) + 2 * h) * (fused_tile_height + 2 * h) *
+                    element_bytes(probe.pixel_type(l.index));
   }
   return layout;
 }
 
 bool can_join(const std::vector<vx_node>& group, vx_node node, const std::vector<vx_node>& all_nodes,
               const fusion_limits& limits) {
-  if (!limits.enabled || limits.work_group_size < size_t{fused_tile_width} * fused_tile_height) return false;
+  if (!limits.enabled || limits.work_group_size < size_t{fused_group_width} * fused_group_height) return false;
   vx_image out = first_output(node), group_out = first_output(group.front());
   if (out == nullptr || group_out == nullptr || out->width != group_out->width || out->height != group_out->height)
     return false;
@@ -111,7 +115,8 @@ bool can_join(const std::vector<vx_node>& group, vx_node node, const std::vector
   if (!reads_group) return false;
   std::vector<vx_node> joined = group;
   joined.push_back(node);
-  return lay_out(joined, all_nodes).bytes <= limits.local_bytes;
+  group_layout layout = lay_out(joined, all_nodes);
+  return layout.max_halo <= fused_max_halo && layout.bytes <= limits.local_bytes;
 }
 
 pixel_group build_single(vx_node node) {
@@ -126,30 +131,69 @@ pixel_group build_single(vx_node node) {
   return group;
 }
 
+// Which segment each node of a group runs in. A segment is a run of nodes
+// with one halo that one pass over the region computes together: a node
+// joins the segment before it unless its halo differs or it reads a node of
+// that segment around its pixel (a stencil needs its neighbours finished,
+// which takes a barrier). Within a segment a value goes from node to node
+// in a private variable, never through local memory.
+std::vector<size_t> segments_of(const std::vector<vx_node>& nodes, const group_layout& layout) {
+  std::vector<size_t> segment(nodes.size(), 0);
+  for (size_t j = 1; j < nodes.size(); ++j) {
+    bool split = layout.halo[j] != layout.halo[j - 1];
+    for (vx_uint32 i = 0; !split && i < nodes[j]->parameters.size(); ++i) {
+      vx_reference ref = nodes[j]->parameters[i];
+      if (ref == nullptr || is_output(nodes[j], i) || ref->type != VX_TYPE_IMAGE) continue;
+      int k = producer_of(nodes, ref);
+      if (k >= 0 && segment[k] == segment[j - 1] && node_radius(nodes[j]) > 0) split = true;
+    }
+    segment[j] = segment[j - 1] + (split ? 1 : 0);
+  }
+  return segment;
+}
+
 pixel_group build_fused(const std::vector<vx_node>& nodes, const std::vector<vx_node>& all_nodes) {
   pixel_group group;
   group.nodes = nodes;
   group.fused = true;
   group_layout layout = lay_out(nodes, all_nodes);
-  group.local_bytes = layout.bytes;
+  group.tile_width = layout.tile_width();
+  group.tile_height = fused_tile_height;
+  std::vector<size_t> segment = segments_of(nodes, layout);
   std::vector<pixel_emitter> emitters;
   for (size_t k = 0; k < nodes.size(); ++k) {
     emitters.emplace_back(nodes[k], "n" + std::to_string(k) + "_");
     emitters.back().set_fused();
   }
   std::ostringstream locals;
-  std::vector<bool> writes_local(nodes.size(), false);
+  std::vector<std::string> privates(segment.back() + 1);  // declarations per segment
+  std::vector<bool> segment_writes_local(segment.back() + 1, false);
   for (size_t l = 0; l < layout.locals.size(); ++l) {
     const group_layout::local_output& out = layout.locals[l];
-    local_image image{"vx_local" + std::to_string(l), emitters[out.producer].pixel_type(out.index),
-                      layout.halo[out.producer]};
-    emitters[out.producer].bind_local(out.index, image, out.external);
-    writes_local[out.producer] = true;
+    std::string type = emitters[out.producer].pixel_type(out.index);
+    bool same_segment_reader = false, later_segment_reader = false;
     for (size_t j = out.producer + 1; j < nodes.size(); ++j)
       for (vx_uint32 i = 0; i < nodes[j]->parameters.size(); ++i)
-        if (!is_output(nodes[j], i) && nodes[j]->parameters[i] == out.image) emitters[j].bind_local(i, image);
-    locals << "  __local " << image.type << " " << image.name << "[(VX_TW + " << 2 * image.halo << ") * (VX_TH + "
-           << 2 * image.halo << ")];\n";
+        if (!is_output(nodes[j], i) && nodes[j]->parameters[i] == out.image)
+          (segment[j] == segment[out.producer] ? same_segment_reader : later_segment_reader) = true;
+    std::string name_private = "vx_private" + std::to_string(l);
+    local_image image{"vx_local" + std::to_string(l), type, layout.halo[out.producer]};
+    if (same_segment_reader) privates[segment[out.producer]] += "      " + type + " " + name_private + ";\n";
+    if (later_segment_reader) {
+      locals << "  __local " << type << " " << image.name << "[(VX_TW + " << 2 * image.halo << ") * (VX_TH + "
+             << 2 * image.halo << ")];\n";
+      group.local_bytes += (static_cast<size_t>(group.tile_width) + 2 * image.halo) *
+                           (fused_tile_height + 2 * image.halo) * element_bytes(type);
+      segment_writes_local[segment[out.producer]] = true;
+    }
+    emitters[out.producer].bind_output(out.index, same_segment_reader ? name_private : "",
+                                       later_segment_reader ? &image : nullptr, out.external);
+    for (size_t j = out.producer + 1; j < nodes.size(); ++j)
+      for (vx_uint32 i = 0; i < nodes[j]->parameters.size(); ++i) {
+        if (is_output(nodes[j], i) || nodes[j]->parameters[i] != out.image) continue;
+        if (segment[j] == segment[out.producer]) emitters[j].bind_private_input(i, name_private);
+        else emitters[j].bind_local(i, image);
+      }
     if (!out.external) group.internal.push_back(out.image);
   }
   for (size_t k = 0; k < nodes.size(); ++k) nodes[k]->kernel->definition->emit(emitters[k]);
@@ -162,37 +206,41 @@ pixel_group build_fused(const std::vector<vx_node>& nodes, const std::vector<vx_
         helper_keys.push_back(key);
         source << helper << "\n";
       }
-  source << "#define VX_TW " << fused_tile_width << "\n#define VX_TH " << fused_tile_height << "\n";
+  source << "#define VX_TW " << group.tile_width << "\n#define VX_TH " << group.tile_height << "\n#define VX_WX "
+         << fused_group_width << "\n#define VX_WY " << fused_group_height << "\n";
   for (const pixel_emitter& e : emitters) source << e.read_helpers();
   std::string parameters;
   for (const pixel_emitter& e : emitters) parameters += e.input_parameters();
   for (const pixel_emitter& e : emitters) parameters += e.output_parameters();
   parameters += ", int width, int height, int y0, int y1";
   for (const pixel_emitter& e : emitters) parameters += e.value_parameters();
-  source << "__kernel __attribute__((reqd_work_group_size(VX_TW, VX_TH, 1))) void vx_group("
+  source << "__kernel __attribute__((reqd_work_group_size(VX_WX, VX_WY, 1))) void vx_group("
          << parameters.substr(2) << ") {\n"
          << locals.str()
          << "  const int gx0 = (int)get_group_id(0) * VX_TW, gy0 = y0 + (int)get_group_id(1) * VX_TH;\n"
          << "  const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);\n";
-  for (size_t k = 0; k < nodes.size(); ++k) {
-    // Each work-item takes the region's pixels at its own place in the tile
-    // and the places a tile's width or height away: x stays a work-item's
-    // x plus a constant, so that the compiler vectorizes across work-items,
-    // and the passes are constants it can unroll.
-    int h = layout.halo[k];
-    int rw = fused_tile_width + 2 * h, rh = fused_tile_height + 2 * h;
-    int passes_x = (rw + fused_tile_width - 1) / fused_tile_width;
-    int passes_y = (rh + fused_tile_height - 1) / fused_tile_height;
-    source << "  for (int py = 0; py < " << passes_y << "; ++py)\n"
-           << "  for (int px = 0; px < " << passes_x << "; ++px) {\n"
-           << "    const int rx = lx + px * VX_TW, ry = ly + py * VX_TH;\n"
+  for (size_t first = 0; first < nodes.size();) {
+    size_t last = first;
+    while (last + 1 < nodes.size() && segment[last + 1] == segment[first]) ++last;
+    // A row of work-items covers a row of the segment's region (the tile and
+    // its halo: at most the group's width), so x is a work-item's own x plus
+    // a constant and the compiler vectorizes across work-items; rows go in a
+    // constant number of passes it can unroll.
+    int h = layout.halo[first];
+    int rw = group.tile_width + 2 * h, rh = fused_tile_height + 2 * h;
+    int passes = (rh + fused_group_height - 1) / fused_group_height;
+    source << "  for (int pass = 0; pass < " << passes << "; ++pass) {\n"
+           << "    const int rx = lx, ry = ly + pass * VX_WY;\n"
            << "    if (rx < " << rw << " && ry < " << rh << ") {\n"
            << "      const int li = ry * " << rw << " + rx;\n"
            << "      const int x = gx0 - " << h << " + rx, y = gy0 - " << h << " + ry;\n"
            << "      const bool central = x >= gx0 && x < gx0 + VX_TW && y >= gy0 && y < gy0 + VX_TH && x < width && "
               "y < y1;\n      (void)central;\n"
-           << "      " << emitters[k].body() << "    }\n  }\n";
-    if (writes_local[k]) source << "  barrier(CLK_LOCAL_MEM_FENCE);\n";
+           << privates[segment[first]];
+    for (size_t k = first; k <= last; ++k) source << "      " << emitters[k].body();
+    source << "    }\n  }\n";
+    if (segment_writes_local[segment[first]]) source << "  barrier(CLK_LOCAL_MEM_FENCE);\n";
+    first = last + 1;
   }
   source << "}\n";
   group.source = source.str();

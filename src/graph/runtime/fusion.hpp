@@ -21,10 +21,16 @@
 
 namespace ferry::graph {
 
-/// The tile a fused kernel's work-group makes: 32 x 8 output pixels, one per
-/// work-item (256: within every device's work-group limit we target).
-constexpr int fused_tile_width = 32;
-constexpr int fused_tile_height = 8;
+/// A fused kernel's work-group: 64 x 4 work-items (256, within every device
+/// limit we target). A row of the work-group spans a whole row of every
+/// node's region (the tile and its halo), so no lane idles on a few halo
+/// columns; the tile's width is therefore 64 less twice the group's largest
+/// halo, its height 16 rows.
+constexpr int fused_group_width = 64;
+constexpr int fused_group_height = 4;
+constexpr int fused_tile_height = 16;
+/// The largest halo a fused group may have (a tile 48 pixels wide).
+constexpr int fused_max_halo = 8;
 
 struct image_use {
   vx_node node;
@@ -43,6 +49,8 @@ struct pixel_group {
   std::vector<vx_image> internal;
   /// Bytes of local memory a work-group uses.
   size_t local_bytes = 0;
+  /// Fused groups: the output tile a work-group makes.
+  int tile_width = 0, tile_height = 0;
 };
 
 struct fusion_limits {

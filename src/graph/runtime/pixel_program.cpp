@@ -47,15 +47,26 @@ std::string border_constant(vx_node node, vx_uint32 index) {
 
 pixel_emitter::pixel_emitter(vx_node node, std::string prefix) : node_(node), prefix_(std::move(prefix)) {}
 
-const pixel_emitter::local_binding* pixel_emitter::local(vx_uint32 index) const {
-  for (const local_binding& binding : locals_)
-    if (binding.index == index) return &binding;
+const pixel_emitter::binding* pixel_emitter::bound(vx_uint32 index) const {
+  for (const binding& b : bindings_)
+    if (b.index == index) return &b;
   return nullptr;
 }
 
-void pixel_emitter::bind_local(vx_uint32 index, const local_image& image, bool also_global) {
+void pixel_emitter::bind_local(vx_uint32 index, const local_image& image) {
   fused_ = true;
-  locals_.push_back({index, image, also_global});
+  bindings_.push_back({index, "", true, image, false});
+}
+
+void pixel_emitter::bind_private_input(vx_uint32 index, const std::string& name) {
+  fused_ = true;
+  bindings_.push_back({index, name, false, {}, false});
+}
+
+void pixel_emitter::bind_output(vx_uint32 index, const std::string& private_name, const local_image* local,
+                                bool global) {
+  fused_ = true;
+  bindings_.push_back({index, private_name, local != nullptr, local != nullptr ? *local : local_image{}, global});
 }
 
 size_t pixel_emitter::input_slot(vx_uint32 index) {
@@ -74,12 +85,14 @@ size_t pixel_emitter::output_slot(vx_uint32 index) {
 
 std::string pixel_emitter::read(vx_uint32 index, int dx, int dy, int channel) {
   std::ostringstream text;
-  if (const local_binding* binding = local(index)) {
+  const binding* b = bound(index);
+  if (b != nullptr && !b->private_name.empty()) return "(int)" + b->private_name;
+  if (b != nullptr && b->has_local) {
     // An image a node before this one made in local memory: its region
     // starts `halo` before the tile. Outside the image the node's border
     // mode decides, as for a global read: the constant, or the nearest pixel
     // inside (which the region always holds: it reaches the image's edge).
-    const local_image& l = binding->image;
+    const local_image& l = b->image;
     std::string xx = "(x + (" + std::to_string(dx) + "))", yy = "(y + (" + std::to_string(dy) + "))";
     std::string h = std::to_string(l.halo);
     std::string width = "(VX_TW + 2 * " + h + ")";
@@ -102,11 +115,24 @@ std::string pixel_emitter::read(vx_uint32 index, int dx, int dy, int channel) {
 
 void pixel_emitter::write(vx_uint32 index, const std::string& value, int channel) {
   pixel_layout layout = layout_of(image_parameter(node_, index)->format);
-  const local_binding* binding = local(index);
-  if (binding != nullptr) {
-    // `li` is the pixel's place in the node's region (the fused kernel's loop).
-    body_.push_back(binding->image.name + "[li] = (" + binding->image.type + ")(" + value + ");");
-    if (!binding->also_global) return;
+  if (const binding* b = bound(index)) {
+    // A value kept for the pass's later nodes, and for later passes; `li` is
+    // the pixel's place in the region (the fused kernel's loop).
+    std::string v = value;
+    if (!b->private_name.empty()) {
+      body_.push_back(b->private_name + " = (" + layout.type + ")(" + value + ");");
+      v = b->private_name;
+    }
+    if (b->has_local) body_.push_back(b->image.name + "[li] = (" + b->image.type + ")(" + v + ");");
+    if (!b->global) return;
+    if (!b->private_name.empty()) {
+      size_t slot = output_slot(index);
+      std::string o = prefix_ + "o" + std::to_string(slot);
+      body_.push_back("if (central) *(__global " + std::string(layout.type) + "*)(" + o + " + " + o + "_off + y * " + o +
+                      "_pitch + (x * " + std::to_string(layout.channels) + " + " + std::to_string(channel) + ") * " +
+                      std::to_string(layout.bytes) + ") = " + v + ";");
+      return;
+    }
   }
   size_t slot = output_slot(index);
   std::string o = prefix_ + "o" + std::to_string(slot);

@@ -68,10 +68,15 @@ class pixel_emitter {
   /// Extra source before the kernel (helper functions, pragmas), once per `key`.
   void helper(const std::string& key, const std::string& source);
 
-  /// Fusion: image parameter `index` is read from (an input) or also written
-  /// to (an output) local memory. An output bound locally is written to
-  /// global memory too only when `also_global`.
-  void bind_local(vx_uint32 index, const local_image& image, bool also_global = false);
+  /// Fusion: input image parameter `index` is read from local memory.
+  void bind_local(vx_uint32 index, const local_image& image);
+  /// Fusion: input image parameter `index` is the private variable `name`
+  /// that a node before this one in the same pass set at this pixel.
+  void bind_private_input(vx_uint32 index, const std::string& name);
+  /// Fusion: where output image parameter `index` goes: a private variable
+  /// (`private_name`, unless empty), local memory (unless null), and global
+  /// memory when `global`.
+  void bind_output(vx_uint32 index, const std::string& private_name, const local_image* local, bool global);
 
   /// The finished source of the node's own kernel, named `kernel_name`.
   std::string source(const std::string& kernel_name) const;
@@ -98,19 +103,22 @@ class pixel_emitter {
   const std::vector<vx_uint32>& outputs() const { return outputs_; }
 
  private:
-  struct local_binding {
+  /// How a fused node reaches one of its images in the kernel.
+  struct binding {
     vx_uint32 index;
+    std::string private_name;  // a private variable (inputs: read it; outputs: set it)
+    bool has_local = false;    // local memory `image`
     local_image image;
-    bool also_global;
+    bool global = true;        // outputs: global memory too
   };
-  const local_binding* local(vx_uint32 index) const;
+  const binding* bound(vx_uint32 index) const;
   size_t input_slot(vx_uint32 index);
   size_t output_slot(vx_uint32 index);
 
   vx_node node_;
   std::string prefix_;
   std::vector<vx_uint32> inputs_, outputs_;
-  std::vector<local_binding> locals_;
+  std::vector<binding> bindings_;
   std::vector<std::string> body_;
   std::vector<std::pair<std::string, std::string>> helpers_;
   std::vector<value_argument> arguments_;

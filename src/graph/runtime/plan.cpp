@@ -373,6 +373,8 @@ vx_status plan::compile(vx_graph graph, device_set* devices) {
       }
       s.nodes = group.nodes;
       s.fused = group.fused;
+      s.tile_width = static_cast<size_t>(group.tile_width);
+      s.tile_height = static_cast<size_t>(group.tile_height);
       s.inputs = std::move(group.inputs);
       s.outputs = std::move(group.outputs);
       s.arguments = std::move(group.arguments);
@@ -445,9 +447,11 @@ vx_status plan::run_pixel(step& s, device_set& devices) {
                                     s.arguments, temporaries);
   if (status == CL_SUCCESS) {
     if (s.fused) {
-      size_t local[2] = {fused_tile_width, fused_tile_height};
-      size_t global[2] = {(static_cast<size_t>(width) + fused_tile_width - 1) / fused_tile_width * fused_tile_width,
-                          (static_cast<size_t>(height) + fused_tile_height - 1) / fused_tile_height * fused_tile_height};
+      // One work-group per output tile.
+      auto tiles_x = (static_cast<size_t>(width) + s.tile_width - 1) / s.tile_width;
+      auto tiles_y = (static_cast<size_t>(height) + s.tile_height - 1) / s.tile_height;
+      size_t local[2] = {fused_group_width, fused_group_height};
+      size_t global[2] = {tiles_x * fused_group_width, tiles_y * fused_group_height};
       status = clEnqueueNDRangeKernel(device.queue, s.kernel, 2, nullptr, global, local, 0, nullptr, nullptr);
     } else {
       size_t global[2] = {static_cast<size_t>(width), static_cast<size_t>(height)};

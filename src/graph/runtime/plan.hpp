@@ -43,6 +43,7 @@ class plan {
     /// Pixel steps: the kernel and its images and values (fusion.hpp).
     cl_kernel kernel = nullptr;
     bool fused = false;
+    size_t tile_width = 0, tile_height = 0;  // fused: the output tile of a work-group
     std::vector<image_use> inputs, outputs;
     std::vector<value_argument> arguments;
     /// User steps: the kernel's initializer has run (its deinitializer is due).
