@@ -8,6 +8,7 @@
 
 #include <VX/vx.h>
 #include <VX/vx_ext_ferry.h>
+#include <CL/cl.h>
 
 #include <gtest/gtest.h>
 
@@ -264,6 +265,23 @@ TEST_F(vx_fusion, a_virtual_intermediate_a_user_kernel_reads_reaches_it_whole) {
   vxReleaseScalar(&sum);
   vxReleaseGraph(&graph);
   vxReleaseKernel(&kernel);
+}
+
+}  // namespace
+
+namespace {
+
+// The tiled runs of this suite (ctest's graph.two_devices: PoCL with two
+// devices, POCL_DEVICES="pthread pthread") say how many devices they expect,
+// so that a loader change that left one device does not pass them silently.
+TEST(vx_tiling, the_devices_the_run_expects_are_there) {
+  const char* expected = std::getenv("FERRY_VX_EXPECT_DEVICES");
+  if (expected == nullptr) GTEST_SKIP() << "FERRY_VX_EXPECT_DEVICES is not set";
+  cl_platform_id platform = nullptr;
+  ASSERT_EQ(clGetPlatformIDs(1, &platform, nullptr), CL_SUCCESS);
+  cl_uint devices = 0;
+  ASSERT_EQ(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, nullptr, &devices), CL_SUCCESS);
+  EXPECT_EQ(devices, static_cast<cl_uint>(std::atoi(expected)));
 }
 
 }  // namespace

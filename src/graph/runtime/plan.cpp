@@ -373,6 +373,7 @@ vx_status plan::compile(vx_graph graph, device_set* devices) {
       }
       s.nodes = group.nodes;
       s.fused = group.fused;
+      for (vx_node n : group.nodes) s.reach += node_radius(n);
       s.tile_width = static_cast<size_t>(group.tile_width);
       s.tile_height = static_cast<size_t>(group.tile_height);
       s.inputs = std::move(group.inputs);
@@ -475,6 +476,102 @@ vx_status plan::run_pixel(step& s, device_set& devices) {
   return VX_SUCCESS;
 }
 
+namespace {
+
+// A step runs in bands over several devices when every image it reads or
+// writes is a whole image of one plane (an ROI's band would be its
+// parent's rows, which the step does not own).
+bool sliceable(const std::vector<image_use>& uses) {
+  for (const image_use& use : uses) {
+    auto* image = reinterpret_cast<vx_image>(use.node->parameters[use.index]);
+    if (image->parent != nullptr || image->memory == nullptr || image->memory->plane_count() != 1) return false;
+  }
+  return true;
+}
+
+cl_int border_value_of(vx_node node, vx_image image) {
+  const vx_pixel_value_t& value = node->border.constant_value;
+  switch (image->format) {
+    case VX_DF_IMAGE_S16: return value.S16;
+    case VX_DF_IMAGE_U16: return value.U16;
+    case VX_DF_IMAGE_S32: return value.S32;
+    case VX_DF_IMAGE_U32: return static_cast<cl_int>(value.U32);
+    default: return value.U8;
+  }
+}
+
+}  // namespace
+
+bool plan::can_slice(const step& s) { return sliceable(s.inputs) && sliceable(s.outputs); }
+
+vx_status plan::run_pixel_slabs(step& s, device_set& devices) {
+  vx_node node = s.nodes.front();
+  std::vector<cl_command_queue> queues;
+  for (const auto& d : devices.devices()) queues.push_back(d.queue);
+  auto* first_out = reinterpret_cast<vx_image>(s.outputs.front().node->parameters[s.outputs.front().index]);
+  const auto width = static_cast<cl_int>(first_out->width), height = static_cast<cl_int>(first_out->height);
+  const size_t count = queues.size();
+  for (const image_use& use : s.outputs)
+    reinterpret_cast<vx_image>(use.node->parameters[use.index])->memory->begin_slabs(count);
+  for (size_t d = 0; d < count; ++d) {
+    // Device d makes rows [y0, y1) and reads its inputs' rows `reach` around them.
+    auto y0 = static_cast<cl_int>(static_cast<int64_t>(height) * d / count);
+    auto y1 = static_cast<cl_int>(static_cast<int64_t>(height) * (d + 1) / count);
+    if (y0 >= y1) continue;
+    auto lo = static_cast<uint32_t>(std::max(0, y0 - s.reach));
+    auto hi = static_cast<uint32_t>(std::min(height, y1 + s.reach));
+    std::vector<image_binding> inputs(s.inputs.size()), outputs(s.outputs.size());
+    cl_int status = CL_SUCCESS;
+    for (size_t i = 0; i < s.inputs.size() && status == CL_SUCCESS; ++i) {
+      auto* image = reinterpret_cast<vx_image>(s.inputs[i].node->parameters[s.inputs[i].index]);
+      image_memory& memory = *image->memory;
+      // An input of another size (none of the pixel kernels has one) is read whole.
+      uint32_t in_lo = image->height == first_out->height ? lo : 0;
+      uint32_t in_hi = image->height == first_out->height ? hi : image->height;
+      status = memory.rows_on_device(d, devices.context(), queues, in_lo, in_hi, inputs[i].buffer);
+      inputs[i].pitch = static_cast<cl_int>(memory.device_pitch(0));
+      inputs[i].width = static_cast<cl_int>(image->width);
+      inputs[i].height = static_cast<cl_int>(image->height);
+      inputs[i].border_value = border_value_of(s.inputs[i].node, image);
+    }
+    for (size_t i = 0; i < s.outputs.size() && status == CL_SUCCESS; ++i) {
+      image_memory& memory = *reinterpret_cast<vx_image>(s.outputs[i].node->parameters[s.outputs[i].index])->memory;
+      outputs[i].buffer = memory.slab_buffer(d, devices.context(), status);
+      outputs[i].pitch = static_cast<cl_int>(memory.device_pitch(0));
+    }
+    if (status != CL_SUCCESS) {
+      add_log(node, VX_FAILURE, "node %s: device %zu could not take its band of rows (%d)", node_label(node), d, status);
+      return VX_FAILURE;
+    }
+    std::vector<cl_mem> temporaries;
+    status = bind_pixel_kernel(s.kernel, devices.context(), inputs, outputs, width, height, y0, y1, s.arguments,
+                               temporaries);
+    if (status == CL_SUCCESS) {
+      if (s.fused) {
+        auto tiles_x = (static_cast<size_t>(width) + s.tile_width - 1) / s.tile_width;
+        auto tiles_y = (static_cast<size_t>(y1 - y0) + s.tile_height - 1) / s.tile_height;
+        size_t local[2] = {fused_group_width, fused_group_height};
+        size_t global[2] = {tiles_x * fused_group_width, tiles_y * fused_group_height};
+        status = clEnqueueNDRangeKernel(queues[d], s.kernel, 2, nullptr, global, local, 0, nullptr, nullptr);
+      } else {
+        size_t global[2] = {static_cast<size_t>(width), static_cast<size_t>(y1 - y0)};
+        status = clEnqueueNDRangeKernel(queues[d], s.kernel, 2, nullptr, global, nullptr, 0, nullptr, nullptr);
+      }
+    }
+    for (cl_mem mem : temporaries) clReleaseMemObject(mem);
+    if (status != CL_SUCCESS) {
+      add_log(node, VX_FAILURE, "node %s (%s): the kernel could not be enqueued on device %zu (%d)", node_label(node),
+              node->kernel->name.c_str(), d, status);
+      return VX_FAILURE;
+    }
+    for (const image_use& use : s.outputs)
+      reinterpret_cast<vx_image>(use.node->parameters[use.index])
+          ->memory->slab_written(d, queues[d], static_cast<uint32_t>(y0), static_cast<uint32_t>(y1));
+  }
+  for (vx_node n : s.nodes) propagate_valid_region(n);
+  return VX_SUCCESS;
+}
+
 vx_status plan::run(vx_graph graph) {
   device_set* devices = graph->context->devices.get();
   int64_t graph_begin = now_ns();
@@ -482,7 +579,9 @@ vx_status plan::run(vx_graph graph) {
   for (step& s : steps_) {
     int64_t begin = now_ns();
     switch (s.what) {
-      case step::kind::pixel: status = run_pixel(s, *devices); break;
+      case step::kind::pixel:
+        status = devices->devices().size() > 1 && can_slice(s) ? run_pixel_slabs(s, *devices) : run_pixel(s, *devices);
+        break;
       case step::kind::user: status = run_user_kernel(s.nodes.front()); break;
       case step::kind::whole: {
         status = VX_ERROR_NOT_IMPLEMENTED;

@@ -44,6 +44,8 @@ class plan {
     cl_kernel kernel = nullptr;
     bool fused = false;
     size_t tile_width = 0, tile_height = 0;  // fused: the output tile of a work-group
+    /// Rows around its own that a band of the step reads of its inputs.
+    int reach = 0;
     std::vector<image_use> inputs, outputs;
     std::vector<value_argument> arguments;
     /// User steps: the kernel's initializer has run (its deinitializer is due).
@@ -52,6 +54,9 @@ class plan {
 
   vx_status compile(vx_graph graph, device_set* devices);
   vx_status run_pixel(step& s, device_set& devices);
+  /// The same over every device, each a band of rows (docs/graph.md, "Tiling").
+  vx_status run_pixel_slabs(step& s, device_set& devices);
+  static bool can_slice(const step& s);
 
   std::vector<vx_node> order_;
   std::vector<step> steps_;
