@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 
@@ -911,6 +912,232 @@ min_max_location min_max_loc(const image& in) {
   r.min_count = r.min_locations.size();
   r.max_count = r.max_locations.size();
   return r;
+}
+
+
+// ---------------------------------------------------------------------------
+// Color
+
+namespace {
+
+// An exact rational, so that the spec's floor(real x 256) is taken of the
+// real value: a grey pixel's Y' = (Kr + Kg + Kb) v / 256 is exactly v / 256,
+// which binary floating point may land just below.
+struct fraction {
+  __int128 num = 0, den = 1;  // den > 0, lowest terms
+  fraction(int64_t n = 0, int64_t d = 1) : num(n), den(d) { reduce(); }
+  static fraction of(__int128 n, __int128 d) {
+    fraction f;
+    f.num = n, f.den = d;
+    f.reduce();
+    return f;
+  }
+  void reduce() {
+    if (den < 0) num = -num, den = -den;
+    __int128 a = num < 0 ? -num : num, b = den;
+    while (b != 0) {
+      __int128 t = a % b;
+      a = b, b = t;
+    }
+    if (a > 1) num /= a, den /= a;
+  }
+  friend fraction operator+(fraction a, fraction b) { return of(a.num * b.den + b.num * a.den, a.den * b.den); }
+  friend fraction operator-(fraction a, fraction b) { return of(a.num * b.den - b.num * a.den, a.den * b.den); }
+  friend fraction operator*(fraction a, fraction b) { return of(a.num * b.num, a.den * b.den); }
+  friend fraction operator/(fraction a, fraction b) { return of(a.num * b.den, a.den * b.num); }
+  int64_t floor() const {
+    __int128 q = num / den;
+    if (num % den != 0 && num < 0) --q;
+    return int64_t(q);
+  }
+};
+
+// A number of either kind from a ratio of integers.
+template <class T>
+T ratio(int64_t n, int64_t d = 1) {
+  if constexpr (std::is_same_v<T, fraction>) {
+    return fraction(n, d);
+  } else {
+    return T(n) / T(d);
+  }
+}
+
+// Spec: "In VX_COLOR_SPACE_BT601_525 or VX_COLOR_SPACE_BT601_625: Kr =
+// 0.299, Kb = 0.114"; "In VX_COLOR_SPACE_BT709: Kr = 0.2126, Kb = 0.0722".
+template <class T>
+T kr_of(color_space space) {
+  return space == color_space::bt709 ? ratio<T>(2126, 10000) : ratio<T>(299, 1000);
+}
+template <class T>
+T kb_of(color_space space) {
+  return space == color_space::bt709 ? ratio<T>(722, 10000) : ratio<T>(114, 1000);
+}
+
+struct yuv {
+  int64_t y, u, v;
+};
+struct rgb {
+  int64_t r, g, b;
+};
+
+// Spec, full range: "value_real = value_integer / 256.0" for R, G, B and Y,
+// "(value_integer - 128.0) / 256.0" for U and V; back, "value_integer =
+// max(0, min(255, floor(value_real x 256.0)))" (U, V: "+ 128").
+// "Y' = (Kr R') + (Kb B') + (1 - Kr - Kb)G'", "Pb = B'/2 - ((R' Kr) +
+// G'(1 - Kr - Kb)) / (2 (1 - Kb))", "Pr = R'/2 - ((B' Kb) + G'(1 - Kr -
+// Kb)) / (2 (1 - Kr))". Channel `which` (0: Y, 1: U, 2: V), times 256,
+// plus 128 for U and V: the value whose floor is the integer.
+template <class T>
+T rgb_to_yuv_channel(const rgb& c, color_space space, int which) {
+  const T one = ratio<T>(1), two = ratio<T>(2), kr = kr_of<T>(space), kb = kb_of<T>(space);
+  const T r = ratio<T>(c.r, 256), g = ratio<T>(c.g, 256), b = ratio<T>(c.b, 256);
+  const T kg = one - kr - kb;
+  if (which == 0) return (kr * r + kb * b + kg * g) * ratio<T>(256);
+  if (which == 1) return (b / two - (r * kr + g * kg) / (two * (one - kb))) * ratio<T>(256) + ratio<T>(128);
+  return (r / two - (b * kb + g * kg) / (two * (one - kr))) * ratio<T>(256) + ratio<T>(128);
+}
+
+// "R' = Y' + 2(1 - Kr)Pr", "B' = Y' + 2(1 - Kb)Pb", "G' = Y' - (2(Kr(1 -
+// Kr)Pr + Kb(1 - Kb)Pb)) / (1 - Kr - Kb)"; channel `which` (0: R, 1: G,
+// 2: B) times 256.
+template <class T>
+T yuv_to_rgb_channel(const yuv& c, color_space space, int which) {
+  const T one = ratio<T>(1), two = ratio<T>(2), kr = kr_of<T>(space), kb = kb_of<T>(space);
+  const T y = ratio<T>(c.y, 256), pb = ratio<T>(c.u - 128, 256), pr = ratio<T>(c.v - 128, 256);
+  const T kg = one - kr - kb;
+  if (which == 0) return (y + two * (one - kr) * pr) * ratio<T>(256);
+  if (which == 2) return (y + two * (one - kb) * pb) * ratio<T>(256);
+  return (y - two * (kr * (one - kr) * pr + kb * (one - kb) * pb) / kg) * ratio<T>(256);
+}
+
+// max(0, min(255, floor(v))) of the exact v. Double precision decides the
+// floor unless v is within a hair of an integer (a grey pixel's Y' is
+// exactly v / 256, which binary floating point may land just below); then
+// the exact rational does.
+template <class Formula>
+int64_t quantize(Formula formula) {
+  const double approx = formula(double{});
+  const double nearest = std::round(approx);
+  const int64_t floor = std::fabs(approx - nearest) > 1e-6 ? int64_t(std::floor(approx)) : formula(fraction{}).floor();
+  return std::clamp<int64_t>(floor, 0, 255);
+}
+
+yuv rgb_to_yuv(const rgb& c, color_space space) {
+  auto channel = [&](int which) {
+    return quantize([&](auto kind) { return rgb_to_yuv_channel<decltype(kind)>(c, space, which); });
+  };
+  return {channel(0), channel(1), channel(2)};
+}
+
+rgb yuv_to_rgb(const yuv& c, color_space space) {
+  auto channel = [&](int which) {
+    return quantize([&](auto kind) { return yuv_to_rgb_channel<decltype(kind)>(c, space, which); });
+  };
+  return {channel(0), channel(1), channel(2)};
+}
+
+}  // namespace
+
+bool is_rgb(color_format f) { return f == color_format::rgb || f == color_format::rgbx; }
+
+uint32_t channel_count(color_format f) { return f == color_format::rgbx ? 4 : 3; }
+
+std::pair<uint32_t, uint32_t> channel_shift(color_format f, uint32_t c) {
+  if (c >= channel_count(f)) fail("no such channel");
+  if (c == 0 || is_rgb(f) || f == color_format::yuv4) return {0, 0};
+  if (f == color_format::uyvy || f == color_format::yuyv) return {1, 0};
+  return {1, 1};
+}
+
+bool color_size_allowed(color_format f, uint32_t w, uint32_t h) {
+  if (w == 0 || h == 0) return false;
+  auto [sx, sy] = channel_shift(f, channel_count(f) - 1);
+  return w % (1u << sx) == 0 && h % (1u << sy) == 0;
+}
+
+color_image color_image::make(uint32_t w, uint32_t h, color_format f) {
+  if (!color_size_allowed(f, w, h)) fail("a color image of this format cannot have this size");
+  color_image made;
+  made.format = f;
+  made.width = w;
+  made.height = h;
+  for (uint32_t c = 0; c < channel_count(f); ++c) {
+    auto [sx, sy] = channel_shift(f, c);
+    made.channels.push_back(image::make(w >> sx, h >> sy, pixel_format::u8));
+  }
+  return made;
+}
+
+// Spec, Color Convert's table: rows are inputs, columns outputs.
+bool color_conversion_defined(color_format from, color_format to) {
+  using f = color_format;
+  switch (from) {
+    case f::rgb: return to == f::rgbx || to == f::nv12 || to == f::iyuv || to == f::yuv4;
+    case f::rgbx: return to == f::rgb || to == f::nv12 || to == f::iyuv || to == f::yuv4;
+    case f::nv12:
+    case f::nv21: return to == f::rgb || to == f::rgbx || to == f::iyuv || to == f::yuv4;
+    case f::uyvy:
+    case f::yuyv: return to == f::rgb || to == f::rgbx || to == f::nv12 || to == f::iyuv;
+    case f::iyuv: return to == f::rgb || to == f::rgbx || to == f::nv12 || to == f::yuv4;
+    case f::yuv4: return false;
+  }
+  return false;
+}
+
+// Chroma resampling, which the spec leaves open ("The means of
+// reconstructing Pb and Pr values from chroma-downsampled formats is
+// implementation-defined"), as the conformance tests' reference does it:
+// a subsampled chroma sample serves every pixel it covers; a coarser
+// sample is the floor of the mean of the quantized chroma of the pixels it
+// covers (a 4:2:0 sample from four pixels: RGB converted per pixel, or two
+// rows of 4:2:2). RGB to RGBX sets X to 255; RGBX to RGB drops it.
+color_image color_convert(const color_image& in, color_format out_format, color_space space) {
+  if (!color_conversion_defined(in.format, out_format)) fail("the spec's table has no such conversion");
+  if (in.channels.size() != channel_count(in.format)) fail("the input's channels do not match its format");
+  for (uint32_t c = 0; c < in.channels.size(); ++c) {
+    auto [sx, sy] = channel_shift(in.format, c);
+    const image& channel = in.channels[c];
+    check_image(channel, "input channel");
+    if (channel.format != pixel_format::u8 || channel.width != in.width >> sx || channel.height != in.height >> sy)
+      fail("an input channel has the wrong size or format");
+  }
+  color_image out = color_image::make(in.width, in.height, out_format);
+  // Per pixel: the output's full-resolution channels directly, its chroma
+  // as sums over each chroma sample's pixels.
+  std::vector<int64_t> u_sum(out.channels.size() > 1 ? out.channels[1].pixels.size() : 0, 0), v_sum = u_sum;
+  for (uint32_t y = 0; y < in.height; ++y) {
+    for (uint32_t x = 0; x < in.width; ++x) {
+      auto sample = [&](uint32_t c) {
+        auto [sx, sy] = channel_shift(in.format, c);
+        return in.channels[c].at(x >> sx, y >> sy);
+      };
+      if (is_rgb(out_format)) {
+        rgb p = is_rgb(in.format) ? rgb{sample(0), sample(1), sample(2)}
+                                  : yuv_to_rgb(yuv{sample(0), sample(1), sample(2)}, space);
+        out.channels[0].at(x, y) = p.r;
+        out.channels[1].at(x, y) = p.g;
+        out.channels[2].at(x, y) = p.b;
+        if (out_format == color_format::rgbx) out.channels[3].at(x, y) = 255;
+      } else {
+        yuv p = is_rgb(in.format) ? rgb_to_yuv(rgb{sample(0), sample(1), sample(2)}, space)
+                                  : yuv{sample(0), sample(1), sample(2)};
+        out.channels[0].at(x, y) = p.y;
+        auto [sx, sy] = channel_shift(out_format, 1);
+        const size_t at = size_t(y >> sy) * out.channels[1].width + (x >> sx);
+        u_sum[at] += p.u;
+        v_sum[at] += p.v;
+      }
+    }
+  }
+  if (!is_rgb(out_format)) {
+    auto [sx, sy] = channel_shift(out_format, 1);
+    const int64_t covered = int64_t(1) << (sx + sy);
+    for (size_t i = 0; i < u_sum.size(); ++i) {
+      out.channels[1].pixels[i] = u_sum[i] / covered;  // non-negative: the floor
+      out.channels[2].pixels[i] = v_sum[i] / covered;
+    }
+  }
+  return out;
 }
 
 }  // namespace ferry::graph::reference

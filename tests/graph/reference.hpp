@@ -157,6 +157,11 @@ constexpr int64_t convolve_tolerance = 1;
 /// policies pass within one unit; for scale == 1 it compares exactly
 /// (test_multiply.c).
 constexpr int64_t multiply_tolerance = 1;
+/// ColorConvert: the CTS allows one unit where a conversion computes
+/// (RGB <-> YUV: its reference rounds where the spec floors) and none where
+/// it only moves or resamples chroma (test_convertcolor.c). The reference
+/// here is exact, and so is Ferry's kernel: tests compare exactly.
+constexpr int64_t color_convert_cts_tolerance = 1;
 /// Mean and standard deviation: absolute error <= 1e-4 * 256 on each for U8
 /// input (test_meanstddev.c: 1e-4 scaled by the value range).
 constexpr double mean_std_dev_tolerance = 1e-4 * 256;
@@ -237,6 +242,44 @@ image integral_image(const image& in);
 std::vector<uint32_t> histogram(const image& in, uint32_t bins, int32_t offset, uint32_t range);
 mean_std_dev_result mean_std_dev(const image& in);
 min_max_location min_max_loc(const image& in);
+
+// Color (ChannelExtract, ChannelCombine, ColorConvert).
+
+enum class color_format { rgb, rgbx, nv12, nv21, iyuv, yuv4, uyvy, yuyv };
+/// VX_IMAGE_SPACE of the YUV side (BT.601_525 and _625 share their weights).
+enum class color_space { bt709, bt601 };
+
+/// A multi-channel image as its channels, each a U8 image at the channel's
+/// own resolution, in the order VX_CHANNEL_0.. and Channel Combine number
+/// them: R, G, B (, X) for RGB and RGBX; Y, U, V for the YUV formats, where
+/// U and V are half the width and height for NV12, NV21 and IYUV, half the
+/// width for UYVY and YUYV and full size for YUV4 (spec, vx_df_image_e). How
+/// channels lie in memory (planes, interleaving, NV21's V before U) is not
+/// the reference's business: channel extraction and combination are exactly
+/// this representation, and the tests write and read it by the formats'
+/// layouts.
+struct color_image {
+  color_format format = color_format::rgb;
+  uint32_t width = 0, height = 0;
+  std::vector<image> channels;
+  /// Zero-filled; throws for a size the format cannot have (4:2:0 needs an
+  /// even width and height, 4:2:2 an even width).
+  static color_image make(uint32_t w, uint32_t h, color_format f);
+};
+
+uint32_t channel_count(color_format f);
+/// log2 of channel `c`'s subsampling along x and y (0 or 1).
+std::pair<uint32_t, uint32_t> channel_shift(color_format f, uint32_t c);
+bool color_size_allowed(color_format f, uint32_t w, uint32_t h);
+bool is_rgb(color_format f);
+
+/// Spec, Color Convert, for the conversions of its table, full range (the
+/// only one required), BT.709 or BT.601 weights: exact. The spec leaves
+/// chroma resampling implementation-defined; see reference.cpp for the
+/// choice (that of the Khronos conformance tests' reference).
+color_image color_convert(const color_image& in, color_format out, color_space space = color_space::bt709);
+/// Whether the spec's table has the conversion.
+bool color_conversion_defined(color_format from, color_format to);
 
 // Helpers shared with tests.
 

@@ -15,10 +15,16 @@ namespace ferry::graph {
 void add_arithmetic_kernels(std::vector<kernel_definition>& table);  // point operations
 void add_filter_kernels(std::vector<kernel_definition>& table);      // 3x3 and NxN neighbourhoods
 void add_gradient_kernels(std::vector<kernel_definition>& table);    // Sobel, Scharr, Magnitude, Phase
+void add_color_kernels(std::vector<kernel_definition>& table);       // channel extract/combine, color convert
+void add_geometry_kernels(std::vector<kernel_definition>& table);    // scale, affine warp
+void add_statistics_kernels(std::vector<kernel_definition>& table);  // integral, histogram, mean, min/max
 
 /// Signature entries.
 inline _vx_kernel::parameter_info input(vx_enum type) {
   return {VX_INPUT, type, VX_PARAMETER_STATE_REQUIRED, true};
+}
+inline _vx_kernel::parameter_info optional_input(vx_enum type) {
+  return {VX_INPUT, type, VX_PARAMETER_STATE_OPTIONAL, true};
 }
 inline _vx_kernel::parameter_info output(vx_enum type) {
   return {VX_OUTPUT, type, VX_PARAMETER_STATE_REQUIRED, true};

@@ -18,6 +18,9 @@ const std::vector<kernel_definition>& standard_kernels() {
     add_arithmetic_kernels(t);
     add_filter_kernels(t);
     add_gradient_kernels(t);
+    add_color_kernels(t);
+    add_geometry_kernels(t);
+    add_statistics_kernels(t);
     return t;
   }();
   return table;

@@ -12,7 +12,9 @@
 #include "graph/kernels/kernel_definition.hpp"
 #include "graph/kernels/node_check.hpp"
 #include "graph/runtime/device_set.hpp"
+#include "graph/runtime/memory_plan.hpp"
 #include "graph/runtime/user_kernel_run.hpp"
+#include "graph/runtime/whole_run.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -265,16 +267,7 @@ vx_status plan::verify(vx_graph graph) {
   }
   if (status == VX_SUCCESS) status = made->compile(graph, devices);
   // Memory for every output image but those fusion keeps in local memory.
-  for (size_t n = 0; status == VX_SUCCESS && n < made->order_.size(); ++n) {
-    vx_node node = made->order_[n];
-    for (vx_uint32 i = 0; status == VX_SUCCESS && i < node->parameters.size(); ++i) {
-      vx_reference ref = node->parameters[i];
-      if (ref == nullptr || ref->type != VX_TYPE_IMAGE || !is_output(node, i)) continue;
-      auto* image = reinterpret_cast<vx_image>(ref);
-      if (std::find(made->internal_.begin(), made->internal_.end(), image) == made->internal_.end())
-        status = realize_image(image);
-    }
-  }
+  if (status == VX_SUCCESS) status = place_images(made->order_, made->internal_);
   if (status != VX_SUCCESS) return status;
   graph->plan = std::move(made);
   graph->state = VX_GRAPH_STATE_VERIFIED;
@@ -583,12 +576,7 @@ vx_status plan::run(vx_graph graph) {
         status = devices->devices().size() > 1 && can_slice(s) ? run_pixel_slabs(s, *devices) : run_pixel(s, *devices);
         break;
       case step::kind::user: status = run_user_kernel(s.nodes.front()); break;
-      case step::kind::whole: {
-        status = VX_ERROR_NOT_IMPLEMENTED;
-        add_log(s.nodes.front(), status, "node %s (%s): this kernel does not run yet", node_label(s.nodes.front()),
-                s.nodes.front()->kernel->name.c_str());
-        break;
-      }
+      case step::kind::whole: status = run_whole_node(s.nodes.front(), *devices); break;
     }
     // A node's completion callback, or a measured node, needs its work done.
     bool callback = std::any_of(s.nodes.begin(), s.nodes.end(), [](vx_node n) { return n->callback != nullptr; });
