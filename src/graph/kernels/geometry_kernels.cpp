@@ -41,9 +41,9 @@ cl_int border_value(vx_node node) { return node->border.constant_value.U8; }
 //   (it need not be bilinear's): each source pixel weighs by the part of
 //   its area inside the output pixel's projection [x w_in / w_out, (x + 1)
 //   w_in / w_out), the scheme the spec's figure shows, rounded half up.
-const char* scale_source = R"CLC(
-long floor_div(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }  /* b > 0 */
-
+// A source pixel with the border: the constant outside the image, or the
+// nearest pixel inside (both kernels' sources start with it).
+const std::string source_pixel = R"CLC(
 long source_pixel(__global const uchar* src, int so, int sp, int sw, int sh, long x, long y, int constant_border,
                   int fill) {
   if (x < 0 || y < 0 || x >= sw || y >= sh) {
@@ -53,6 +53,11 @@ long source_pixel(__global const uchar* src, int so, int sp, int sw, int sh, lon
   }
   return src[so + (int)y * sp + (int)x];
 }
+)CLC";
+
+const std::string scale_source = source_pixel + R"CLC(
+long floor_div(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }  /* b > 0 */
+
 
 __kernel void scale_image(__global const uchar* src, int so, int sp, int sw, int sh, __global uchar* dst, int doff,
                           int dp, int dw, int dh, int type, int constant_border, int fill) {
@@ -147,7 +152,7 @@ vx_status run_scale_image(whole_run& run) {
 // VX_BORDER_CONSTANT are supported": REPLICATE is refused at verification
 // with VX_ERROR_NOT_SUPPORTED (immediate mode then falls back to UNDEFINED
 // under VX_BORDER_POLICY_DEFAULT_TO_UNDEFINED).
-const char* warp_source = R"CLC(
+const std::string warp_source = source_pixel + R"CLC(
 #pragma OPENCL FP_CONTRACT OFF
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -156,15 +161,6 @@ typedef double real;
 typedef float real;
 #endif
 
-long source_pixel(__global const uchar* src, int so, int sp, int sw, int sh, long x, long y, int constant_border,
-                  int fill) {
-  if (x < 0 || y < 0 || x >= sw || y >= sh) {
-    if (constant_border) return fill;
-    x = clamp(x, 0L, (long)sw - 1);
-    y = clamp(y, 0L, (long)sh - 1);
-  }
-  return src[so + (int)y * sp + (int)x];
-}
 
 __kernel void warp_affine(__global const uchar* src, int so, int sp, int sw, int sh, __global uchar* dst, int doff,
                           int dp, int dw, int dh, float a, float d, float b, float e, float c, float f, int type,
