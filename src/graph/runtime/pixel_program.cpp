@@ -3,6 +3,7 @@
 #include "graph/core/image.hpp"
 #include "graph/core/node.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace ferry::graph {
@@ -107,6 +108,7 @@ std::string pixel_emitter::read(vx_uint32 index, int dx, int dy, int channel) {
     return text.str();
   }
   size_t slot = input_slot(index);
+  reach_ = std::max({reach_, dx < 0 ? -dx : dx, dy < 0 ? -dy : dy});
   std::string i = prefix_ + "i" + std::to_string(slot);
   text << prefix_ << "rd" << slot << "(" << i << ", " << i << "_pitch, " << i << "_off, " << i << "_w, " << i << "_h, "
        << i << "_c, x + (" << dx << "), y + (" << dy << "), " << channel << ")";
@@ -184,6 +186,11 @@ std::string pixel_emitter::read_helpers() const {
       text << "  x = clamp(x, 0, w - 1);\n  y = clamp(y, 0, h - 1);\n";
     text << "  return (" << layout.value << ")*(__global const " << layout.type << "*)(b + off + y * pitch + (x * "
          << layout.channels << " + ch) * " << layout.bytes << ");\n}\n";
+    // Inside the image, far enough from its edges: no border to apply.
+    text << "static inline " << layout.value << " " << prefix_ << "rdi" << slot
+         << "(__global const uchar* b, int pitch, int off, int w, int h, int c, int x, int y, int ch) {\n"
+         << "  return (" << layout.value << ")*(__global const " << layout.type << "*)(b + off + y * pitch + (x * "
+         << layout.channels << " + ch) * " << layout.bytes << ");\n}\n";
   }
   return text.str();
 }
@@ -234,8 +241,22 @@ std::string pixel_emitter::source(const std::string& kernel_name) const {
   std::string images = input_parameters() + output_parameters();
   text << "__kernel void " << kernel_name << "(" << images.substr(2) << ", int width, int height, int y0, int y1"
        << value_parameters() << ") {\n  const int x = (int)get_global_id(0);\n"
-       << "  const int y = y0 + (int)get_global_id(1);\n  if (x >= width || y >= y1) return;\n"
-       << body() << "}\n";
+       << "  const int y = y0 + (int)get_global_id(1);\n  if (x >= width || y >= y1) return;\n";
+  // Most pixels read nothing outside the image: they take a copy of the body
+  // whose reads skip the border arithmetic, which lets the compiler load
+  // neighbouring work-items' pixels together.
+  std::string inside = "x >= " + std::to_string(reach_) + " && y >= " + std::to_string(reach_);
+  for (size_t slot = 0; slot < inputs_.size(); ++slot) {
+    std::string i = prefix_ + "i" + std::to_string(slot);
+    inside += " && x + " + std::to_string(reach_) + " < " + i + "_w && y + " + std::to_string(reach_) + " < " + i + "_h";
+  }
+  std::string fast = body();
+  for (size_t slot = 0; slot < inputs_.size(); ++slot) {
+    std::string from = prefix_ + "rd" + std::to_string(slot) + "(", to = prefix_ + "rdi" + std::to_string(slot) + "(";
+    for (size_t at = fast.find(from); at != std::string::npos; at = fast.find(from, at + to.size()))
+      fast.replace(at, from.size(), to);
+  }
+  text << "  if (" << inside << ") " << fast << "  else " << body() << "}\n";
   return text.str();
 }
 

@@ -124,6 +124,8 @@ class pixel_emitter {
   std::vector<value_argument> arguments_;
   int temps_ = 0;
   bool fused_ = false;
+  /// The farthest offset a read of a global input takes (the kernel's reach).
+  int reach_ = 0;
 };
 
 /// One image argument set of a generated kernel: buffer, byte pitch, byte
