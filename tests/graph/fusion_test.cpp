@@ -99,10 +99,12 @@ class vx_fusion : public ::testing::Test {
       }
       case pipeline::filtering: {
         vx_image gx = v(), gy = v(), magnitude = v(), u8 = v(), eroded = v();
+        vx_scalar shift = vxCreateScalar(context_, VX_TYPE_INT32, &zero_);
         nodes = {vxSobel3x3Node(graph, input, gx, gy), vxMagnitudeNode(graph, gx, gy, magnitude),
-                 vxConvertDepthNode(graph, magnitude, u8, VX_CONVERT_POLICY_SATURATE, vxCreateScalar(context_, VX_TYPE_INT32, &zero_)),
+                 vxConvertDepthNode(graph, magnitude, u8, VX_CONVERT_POLICY_SATURATE, shift),
                  vxErode3x3Node(graph, u8, eroded), vxDilate3x3Node(graph, eroded, output)};
-        held = {(vx_reference)gx, (vx_reference)gy, (vx_reference)magnitude, (vx_reference)u8, (vx_reference)eroded};
+        held = {(vx_reference)gx, (vx_reference)gy, (vx_reference)magnitude, (vx_reference)u8, (vx_reference)eroded,
+                (vx_reference)shift};
         break;
       }
       case pipeline::box_closing: {

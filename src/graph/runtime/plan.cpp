@@ -386,6 +386,32 @@ vx_status plan::compile(vx_graph graph, device_set* devices) {
   return VX_SUCCESS;
 }
 
+namespace {
+
+// A step runs in bands over several devices when every image it reads or
+// writes is a whole image of one plane (an ROI's band would be its
+// parent's rows, which the step does not own).
+bool sliceable(const std::vector<image_use>& uses) {
+  for (const image_use& use : uses) {
+    auto* image = reinterpret_cast<vx_image>(use.node->parameters[use.index]);
+    if (image->parent != nullptr || image->memory == nullptr || image->memory->plane_count() != 1) return false;
+  }
+  return true;
+}
+
+cl_int border_value_of(vx_node node, vx_image image) {
+  const vx_pixel_value_t& value = node->border.constant_value;
+  switch (image->format) {
+    case VX_DF_IMAGE_S16: return value.S16;
+    case VX_DF_IMAGE_U16: return value.U16;
+    case VX_DF_IMAGE_S32: return value.S32;
+    case VX_DF_IMAGE_U32: return static_cast<cl_int>(value.U32);
+    default: return value.U8;
+  }
+}
+
+}  // namespace
+
 vx_status plan::run_pixel(step& s, device_set& devices) {
   vx_node node = s.nodes.front();
   const device_set::device& device = devices.devices().front();
@@ -403,14 +429,7 @@ vx_status plan::run_pixel(step& s, device_set& devices) {
     binding.offset = static_cast<cl_int>(oy * memory.device_pitch(0) + ox * plane.bytes_per_element);
     binding.width = static_cast<cl_int>(image->width);
     binding.height = static_cast<cl_int>(image->height);
-    const vx_pixel_value_t& value = use.node->border.constant_value;
-    switch (image->format) {
-      case VX_DF_IMAGE_S16: binding.border_value = value.S16; break;
-      case VX_DF_IMAGE_U16: binding.border_value = value.U16; break;
-      case VX_DF_IMAGE_S32: binding.border_value = value.S32; break;
-      case VX_DF_IMAGE_U32: binding.border_value = static_cast<cl_int>(value.U32); break;
-      default: binding.border_value = value.U8; break;
-    }
+    binding.border_value = border_value_of(use.node, image);
     return CL_SUCCESS;
   };
   std::vector<image_binding> inputs(s.inputs.size()), outputs(s.outputs.size());
@@ -468,32 +487,6 @@ vx_status plan::run_pixel(step& s, device_set& devices) {
   for (vx_node n : s.nodes) propagate_valid_region(n);
   return VX_SUCCESS;
 }
-
-namespace {
-
-// A step runs in bands over several devices when every image it reads or
-// writes is a whole image of one plane (an ROI's band would be its
-// parent's rows, which the step does not own).
-bool sliceable(const std::vector<image_use>& uses) {
-  for (const image_use& use : uses) {
-    auto* image = reinterpret_cast<vx_image>(use.node->parameters[use.index]);
-    if (image->parent != nullptr || image->memory == nullptr || image->memory->plane_count() != 1) return false;
-  }
-  return true;
-}
-
-cl_int border_value_of(vx_node node, vx_image image) {
-  const vx_pixel_value_t& value = node->border.constant_value;
-  switch (image->format) {
-    case VX_DF_IMAGE_S16: return value.S16;
-    case VX_DF_IMAGE_U16: return value.U16;
-    case VX_DF_IMAGE_S32: return value.S32;
-    case VX_DF_IMAGE_U32: return static_cast<cl_int>(value.U32);
-    default: return value.U8;
-  }
-}
-
-}  // namespace
 
 bool plan::can_slice(const step& s) { return sliceable(s.inputs) && sliceable(s.outputs); }
 
