@@ -16,7 +16,9 @@
 # Writes a results file: the machine, the driver and where each libcuda.so.1 is (lines
 # starting with "#"), then one line per program:
 #   cuda NAME native=ok|FAIL ferry=ok|FAIL same=yes|no native_ms=... ferry_ms=... ratio=...
-# (times from the program's time_ms= when it prints one, else wall time; ratio = ferry/native).
+# (times from the program's time_ms= when it prints one, else wall time; ratio = ferry/native),
+# and for a program that prints region_ms= (the Jacobi ones: the data region, copies included)
+# native_region_ms=... ferry_region_ms=... region_ratio=... at the end.
 # Exits non-zero when any program failed or the two runs differed.
 set -euo pipefail
 
@@ -213,6 +215,8 @@ run_once() {
   local timed
   timed=$(grep -o 'time_ms=[0-9.]*' "$out" | tail -n 1 | cut -d= -f2 || true)
   [ -n "$timed" ] && run_ms=$timed
+  # The Jacobi programs also time their whole data region (copies in and out included).
+  run_region_ms=$(grep -o 'region_ms=[0-9.]*' "$out" | tail -n 1 | cut -d= -f2 || true)
   run_ok=ok
   run_why=""
   if [ "$rc" = 124 ]; then
@@ -267,9 +271,9 @@ compare_program() {
   # The same for the daemon's JIT cache (a session worker's CUDA_CACHE_PATH).
   env "${clean_env[@]}" "${ferry_env[@]}" timeout "$run_timeout" "${warmup[@]}" >/dev/null 2>&1 || true
   run_once native "$name" "$@"
-  local native_ok=$run_ok native_ms=$run_ms
+  local native_ok=$run_ok native_ms=$run_ms native_region_ms=$run_region_ms
   run_once ferry "$name" "$@"
-  local ferry_ok=$run_ok ferry_ms=$run_ms
+  local ferry_ok=$run_ok ferry_ms=$run_ms ferry_region_ms=$run_region_ms
   # The results, timings aside: fields ending in "_ms=".
   local same=no
   if cmp -s <(sed -E 's/ [A-Za-z_]*_ms=[^ ]*//g' "$logs/$name.native.out") \
@@ -280,9 +284,13 @@ compare_program() {
     diff <(sed -E 's/ [A-Za-z_]*_ms=[^ ]*//g' "$logs/$name.native.out") \
          <(sed -E 's/ [A-Za-z_]*_ms=[^ ]*//g' "$logs/$name.ferry.out") | head -n 20 | sed 's/^/  /' >&2 || true
   fi
-  local ratio
+  local ratio region=""
   ratio=$(awk -v n="$native_ms" -v f="$ferry_ms" 'BEGIN { if (n > 0) printf "%.2f", f / n; else print "-" }')
-  echo "$kind $name native=$native_ok ferry=$ferry_ok same=$same native_ms=$native_ms ferry_ms=$ferry_ms ratio=$ratio" |
+  if [ -n "$native_region_ms" ] && [ -n "$ferry_region_ms" ]; then
+    region=" native_region_ms=$native_region_ms ferry_region_ms=$ferry_region_ms region_ratio=$(awk -v n="$native_region_ms" \
+      -v f="$ferry_region_ms" 'BEGIN { if (n > 0) printf "%.2f", f / n; else print "-" }')"
+  fi
+  echo "$kind $name native=$native_ok ferry=$ferry_ok same=$same native_ms=$native_ms ferry_ms=$ferry_ms ratio=$ratio$region" |
     tee -a "$results"
   [ "$native_ok" = ok ] && [ "$ferry_ok" = ok ] && [ "$same" = yes ] || status=1
 }

@@ -35,8 +35,6 @@ std::string drain_errors() {
 // AES instructions, which every server CPU has.
 constexpr const char* ciphersuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
 
-constexpr size_t read_buffer_bytes = 128 * 1024;
-
 SSL_CTX* new_context(const SSL_METHOD* method, std::string& error) {
   SSL_CTX* ctx = SSL_CTX_new(method);
   if (!ctx) {

@@ -14,8 +14,6 @@ namespace ferry::tls {
 
 namespace {
 
-constexpr uint8_t type_application_data = 23;  // 5.1
-
 struct suite_algorithms {
   const char* cipher;
   const char* digest;

@@ -21,6 +21,7 @@ namespace ferry::tls {
 /// One direction's record protection: an AEAD key, the IV and the sequence number.
 class record_protection {
  public:
+  static constexpr uint8_t type_application_data = 23;  // the content type of sealed records (5.1)
   static constexpr size_t header_size = 5;
   static constexpr size_t tag_size = 16;
   static constexpr size_t max_plaintext = 16384;                // 2^14 (5.1)

@@ -20,7 +20,7 @@ namespace {
 // Content types (5.1), a handshake type (4) and alerts (6).
 constexpr uint8_t type_alert = 21;
 constexpr uint8_t type_handshake = 22;
-constexpr uint8_t type_application_data = 23;
+constexpr uint8_t type_application_data = record_protection::type_application_data;
 constexpr uint8_t handshake_key_update = 24;
 constexpr uint8_t alert_close_notify = 0;
 constexpr uint8_t alert_user_canceled = 90;
@@ -39,9 +39,6 @@ enum class record_layer::alert : uint8_t {
 
 namespace {
 
-// A buffer of several records: bulk data then comes in with one system call
-// per 8 records, as it did with OpenSSL's read-ahead before the handover.
-constexpr size_t read_buffer_bytes = 128 * 1024;
 static_assert(handoff_state::max_ciphertext <= read_buffer_bytes, "the records handed over must fit");
 static_assert(record_protection::max_record <= read_buffer_bytes, "a record must fit");
 // Records sealed before a send: up to 8 full ones go out in one system call.

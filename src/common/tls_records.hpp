@@ -28,6 +28,11 @@
 
 namespace ferry::tls {
 
+/// Bytes of ciphertext read at once, by OpenSSL during the handshake and by the
+/// record layer after it: several records, so that bulk data comes in with one
+/// system call per 8 records.
+inline constexpr size_t read_buffer_bytes = 128 * 1024;
+
 /// The connection after the handover: what tls::channel runs on then.
 class record_layer {
  public:

@@ -20,19 +20,19 @@ struct log_entry {
 };
 
 // What vxRegisterLogCallback delivered during the current test.
-std::vector<log_entry>& log_lines() {
+std::vector<log_entry>& data_object_log() {
   static std::vector<log_entry> lines;
   return lines;
 }
 
 void VX_CALLBACK record_log(vx_context, vx_reference, vx_status status, const vx_char string[]) {
-  log_lines().push_back({status, string});
+  data_object_log().push_back({status, string});
 }
 
 class DataObjects : public ::testing::Test {
  protected:
   void SetUp() override {
-    log_lines().clear();
+    data_object_log().clear();
     context = vxCreateContext();
     ASSERT_EQ(vxGetStatus(reinterpret_cast<vx_reference>(context)), VX_SUCCESS);
     vxRegisterLogCallback(context, record_log, vx_false_e);
@@ -49,7 +49,7 @@ class DataObjects : public ::testing::Test {
 
   /// True when a log line with `status` mentioning `text` arrived.
   static bool logged(vx_status status, const char* text) {
-    for (const log_entry& line : log_lines())
+    for (const log_entry& line : data_object_log())
       if (line.status == status && line.message.find(text) != std::string::npos) return true;
     return false;
   }

@@ -32,7 +32,7 @@ struct size {
 
 std::string text(const size& s) { return std::to_string(s.w) + "x" + std::to_string(s.h); }
 
-std::vector<std::string>& log_lines() {
+std::vector<std::string>& whole_kernel_log() {
   static std::vector<std::string> lines;
   return lines;
 }
@@ -40,13 +40,13 @@ std::vector<std::string>& log_lines() {
 class whole_kernels : public ::testing::Test {
  protected:
   void SetUp() override {
-    log_lines().clear();
+    whole_kernel_log().clear();
     context_ = vxCreateContext();
     ASSERT_EQ(vxGetStatus(reinterpret_cast<vx_reference>(context_)), VX_SUCCESS);
     vxRegisterLogCallback(
         context_,
         [](vx_context, vx_reference, vx_status, const vx_char* message) {
-          log_lines().push_back(message);
+          whole_kernel_log().push_back(message);
           std::fprintf(stderr, "vx log: %s\n", message);
         },
         vx_false_e);
@@ -59,7 +59,7 @@ class whole_kernels : public ::testing::Test {
   }
 
   bool logged(const std::string& part) {
-    return std::any_of(log_lines().begin(), log_lines().end(),
+    return std::any_of(whole_kernel_log().begin(), whole_kernel_log().end(),
                        [&](const std::string& line) { return line.find(part) != std::string::npos; });
   }
 

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -464,6 +465,28 @@ void apply_env(const std::vector<env_change>& changes) {
     else
       ::unsetenv(change.name.c_str());
   }
+}
+
+std::vector<pid_t> process_tree(pid_t root) {
+  std::vector<pid_t> tree{root};
+  for (size_t i = 0; i < tree.size(); ++i) {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = entry.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream stat(entry.path() / "stat");
+      std::string text;
+      std::getline(stat, text);
+      // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+      const size_t close = text.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(text.substr(close + 1));
+      char state = 0;
+      pid_t parent = 0;
+      rest >> state >> parent;
+      if (parent == tree[i]) tree.push_back(static_cast<pid_t>(std::stoi(name)));
+    }
+  }
+  return tree;
 }
 
 }  // namespace ferry::test

@@ -169,6 +169,10 @@ struct build_paths {
 std::vector<env_change> loader_env(const build_paths& paths, loader_mode mode,
                                    const std::optional<std::string>& servers);
 
+/// `root` and every process below it (from /proc), children after parents: a whole
+/// ferryd (its main process and its session workers) for SIGKILL.
+std::vector<pid_t> process_tree(pid_t root);
+
 /// Applies changes to this process's environment (setenv/unsetenv). Must happen before the
 /// first OpenCL call: the loaders read their variables once per process.
 void apply_env(const std::vector<env_change>& changes);

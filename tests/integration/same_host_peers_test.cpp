@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -277,29 +276,6 @@ TEST(same_host_peers, switched_off_or_without_a_socket_the_link_uses_tcp_with_th
     ASSERT_TRUE(tcp.links.count(plain.address())) << tcp.out;
     EXPECT_GE(tcp.links.at(plain.address()), total_migrated()) << tcp.out;
   }
-}
-
-/// `root` and every process below it (from /proc), children after parents.
-std::vector<pid_t> process_tree(pid_t root) {
-  std::vector<pid_t> tree{root};
-  for (size_t i = 0; i < tree.size(); ++i) {
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-      const std::string name = entry.path().filename().string();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream stat(entry.path() / "stat");
-      std::string text;
-      std::getline(stat, text);
-      // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
-      const size_t close = text.rfind(')');
-      if (close == std::string::npos) continue;
-      std::istringstream rest(text.substr(close + 1));
-      char state = 0;
-      pid_t parent = 0;
-      rest >> state >> parent;
-      if (parent == tree[i]) tree.push_back(static_cast<pid_t>(std::stoi(name)));
-    }
-  }
-  return tree;
 }
 
 TEST(same_host_peers, a_destination_killed_during_a_migration_fails_what_waits_and_nothing_hangs) {

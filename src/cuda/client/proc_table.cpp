@@ -28,7 +28,7 @@ struct registry {
   bool indexed = false;
 };
 
-registry& state() {
+registry& proc_registry() {
   static registry r;
   return r;
 }
@@ -71,14 +71,14 @@ choice choose(const std::vector<candidate>& candidates, int version) {
 }  // namespace
 
 void set_implemented(const proc_variant* table, size_t count) {
-  registry& r = state();
+  registry& r = proc_registry();
   std::lock_guard lock(r.mutex);
   r.table = std::span<const proc_variant>(table, table ? count : 0);
   r.indexed = false;
 }
 
 std::span<const proc_variant> implemented_variants() {
-  registry& r = state();
+  registry& r = proc_registry();
   std::lock_guard lock(r.mutex);
   return r.table;
 }
@@ -111,7 +111,7 @@ int get_proc_address(const char* symbol, void** pfn, int version, unsigned long 
 
   choice found{nullptr, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND};
   {
-    registry& r = state();
+    registry& r = proc_registry();
     std::lock_guard lock(r.mutex);
     if (!r.indexed) {
       r.index = build_index(r.table);

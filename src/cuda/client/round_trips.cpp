@@ -28,7 +28,7 @@ struct counts {
   }
 };
 
-counts& state() {
+counts& round_trip_counts() {
   static counts c;
   return c;
 }
@@ -36,14 +36,14 @@ counts& state() {
 }  // namespace
 
 void count_round_trip(const char* call) {
-  counts& c = state();
+  counts& c = round_trip_counts();
   if (!c.on) return;
   std::lock_guard lock(c.mutex);
   ++c.by_call[call];
 }
 
 std::string round_trip_report() {
-  counts& c = state();
+  counts& c = round_trip_counts();
   std::vector<std::pair<std::string, unsigned long long>> sorted;
   unsigned long long total = 0;
   {

@@ -140,7 +140,8 @@ vx_status validate_convert_depth(node_check& c) {
   if (status == VX_SUCCESS) status = c.require_scalar(3, VX_TYPE_INT32);
   if (status != VX_SUCCESS) return status;
   vx_int64 shift = c.scalar_int(3);
-  if (shift < 0 || shift >= 8) return c.fail(VX_ERROR_INVALID_VALUE, "the shift is %lld; it must be 0 to 7", shift);
+  if (shift < 0 || shift >= 8)
+    return c.fail(VX_ERROR_INVALID_VALUE, "the shift is %lld; it must be 0 to 7", static_cast<long long>(shift));
   vx_df_image in = c.image(0)->format;
   vx_df_image wanted = in == VX_DF_IMAGE_U8 ? VX_DF_IMAGE_S16 : VX_DF_IMAGE_U8;
   vx_df_image out = c.output_format(1);

@@ -125,7 +125,7 @@ vx_status node_check::settle_like(vx_uint32 index, vx_uint32 like, vx_df_image f
 
 vx_df_image node_check::output_format(vx_uint32 index) const {
   vx_image out = image(index);
-  return out == nullptr ? VX_DF_IMAGE_VIRT : out->format;
+  return out == nullptr ? static_cast<vx_df_image>(VX_DF_IMAGE_VIRT) : out->format;
 }
 
 }  // namespace ferry::graph

@@ -207,7 +207,8 @@ pixel_group build_fused(const std::vector<vx_node>& nodes, const std::vector<vx_
         source << helper << "\n";
       }
   source << "#define VX_TW " << group.tile_width << "\n#define VX_TH " << group.tile_height << "\n#define VX_WX "
-         << fused_group_width << "\n#define VX_WY " << fused_group_height << "\n";
+         << fused_group_width << "\n#define VX_WY " << fused_group_height << "\n"
+         << pixel_emitter::border_macros();
   for (const pixel_emitter& e : emitters) source << e.read_helpers();
   std::string parameters;
   for (const pixel_emitter& e : emitters) parameters += e.input_parameters();
@@ -219,6 +220,21 @@ pixel_group build_fused(const std::vector<vx_node>& nodes, const std::vector<vx_
          << locals.str()
          << "  const int gx0 = (int)get_group_id(0) * VX_TW, gy0 = y0 + (int)get_group_id(1) * VX_TH;\n"
          << "  const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);\n";
+  // A work-group whose every read, of every node, falls inside the images (most
+  // of them) runs a copy of the bodies without the border arithmetic, as an
+  // unfused kernel's interior pixels do. A node reads at most its radius
+  // around its region, which its halo sets.
+  int reach = 0;
+  for (size_t k = 0; k < nodes.size(); ++k) reach = std::max(reach, layout.halo[k] + node_radius(nodes[k]));
+  const std::string r = std::to_string(reach);
+  source << "  const bool vx_inside = gx0 >= " << r << " && gy0 >= " << r << " && gx0 + VX_TW + " << r
+         << " <= width && gy0 + VX_TH + " << r << " <= height";
+  for (size_t k = 0; k < nodes.size(); ++k)
+    for (size_t slot = 0; slot < emitters[k].inputs().size(); ++slot) {
+      std::string i = "n" + std::to_string(k) + "_i" + std::to_string(slot);
+      source << " && gx0 + VX_TW + " << r << " <= " << i << "_w && gy0 + VX_TH + " << r << " <= " << i << "_h";
+    }
+  source << ";\n";
   for (size_t first = 0; first < nodes.size();) {
     size_t last = first;
     while (last + 1 < nodes.size() && segment[last + 1] == segment[first]) ++last;
@@ -237,8 +253,11 @@ pixel_group build_fused(const std::vector<vx_node>& nodes, const std::vector<vx_
            << "      const bool central = x >= gx0 && x < gx0 + VX_TW && y >= gy0 && y < gy0 + VX_TH && x < width && "
               "y < y1;\n      (void)central;\n"
            << privates[segment[first]];
+    source << "      if (vx_inside) {\n";
+    for (size_t k = first; k <= last; ++k) source << "      " << emitters[k].interior_body();
+    source << "      } else {\n";
     for (size_t k = first; k <= last; ++k) source << "      " << emitters[k].body();
-    source << "    }\n  }\n";
+    source << "      }\n    }\n  }\n";
     if (segment_writes_local[segment[first]]) source << "  barrier(CLK_LOCAL_MEM_FENCE);\n";
     first = last + 1;
   }

@@ -93,17 +93,18 @@ std::string pixel_emitter::read(vx_uint32 index, int dx, int dy, int channel) {
     // starts `halo` before the tile. Outside the image the node's border
     // mode decides, as for a global read: the constant, or the nearest pixel
     // inside (which the region always holds: it reaches the image's edge).
+    // The border goes through macros (border_macros()), which the kernel's
+    // interior copy swaps for ones that do nothing.
     const local_image& l = b->image;
     std::string xx = "(x + (" + std::to_string(dx) + "))", yy = "(y + (" + std::to_string(dy) + "))";
     std::string h = std::to_string(l.halo);
     std::string width = "(VX_TW + 2 * " + h + ")";
     if (node_->border.mode == VX_BORDER_CONSTANT) {
-      text << "((" << xx << " < 0 || " << yy << " < 0 || " << xx << " >= width || " << yy << " >= height) ? "
-           << border_constant(node_, index) << " : (int)" << l.name << "[(" << yy << " - (gy0 - " << h << ")) * "
-           << width << " + " << xx << " - (gx0 - " << h << ")])";
+      text << "(VX_OUTSIDE(" << xx << ", " << yy << ") ? " << border_constant(node_, index) << " : (int)" << l.name
+           << "[(" << yy << " - (gy0 - " << h << ")) * " << width << " + " << xx << " - (gx0 - " << h << ")])";
     } else {
-      text << "(int)" << l.name << "[(clamp(" << yy << ", 0, height - 1) - (gy0 - " << h << ")) * " << width
-           << " + clamp(" << xx << ", 0, width - 1) - (gx0 - " << h << ")]";
+      text << "(int)" << l.name << "[(VX_CY(" << yy << ") - (gy0 - " << h << ")) * " << width << " + VX_CX(" << xx
+           << ") - (gx0 - " << h << ")]";
     }
     return text.str();
   }
@@ -233,6 +234,29 @@ std::string pixel_emitter::body() const {
   return text.str();
 }
 
+std::string pixel_emitter::interior_body() const {
+  std::string fast = body();
+  auto replace_all = [&fast](const std::string& from, const std::string& to) {
+    for (size_t at = fast.find(from); at != std::string::npos; at = fast.find(from, at + to.size()))
+      fast.replace(at, from.size(), to);
+  };
+  for (size_t slot = 0; slot < inputs_.size(); ++slot)
+    replace_all(prefix_ + "rd" + std::to_string(slot) + "(", prefix_ + "rdi" + std::to_string(slot) + "(");
+  replace_all("VX_CX(", "VX_FX(");
+  replace_all("VX_CY(", "VX_FY(");
+  replace_all("VX_OUTSIDE(", "VX_FOUTSIDE(");
+  return fast;
+}
+
+std::string pixel_emitter::border_macros() {
+  return "#define VX_CX(v) clamp((v), 0, width - 1)\n"
+         "#define VX_CY(v) clamp((v), 0, height - 1)\n"
+         "#define VX_OUTSIDE(px, py) ((px) < 0 || (py) < 0 || (px) >= width || (py) >= height)\n"
+         "#define VX_FX(v) (v)\n"
+         "#define VX_FY(v) (v)\n"
+         "#define VX_FOUTSIDE(px, py) 0\n";
+}
+
 std::string pixel_emitter::source(const std::string& kernel_name) const {
   std::ostringstream text;
   for (const auto& [key, helper] : helpers_) text << helper << "\n";
@@ -250,13 +274,7 @@ std::string pixel_emitter::source(const std::string& kernel_name) const {
     std::string i = prefix_ + "i" + std::to_string(slot);
     inside += " && x + " + std::to_string(reach_) + " < " + i + "_w && y + " + std::to_string(reach_) + " < " + i + "_h";
   }
-  std::string fast = body();
-  for (size_t slot = 0; slot < inputs_.size(); ++slot) {
-    std::string from = prefix_ + "rd" + std::to_string(slot) + "(", to = prefix_ + "rdi" + std::to_string(slot) + "(";
-    for (size_t at = fast.find(from); at != std::string::npos; at = fast.find(from, at + to.size()))
-      fast.replace(at, from.size(), to);
-  }
-  text << "  if (" << inside << ") " << fast << "  else " << body() << "}\n";
+  text << "  if (" << inside << ") " << interior_body() << "  else " << body() << "}\n";
   return text.str();
 }
 

@@ -94,6 +94,15 @@ class pixel_emitter {
   void set_fused() { fused_ = true; }
   /// The node's statements, in a block.
   std::string body() const;
+  /// body() for pixels whose reads all fall inside the image: the border
+  /// arithmetic of every read goes (global reads take the rdi helpers, reads
+  /// of local memory the VX_FX/VX_FY/VX_FOUTSIDE forms of the macros that
+  /// border_macros() defines).
+  std::string interior_body() const;
+  /// The macros a fused kernel's reads of local memory use: VX_CX, VX_CY and
+  /// VX_OUTSIDE apply the border, VX_FX, VX_FY and VX_FOUTSIDE are for the
+  /// interior, where they do nothing.
+  static std::string border_macros();
   const std::vector<std::pair<std::string, std::string>>& helpers() const { return helpers_; }
 
   const std::vector<value_argument>& arguments() const { return arguments_; }

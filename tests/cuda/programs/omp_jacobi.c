@@ -6,7 +6,7 @@
 // target data region (the new values with a max reduction for the residual, then the copy
 // back); the residual comes back to the host every iteration. It prints the residual every
 // 10 iterations and, last, the time of the iteration loop (time_ms, without the copies in and
-// out of the data region).
+// out of the data region) and of the whole data region (region_ms).
 //
 // The host then runs the same iterations. An update is 0.25f*(sum of 4) and the residual a max
 // of |new-old|: no operation a compiler may fuse, so the device must match the host exactly;
@@ -42,6 +42,7 @@ int main(int argc, char **argv) {
   const char *where = check_offloaded(probe_gpu(), "omp_get_num_devices()", devices);
 
   double elapsed = 0.0;
+  const double region_start = now_ms();
 #pragma omp target data map(tofrom: A[0:n * n]) map(to: Anew[0:n * n])
   {
     const double start = now_ms();
@@ -62,6 +63,10 @@ int main(int argc, char **argv) {
     }
     elapsed = now_ms() - start;
   }
+  // The region's time with its copies in and out: a copy in that returns before its data
+  // reached the device (CUDA allows it for pageable memory) is paid inside the loop instead,
+  // so time_ms alone would not compare two drivers fairly.
+  const double region_ms = now_ms() - region_start;
 
   // The same on the host.
   float *H = malloc(n * n * sizeof *H), *Hnew = malloc(n * n * sizeof *Hnew);
@@ -88,8 +93,9 @@ int main(int argc, char **argv) {
     if (e > max_err) max_err = e;
     checksum += A[k];
   }
-  printf("omp_jacobi n=%ld iterations=%ld device=%s residual=%.6e max_err=%g checksum=%.6f time_ms=%.3f\n", n,
-         iterations, where, residuals[iterations - 1], max_err, checksum, elapsed);
+  printf("omp_jacobi n=%ld iterations=%ld device=%s residual=%.6e max_err=%g checksum=%.6f time_ms=%.3f "
+         "region_ms=%.3f\n",
+         n, iterations, where, residuals[iterations - 1], max_err, checksum, elapsed, region_ms);
   free(A), free(Anew), free(H), free(Hnew), free(residuals);
   return 0;
 }

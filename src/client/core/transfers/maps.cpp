@@ -15,8 +15,6 @@ namespace {
 
 constexpr std::align_val_t mapping_alignment{64};
 
-constexpr cl_map_flags writing = CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
-
 // Nothing to fetch for CL_MAP_WRITE_INVALIDATE_REGION: the region's old
 // contents are discarded, and the map only orders.
 cl_int map_without_contents(queue* q, cl_command_type type, blocking mode, cl_uint count, const cl_event* list,
@@ -134,7 +132,7 @@ cl_int unmap(queue* q, memory* m, void* mapped_pointer, cl_uint count, const cl_
   }
   m->map_count.fetch_sub(1);
   cl_int code;
-  if (!(found.flags & writing)) {
+  if (!(found.flags & map_flags_writing)) {
     code = enqueue_sync(q, sync_kind::marker, CL_COMMAND_UNMAP_MEM_OBJECT, count, list, event_out, blocking::no,
                         pending_reads::ignored);
   } else if (m->is_image()) {

@@ -11,6 +11,9 @@
 
 namespace ferry::client {
 
+/// The map flags that let the host write the mapped region: unmapping it sends it back.
+inline constexpr cl_map_flags map_flags_writing = CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+
 /// Maps [offset, offset + size) of buffer `m`; the pointer is returned with
 /// CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST too (the region is mapped
 /// then, though its contents are not).

@@ -8,12 +8,11 @@
 
 #include "client/core/markers.hpp"
 #include "client/core/memory/svm_lifetime.hpp"
+#include "client/core/transfers/maps.hpp"
 
 namespace ferry::client {
 
 namespace {
-
-constexpr cl_map_flags writing = CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
 
 // A command that only orders (the reads on their way count as before it).
 cl_int svm_marker(queue* q, cl_command_type type, cl_uint count, const cl_event* list, cl_event* event_out,
@@ -57,7 +56,7 @@ cl_int enqueue_svm_unmap(queue* q, const svm_ref& allocation, void* pointer, cl_
   }
   // A pointer that was not mapped unmaps nothing (undefined by the spec;
   // PoCL accepts it too): the command only orders.
-  if (!mapped || !(found.flags & writing))
+  if (!mapped || !(found.flags & map_flags_writing))
     return svm_marker(q, CL_COMMAND_SVM_UNMAP, count, list, event_out, blocking::no);
   // What the host wrote goes back to the server.
   command cmd(q, CL_COMMAND_SVM_UNMAP, count, list, event_out, blocking::no);
