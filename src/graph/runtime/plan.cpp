@@ -558,10 +558,10 @@ vx_status plan::run(vx_graph graph) {
   device_set* devices = graph->context->devices.get();
   int64_t graph_begin = now_ns();
   vx_status status = VX_SUCCESS;
-  // The nodes whose device work no clFinish has waited for yet: when a finish fails (a
-  // server lost mid-graph, a kernel that faulted), they are the ones that may not have
-  // run, so they get the failure and the log names them.
-  std::vector<vx_node> unfinished;
+  // Steps [waited, ran) have device work no clFinish has waited for yet: when a finish
+  // fails (a server lost mid-graph, a kernel that faulted), their nodes are the ones that
+  // may not have run, so they get the failure and the log names them.
+  size_t waited = 0, ran = 0;
   auto finish_devices = [&]() -> vx_status {
     vx_status finished_status = VX_SUCCESS;
     if (devices != nullptr)
@@ -569,13 +569,16 @@ vx_status plan::run(vx_graph graph) {
         cl_int finished = clFinish(d.queue);
         if (finished == CL_SUCCESS || finished_status != VX_SUCCESS) continue;
         std::string names;
-        for (vx_node n : unfinished) names += (names.empty() ? "" : ", ") + std::string(node_label(n));
+        for (size_t k = waited; k < ran; ++k)
+          for (vx_node n : steps_[k].nodes) {
+            names += (names.empty() ? "" : ", ") + std::string(node_label(n));
+            n->status = VX_FAILURE;
+          }
         add_log(graph, VX_FAILURE, "graph: device %s failed (%d) with node(s) %s", d.name.c_str(), finished,
                 names.empty() ? "(none)" : names.c_str());
-        for (vx_node n : unfinished) n->status = VX_FAILURE;
         finished_status = VX_FAILURE;
       }
-    unfinished.clear();
+    waited = ran;
     return finished_status;
   };
   for (step& s : steps_) {
@@ -590,10 +593,8 @@ vx_status plan::run(vx_graph graph) {
     // A node's completion callback, or a measured node, needs its work done.
     bool callback = std::any_of(s.nodes.begin(), s.nodes.end(), [](vx_node n) { return n->callback != nullptr; });
     // A fused group's nodes share its time and its outcome.
-    for (vx_node n : s.nodes) {
-      n->status = status;
-      unfinished.push_back(n);
-    }
+    for (vx_node n : s.nodes) n->status = status;
+    ++ran;
     if (status == VX_SUCCESS && (callback || graph->context->performance_enabled)) status = finish_devices();
     int64_t end = now_ns();
     for (vx_node n : s.nodes) account(n->perf, begin, end);
