@@ -67,8 +67,11 @@ void bulk_reader::chunk_landed(uint64_t transfer, uint64_t offset, uint64_t chun
   if (acks_ && (ack_each_chunk_ || offset + chunk == total)) acks_->request_ack();
   // The chunk that completes a transfer may come on any of the session's bulk
   // connections (bulk lanes): whichever it is, every connection's count covers
-  // the transfer's chunks now, and the client waits to hear all of them.
-  if (transfers_.end_chunk(transfer, chunk) && acks_ && offset + chunk != total) acks_->request_ack();
+  // the transfer's chunks now, and the client waits to hear all of them. Asked
+  // again even when this chunk asked above: that ack may have gone out before
+  // another connection counted the transfer's other chunks (its reader then
+  // found the transfer unfinished and asked for nothing).
+  if (transfers_.end_chunk(transfer, chunk) && acks_) acks_->request_ack();
 }
 
 bulk_reader::windows bulk_reader::windows_for(const stream& fd) {
