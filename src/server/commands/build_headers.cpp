@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
 #include <filesystem>
 #include <system_error>
 
@@ -87,18 +88,70 @@ std::string temp_base() {
   return dir != nullptr && *dir != '\0' ? std::string(dir) : std::string("/tmp");
 }
 
+std::string build_base() {
+  const char* cache = std::getenv("POCL_CACHE_DIR");
+  if (cache == nullptr || *cache == '\0') return temp_base();
+  std::string dir = std::string(cache) + "/ferry-builds";
+  if (::mkdir(dir.c_str(), 0700) == 0) return dir;
+  // One that was there must be this user's own directory, and nobody else's
+  // to write: otherwise the trees go where they always may.
+  struct stat st {};
+  if (errno == EEXIST && ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+      (st.st_mode & 022) == 0)
+    return dir;
+  return temp_base();
+}
+
+std::string tree_name(const protocol::build_files& files, std::string_view options) {
+  // FNV-1a over every field, each preceded by its length so that no two
+  // different requests feed the same bytes. A clash costs nothing but a
+  // second name (make() finds the first taken): the compiler's cache keys on
+  // the preprocessed source, which holds the headers themselves.
+  uint64_t hash = 0xcbf29ce484222325ull;
+  auto feed = [&hash](std::string_view bytes) {
+    const uint64_t length = bytes.size();
+    for (size_t i = 0; i < sizeof length; ++i) hash = (hash ^ ((length >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    for (unsigned char c : bytes) hash = (hash ^ c) * 0x100000001b3ull;
+  };
+  feed(options);
+  feed(files.working_dir);
+  for (const std::string& dir : files.include_dirs) feed(dir);
+  for (const protocol::client_header& header : files.headers) {
+    feed(header.path);
+    feed(std::string_view(reinterpret_cast<const char*>(header.content.data()), header.content.size()));
+  }
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string name = "ferry-build-";
+  for (int shift = 60; shift >= 0; shift -= 4) name += digits[(hash >> shift) & 0xf];
+  return name;
+}
+
 std::unique_ptr<build_tree> build_tree::make(const protocol::build_files& files, std::string_view options,
                                              const std::string& base, tree_error& error, std::string& why) {
-  std::string pattern = base + "/ferry-build-XXXXXX";
-  // mkdtemp makes the directory with mode 0700: no other user can read the
-  // client's headers or put anything into the tree.
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    error = tree_error::io;
-    why = "cannot make a build directory under " + base + ": " + std::strerror(errno);
-    return nullptr;
+  // The same request gets the same directory, so that the options and the
+  // line markers the compiler sees are the same in every build of it and the
+  // driver's kernel cache (PoCL's, NVIDIA's) finds the earlier build: a fresh
+  // random name per build made every build of a program with headers a cold
+  // compile. While that name is taken (the same build running beside this
+  // one, or a tree a killed process left), the tree gets a random name.
+  // mkdir and mkdtemp make the directory with mode 0700: no other user can
+  // read the client's headers or put anything into the tree.
+  std::string dir = base + "/" + tree_name(files, options);
+  if (::mkdir(dir.c_str(), 0700) != 0) {
+    if (errno != EEXIST) {
+      error = tree_error::io;
+      why = "cannot make a build directory under " + base + ": " + std::strerror(errno);
+      return nullptr;
+    }
+    dir = base + "/ferry-build-XXXXXX";
+    if (::mkdtemp(dir.data()) == nullptr) {
+      error = tree_error::io;
+      why = "cannot make a build directory under " + base + ": " + std::strerror(errno);
+      return nullptr;
+    }
   }
   // From here on the destructor removes the directory, on failure too.
-  std::unique_ptr<build_tree> tree(new build_tree(std::move(pattern)));
+  std::unique_ptr<build_tree> tree(new build_tree(std::move(dir)));
   error = tree->fill(files, options, why);
   if (error != tree_error::none) return nullptr;
   return tree;

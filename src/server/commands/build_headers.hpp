@@ -3,7 +3,8 @@
 // A build_program or compile_program may carry the headers the program
 // includes, found on the client under the client's paths, with the client's
 // working directory and the directory of each -I option (build_files). The
-// server writes them into a private temporary directory per build, under
+// server writes them into a private directory per build, named after the
+// request (the same one each time, which the driver's kernel cache needs), under
 // root/ at their client paths (re-rooted, never outside it), points every -I
 // option at its mirror there and puts the mirror of the client's working
 // directory first, so that the compiler finds each header where the client
@@ -42,8 +43,20 @@ std::string client_log(std::string_view log, const client_paths& paths);
 /// a NUL byte.
 std::optional<std::string> mirror_relative(std::string_view client_path);
 
-/// Where build trees are made: $TMPDIR, or /tmp when it is unset or empty.
+/// $TMPDIR, or /tmp when it is unset or empty.
 std::string temp_base();
+
+/// Where build trees are made: "ferry-builds" (made with mode 0700 when
+/// missing) in the driver's kernel cache, POCL_CACHE_DIR, which every session
+/// worker has (server/worker/kernel_cache.hpp), so that the sessions sharing
+/// compiled kernels also share the trees' names (build_tree::make);
+/// temp_base() without that variable, or when that directory is not this
+/// user's alone.
+std::string build_base();
+
+/// The name of the tree of a request under its base: "ferry-build-" and 16
+/// hex digits that depend on the options and every field of `files` alone.
+std::string tree_name(const protocol::build_files& files, std::string_view options);
 
 enum class tree_error : uint8_t {
   none,
@@ -58,7 +71,8 @@ enum class tree_error : uint8_t {
 class build_tree {
  public:
   /// Makes the tree for `files` and the options the compiler gets instead of
-  /// `options`, in a fresh directory under `base`. nullptr on failure, with
+  /// `options`, in a fresh directory under `base`: base/tree_name() unless
+  /// that is taken, then one of a random name. nullptr on failure, with
   /// the kind in `error` and the reason in `why`; nothing is left behind.
   static std::unique_ptr<build_tree> make(const protocol::build_files& files, std::string_view options,
                                           const std::string& base, tree_error& error, std::string& why);

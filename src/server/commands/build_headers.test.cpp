@@ -205,6 +205,97 @@ TEST_F(build_tree_test, the_tree_goes_away_even_when_its_files_were_made_read_on
   EXPECT_TRUE(base_is_empty());
 }
 
+// A build with one -I directory holding one header, a.h ("a").
+p::build_files one_include_request() {
+  p::build_files files;
+  files.working_dir = "/w";
+  files.include_dirs = {"/inc"};
+  files.headers = {{"/inc/a.h", p::bytes{'a'}}};
+  return files;
+}
+
+TEST_F(build_tree_test, the_same_request_gets_the_same_directory_each_time_and_another_one_while_it_is_taken) {
+  // The driver's kernel cache finds an earlier build only when the paths the
+  // compiler sees are the same.
+  const p::build_files files = one_include_request();
+  tree_error error = tree_error::none;
+  std::string why;
+  std::string first_options;
+  {
+    auto tree = build_tree::make(files, "-I/inc", base_, error, why);
+    ASSERT_TRUE(tree) << why;
+    EXPECT_EQ(tree->dir(), base_ + "/" + tree_name(files, "-I/inc"));
+    first_options = tree->options();
+  }
+  EXPECT_TRUE(base_is_empty());
+  auto again = build_tree::make(files, "-I/inc", base_, error, why);
+  ASSERT_TRUE(again) << why;
+  EXPECT_EQ(again->options(), first_options);
+  // The same request building beside it gets a directory of its own, whole.
+  auto beside = build_tree::make(files, "-I/inc", base_, error, why);
+  ASSERT_TRUE(beside) << why;
+  EXPECT_NE(beside->dir(), again->dir());
+  EXPECT_TRUE(beside->dir().starts_with(base_ + "/ferry-build-")) << beside->dir();
+  EXPECT_EQ(read(beside->dir() + "/root/inc/a.h"), "a");
+  EXPECT_EQ(read(again->dir() + "/root/inc/a.h"), "a");
+  beside.reset();
+  EXPECT_EQ(read(again->dir() + "/root/inc/a.h"), "a");
+  again.reset();
+  EXPECT_TRUE(base_is_empty());
+}
+
+TEST(tree_name, depends_on_the_options_and_every_field_of_the_files) {
+  const p::build_files files = one_include_request();
+  const std::string name = tree_name(files, "-I/inc");
+  EXPECT_EQ(name.size(), std::string("ferry-build-").size() + 16);
+  EXPECT_TRUE(name.starts_with("ferry-build-"));
+  EXPECT_EQ(name.find_first_not_of("0123456789abcdef", 12), std::string::npos) << name;
+  EXPECT_EQ(tree_name(files, "-I/inc"), name);
+  EXPECT_NE(tree_name(files, "-I/inc -DX"), name);
+  auto changed = [&](auto&& change) {
+    p::build_files other = files;
+    change(other);
+    return tree_name(other, "-I/inc");
+  };
+  EXPECT_NE(changed([](p::build_files& f) { f.working_dir = "/v"; }), name);
+  EXPECT_NE(changed([](p::build_files& f) { f.include_dirs[0] = "/inc2"; }), name);
+  EXPECT_NE(changed([](p::build_files& f) { f.headers[0].path = "/inc/b.h"; }), name);
+  EXPECT_NE(changed([](p::build_files& f) { f.headers[0].content = p::bytes{'b'}; }), name);
+  // Lengths go in too: the same bytes split differently are another request.
+  p::build_files split_one, split_two;
+  split_one.working_dir = "/w";
+  split_one.include_dirs = {"/inc"};
+  split_two.working_dir = "/w/";
+  split_two.include_dirs = {"inc"};
+  EXPECT_NE(tree_name(split_one, ""), tree_name(split_two, ""));
+}
+
+TEST(build_base, is_a_private_directory_in_the_kernel_cache_or_the_temp_base) {
+  const char* saved = std::getenv("POCL_CACHE_DIR");
+  const std::string restore = saved ? saved : "";
+  std::string cache = temp_base() + "/ferry-base-test-XXXXXX";
+  ASSERT_NE(::mkdtemp(cache.data()), nullptr);
+  ::setenv("POCL_CACHE_DIR", cache.c_str(), 1);
+  EXPECT_EQ(build_base(), cache + "/ferry-builds");
+  struct stat st {};
+  ASSERT_EQ(::stat((cache + "/ferry-builds").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_EQ(build_base(), cache + "/ferry-builds");  // made once, then found
+  // One that others may write is not taken, nor a file of that name.
+  ASSERT_EQ(::chmod((cache + "/ferry-builds").c_str(), 0777), 0);
+  EXPECT_EQ(build_base(), temp_base());
+  fs::remove(cache + "/ferry-builds");
+  std::ofstream(cache + "/ferry-builds") << "x";
+  EXPECT_EQ(build_base(), temp_base());
+  ::unsetenv("POCL_CACHE_DIR");
+  EXPECT_EQ(build_base(), temp_base());
+  ::setenv("POCL_CACHE_DIR", "", 1);
+  EXPECT_EQ(build_base(), temp_base());
+  if (saved) ::setenv("POCL_CACHE_DIR", restore.c_str(), 1);
+  else ::unsetenv("POCL_CACHE_DIR");
+  fs::remove_all(cache);
+}
+
 TEST(temp_base, is_tmpdir_or_tmp) {
   const char* saved = std::getenv("TMPDIR");
   std::string restore = saved ? saved : "";

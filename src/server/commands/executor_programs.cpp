@@ -62,7 +62,7 @@ cl_int make_build_tree(const p::build_files& files, const std::string& options, 
   if (files.empty()) return CL_SUCCESS;
   tree_error error = tree_error::none;
   std::string why;
-  tree = build_tree::make(files, options, temp_base(), error, why);
+  tree = build_tree::make(files, options, build_base(), error, why);
   if (tree) return CL_SUCCESS;
   FERRY_INFO("session", "session %s: headers of program %llu: %s", label.c_str(),
              static_cast<unsigned long long>(program), why.c_str());

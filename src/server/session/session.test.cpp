@@ -1442,8 +1442,8 @@ cl_int read_headers(const char* options) {
   state.found.clear();
   std::string text = options ? options : "";
   for (size_t at = text.find("-I"); at != std::string::npos; at = text.find("-I", at + 2)) {
-    // An option starts the text or follows a space: the tree's random name
-    // may hold "-I" too ("ferry-build-I..."), once in 62 runs.
+    // An option starts the text or follows a space: a tree's random name
+    // (when its own is taken) may hold "-I" too ("ferry-build-I...").
     if (at > 0 && text[at - 1] != ' ') continue;
     size_t end = text.find(' ', at);
     state.dirs.push_back(text.substr(at + 2, end == std::string::npos ? std::string::npos : end - at - 2));

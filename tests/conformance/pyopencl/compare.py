@@ -5,14 +5,22 @@
         Checks that XML is a JUnit file and prints its outcome counts on one line
         ("12 passed, 1 failed, 3 skipped"). Exit 3 when the file is missing or invalid.
 
+    compare.py not-passed XML [LOG]
+        Prints, one per line, the test functions (file::[Class::]name, without
+        parameters) with a test that neither passed nor xpassed, for a native run of
+        just those (run.sh --quick). Exit 3 when the file is missing or invalid.
+
     compare.py compare --native XML --native-log LOG --native-seconds S
                        --ferry XML --ferry-log LOG --ferry-seconds S
-                       --expected FILE --summary FILE
+                       --expected FILE --summary FILE [--native-subset]
         Prints both runs' counts and every test whose outcome differs, marks the
         differences listed in FILE (see expected-differences.txt), prints the failure
         messages of tests that fail only through Ferry and writes key=value lines to
         the summary file. Exit 0 when every difference is expected, 1 when one is not,
-        3 when an input is missing or invalid.
+        3 when an input is missing or invalid. With --native-subset the native run
+        holds only what not-passed printed (its XML may be missing when that was
+        nothing): a test that passed through Ferry and did not run natively is no
+        difference, and an expected difference not seen is not stale.
 
 LOG is pytest's terminal output with -rA: JUnit XML reports a test that passed while
 marked xfail as a plain pass, so its XPASS lines tell those apart.
@@ -21,6 +29,7 @@ Python standard library only.
 """
 
 import argparse
+import os
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -119,8 +128,8 @@ def xpass_ids(log_path):
     return ids
 
 
-def read_run(xml_path, log_path=None):
-    """{normalized id: (outcome, testcase element)} of one JUnit file."""
+def read_cases(xml_path, log_path=None):
+    """(raw id, outcome, testcase element) of every testcase of one JUnit file."""
     try:
         tree = ET.parse(xml_path)
     except FileNotFoundError:
@@ -131,7 +140,7 @@ def read_run(xml_path, log_path=None):
     if root.tag not in ("testsuites", "testsuite"):
         raise InputError(f"{xml_path}: not JUnit XML (root element <{root.tag}>)")
     xpassed = xpass_ids(log_path)
-    results = {}
+    cases = []
     for case in root.iter("testcase"):
         test_id = raw_id(case)
         outcome = outcome_of(case)
@@ -139,6 +148,19 @@ def read_run(xml_path, log_path=None):
             line == test_id or line.startswith(test_id + " - ") for line in xpassed
         ):
             outcome = "xpassed"
+        cases.append((test_id, outcome, case))
+    return cases
+
+
+def read_raw_ids(xml_path, log_path=None):
+    """[(raw id, outcome)] of one JUnit file, in its order."""
+    return [(test_id, outcome) for test_id, outcome, _ in read_cases(xml_path, log_path)]
+
+
+def read_run(xml_path, log_path=None):
+    """{normalized id: (outcome, testcase element)} of one JUnit file."""
+    results = {}
+    for test_id, outcome, case in read_cases(xml_path, log_path):
         key = normalize(test_id)
         previous = results.get(key)
         if previous is None or SEVERITY[outcome] > SEVERITY[previous[0]]:
@@ -186,21 +208,48 @@ def cmd_counts(args):
     return 0
 
 
+def function_id(test_id):
+    """file::[Class::]name of a test id, without its parameters."""
+    return test_id.split("[", 1)[0]
+
+
+def cmd_not_passed(args):
+    results = read_raw_ids(args.xml, args.log)
+    seen = []
+    for test_id, outcome in results:
+        function = function_id(test_id)
+        if outcome not in ("passed", "xpassed") and function not in seen:
+            seen.append(function)
+    for function in seen:
+        print(function)
+    return 0
+
+
 def cmd_compare(args):
-    native = read_run(args.native, args.native_log)
+    if args.native_subset and not os.path.exists(args.native):
+        native = {}
+    else:
+        native = read_run(args.native, args.native_log)
     ferry = read_run(args.ferry, args.ferry_log)
     expected = read_expected(args.expected)
     native_counts, ferry_counts = counts(native), counts(ferry)
 
     native_s, ferry_s = float(args.native_seconds), float(args.ferry_seconds)
-    ratio = f" ({ferry_s / native_s:.2f}x native)" if native_s > 0 else ""
-    print(f"native (PoCL):  {counts_text(native_counts)} in {seconds_text(native_s)} s")
-    print(f"ferry:          {counts_text(ferry_counts)} in {seconds_text(ferry_s)} s{ratio}")
+    if args.native_subset:
+        print(f"native (PoCL), what did not pass through Ferry: {counts_text(native_counts)}"
+              f" in {seconds_text(native_s)} s")
+        print(f"ferry:          {counts_text(ferry_counts)} in {seconds_text(ferry_s)} s")
+    else:
+        ratio = f" ({ferry_s / native_s:.2f}x native)" if native_s > 0 else ""
+        print(f"native (PoCL):  {counts_text(native_counts)} in {seconds_text(native_s)} s")
+        print(f"ferry:          {counts_text(ferry_counts)} in {seconds_text(ferry_s)} s{ratio}")
 
     differences = []
     for test_id in sorted(set(native) | set(ferry)):
         a = native[test_id][0] if test_id in native else "missing"
         b = ferry[test_id][0] if test_id in ferry else "missing"
+        if args.native_subset and a == "missing" and b in ("passed", "xpassed"):
+            continue  # not run natively: it passed through Ferry
         if a != b:
             differences.append((test_id, a, b))
 
@@ -215,7 +264,10 @@ def cmd_compare(args):
         print(f"  {test_id}: native {a}, ferry {b}  {mark}")
 
     differing = {test_id for test_id, _, _ in differences}
-    stale = [test_id for test_id in expected if test_id not in differing]
+    # Natively only a subset ran: an expected difference of a test that passed
+    # through Ferry (native xfailed, Ferry passed) cannot be seen.
+    stale = [test_id for test_id in expected if test_id not in differing and
+             not (args.native_subset and test_id not in native)]
     if stale:
         print(f"stale entries in {args.expected_name} ({len(stale)}):")
         for test_id in stale:
@@ -242,6 +294,7 @@ def cmd_compare(args):
                 for outcome in OUTCOMES:
                     f.write(f"{run}_{outcome}={tally[outcome]}\n")
                 f.write(f"{run}_seconds={seconds_text(secs)}\n")
+            f.write(f"native_subset={1 if args.native_subset else 0}\n")
             f.write(f"differences={len(differences)}\n")
             f.write(f"unexpected={unexpected}\n")
             f.write(f"stale={len(stale)}\n")
@@ -257,6 +310,11 @@ def main():
     p.add_argument("log", nargs="?")
     p.set_defaults(func=cmd_counts)
 
+    p = commands.add_parser("not-passed", help="the test functions of a run with a test that did not pass")
+    p.add_argument("xml")
+    p.add_argument("log", nargs="?")
+    p.set_defaults(func=cmd_not_passed)
+
     p = commands.add_parser("compare", help="compare the native and the Ferry run")
     for run in ("native", "ferry"):
         p.add_argument(f"--{run}", required=True, metavar="XML")
@@ -265,6 +323,8 @@ def main():
     p.add_argument("--expected", required=True, metavar="FILE")
     p.add_argument("--expected-name", default="expected-differences.txt", help="name used in messages")
     p.add_argument("--summary", metavar="FILE")
+    p.add_argument("--native-subset", action="store_true",
+                   help="the native run holds only what did not pass through Ferry")
     p.set_defaults(func=cmd_compare)
 
     args = parser.parse_args()

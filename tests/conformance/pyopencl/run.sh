@@ -10,9 +10,18 @@
 #   --files "A B"     run these test files (names inside pyopencl's test/ directory)
 #   -k EXPR           passed to pytest, to select tests while debugging
 #   --keep            keep the work directory (PoCL caches, ferryd output)
-#   --concurrent      run the native and the Ferry run at the same time (for CI:
-#                     nearly halves the wall time on 2 cores, where compiling is
-#                     single-threaded; the two times then do not compare)
+#   --concurrent      run the native and the Ferry run at the same time (on 2
+#                     cores, where compiling is single-threaded, it saves little: each
+#                     run mostly compiles; the two times then do not compare)
+#   --quick           for CI: the suite through Ferry, then natively only the test
+#                     functions with a test that did not pass through Ferry, which
+#                     is what decides the result (every test that passes natively
+#                     passes through Ferry, or its difference is expected) at about
+#                     half the cost; the native outcome of what passed is not seen
+#   --jobs N          run each run's tests in N processes (pytest-xdist; default 1);
+#                     through Ferry each is a session of its own, and the sessions
+#                     share ferryd's kernel cache: on 2 cores --jobs 2 nearly halves
+#                     a run, which mostly compiles kernels, one at a time
 #   -h, --help        print this help
 #
 # The suite comes from pyopencl's source distribution, of the version in
@@ -25,9 +34,10 @@
 # Environment: FERRY_CONFORMANCE_TIMEOUT=S limits each pytest run (default 900).
 set -uo pipefail
 
-# The whole suite runs by default: on the 2-core CI machine the native run takes about
-# 4.5 minutes and the Ferry run about 5.5 (docs/conformance.md), which keeps the CI job
-# well under its 30 minutes. Set default_files to a subset here if that ever changes.
+# The whole suite runs by default: through Ferry with --jobs 2 it takes about 6 minutes
+# on the 2-core CI machine (docs/conformance.md), and scripts/test adds --quick, which
+# runs natively only what did not pass through Ferry. Set default_files to a subset
+# here if that ever changes.
 default_files=()
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -43,16 +53,16 @@ show_tail() {  # file [lines]: the end of a log, on stderr
   tail -n "${2:-20}" "$1" >&2
   echo >&2
 }
-usage() { sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,34s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 absolute() { if [[ "$1" == /* ]]; then printf '%s\n' "$1"; else printf '%s\n' "$PWD/$1"; fi; }
 
 build="$root/build/release"
 python="$root/.venv/bin/python"
-full=0 keep=0 concurrent=0 files_option="" kexpr="" have_files=0
+full=0 keep=0 concurrent=0 quick=0 jobs=1 files_option="" kexpr="" have_files=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -h | --help) usage; exit 0 ;;
-    --build | --python | --files | -k)
+    --build | --python | --files | -k | --jobs)
       if [[ $# -lt 2 ]]; then
         echo "run.sh: $1 needs a value (try --help)" >&2; exit 2
       fi
@@ -61,16 +71,25 @@ while [[ $# -gt 0 ]]; do
         --python) python="$(absolute "$2")" ;;
         --files) files_option="$2" have_files=1 ;;
         -k) kexpr="$2" ;;
+        --jobs)
+          if ! [[ "$2" =~ ^[1-9][0-9]*$ ]]; then
+            echo "run.sh: --jobs takes a number of processes (1 or more), not '$2'" >&2; exit 2
+          fi
+          jobs="$2" ;;
       esac
       shift 2 ;;
     --full) full=1; shift ;;
     --keep) keep=1; shift ;;
     --concurrent) concurrent=1; shift ;;
+    --quick) quick=1; shift ;;
     *) echo "run.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
 if [[ $full -eq 1 && $have_files -eq 1 ]]; then
   echo "run.sh: --full and --files exclude each other" >&2; exit 2
+fi
+if [[ $concurrent -eq 1 && $quick -eq 1 ]]; then
+  echo "run.sh: --concurrent and --quick exclude each other" >&2; exit 2
 fi
 timeout_s="${FERRY_CONFORMANCE_TIMEOUT:-900}"
 if ! [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]]; then
@@ -116,6 +135,9 @@ if [[ "$installed" != "$version" ]]; then
   fail "$python has pyopencl '${installed:-not installed}', the suite is pinned to $version (run scripts/setup)"
 fi
 "$python" -c 'import pytest' 2>/dev/null || fail "$python has no pytest (run scripts/setup)"
+if [[ $jobs -gt 1 ]]; then
+  "$python" -c 'import xdist' 2>/dev/null || fail "$python has no pytest-xdist, which --jobs needs (run scripts/setup)"
+fi
 
 sdist="$cache/pyopencl-$version.tar.gz"
 if [[ ! -f "$sdist" ]]; then
@@ -186,15 +208,18 @@ EOF
   say "$1: $out"
 }
 
-# Sets run_seconds. The environment of the run (loader, PYOPENCL_TEST, cache) is run_env.
+# Sets run_seconds. The environment of the run (loader, PYOPENCL_TEST, cache) is run_env;
+# what it runs is targets (test files, or test functions: file::name), with --jobs N
+# in N pytest-xdist workers that take the next test as they finish one.
 run_pytest() {  # label
   local label="$1" xml="$work/$1.xml" log="$work/$1.log" start end rc
   local args=(-m pytest -p no:cacheprovider -q -rA --continue-on-collection-errors
               -c "$source_dir/pyproject.toml" --rootdir "$testdir" --junitxml "$xml")
   [[ -n "$kexpr" ]] && args+=(-k "$kexpr")
-  say "$label: pytest ${files[*]} (timeout ${timeout_s} s, log build/conformance/$label.log)"
+  [[ $jobs -gt 1 ]] && args+=(-n "$jobs" --dist worksteal)
+  say "$label: pytest ${targets[*]} ($jobs processes, timeout ${timeout_s} s, log build/conformance/$label.log)"
   start=$EPOCHREALTIME
-  (cd "$testdir" && env "${run_env[@]}" timeout --kill-after=30 "$timeout_s" "$python" "${args[@]}" "${files[@]}") >"$log" 2>&1
+  (cd "$testdir" && env "${run_env[@]}" timeout --kill-after=30 "$timeout_s" "$python" "${args[@]}" "${targets[@]}") >"$log" 2>&1
   rc=$?
   end=$EPOCHREALTIME
   run_seconds="$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')"
@@ -235,6 +260,13 @@ run_pytest() {  # label
 # gives both figures). With the variable set, both runs take the same path.
 unset OCL_ICD_FILENAMES OCL_ICD_VENDORS FERRY_SERVERS PYOPENCL_CTX PYOPENCL_TEST POCL_CACHE_DIR
 mkdir -p "$work"/{native,ferry}/{pocl,xdg-cache}
+# ferryd run by root runs its session workers as nobody, who must be able to write
+# the Ferry run's kernel cache (else each session compiles into a cache of its own,
+# and the sessions of --jobs would not share it).
+if [[ $EUID -eq 0 ]] && id nobody >/dev/null 2>&1; then
+  chmod a+x "$work" "$work/ferry" && chown nobody "$work/ferry/pocl" ||
+    say "cannot give the Ferry run's kernel cache to nobody: each session compiles on its own"
+fi
 
 native_env=(OCL_ICD_VENDORS="$native_vendors" PYOPENCL_TEST=portable PYOPENCL_NO_CACHE=1
             POCL_CACHE_DIR="$work/native/pocl" XDG_CACHE_HOME="$work/native/xdg-cache")
@@ -272,7 +304,27 @@ start_daemon() {
              XDG_CACHE_HOME="$work/ferry/xdg-cache")
 }
 
-if [[ $concurrent -eq 0 ]]; then
+targets=("${files[@]}")
+subset_option=()
+if [[ $quick -eq 1 ]]; then
+  # --- b. through Ferry, then a. natively what did not pass.
+  start_daemon
+  run_env=("${ferry_env[@]}")
+  preflight ferry Ferry
+  run_pytest ferry
+  not_passed="$("$python" "$here/compare.py" not-passed "$work/ferry.xml" "$work/ferry.log" 2>&1)" \
+    || fail "ferry: $not_passed"
+  mapfile -t targets < <(printf '%s' "$not_passed" | sed '/^$/d')
+  subset_option=(--native-subset)
+  if [[ ${#targets[@]} -eq 0 ]]; then
+    say "native: nothing to run, every test passed through Ferry"
+    echo 0 >"$work/native.seconds"
+  else
+    run_env=("${native_env[@]}")
+    preflight native "$native_platform"
+    run_pytest native
+  fi
+elif [[ $concurrent -eq 0 ]]; then
   # --- a. Native, then b. through Ferry (the daemon starts after the native run,
   # so it takes nothing from it).
   run_env=("${native_env[@]}")
@@ -328,7 +380,7 @@ echo
 "$python" "$here/compare.py" compare \
   --native "$work/native.xml" --native-log "$work/native.log" --native-seconds "$native_seconds" \
   --ferry "$work/ferry.xml" --ferry-log "$work/ferry.log" --ferry-seconds "$ferry_seconds" \
-  --expected "$here/expected-differences.txt" --summary "$summary"
+  --expected "$here/expected-differences.txt" --summary "$summary" "${subset_option[@]}"
 rc=$?
 [[ $rc -eq 0 || $rc -eq 1 ]] || fail "comparing the runs failed (compare.py exit $rc)"
 
