@@ -312,9 +312,14 @@ int availability_scenario(bool fail_fast) {
   CHILD_CHECK(event_status(fill) > CL_COMPLETE, "the fill completed while the link was down");
   const bool returned_offline = read_returned;
 
+  const uint64_t tries_while_refused = r.proxy->connections_accepted();
   r.proxy->refuse(false);
   reader.join();
-  CHILD_CHECK(log.wait_for(2), "no callback after the link came back");
+  // On failure, the connections the proxy took say whether the client went on
+  // trying (and the daemon did not take it back) or stopped trying.
+  CHILD_CHECK(log.wait_for(2), "no callback after the link came back (the proxy took %llu connections while "
+              "refusing, %llu since)", static_cast<unsigned long long>(tries_while_refused),
+              static_cast<unsigned long long>(r.proxy->connections_accepted() - tries_while_refused));
   {
     std::lock_guard lock(log.mutex);
     CHILD_CHECK(log.calls[1].first == s.device && log.calls[1].second == CL_TRUE, "second call is not 'available'");
