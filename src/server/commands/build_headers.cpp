@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cstdint>
@@ -120,9 +121,8 @@ std::string tree_name(const protocol::build_files& files, std::string_view optio
     feed(header.path);
     feed(std::string_view(reinterpret_cast<const char*>(header.content.data()), header.content.size()));
   }
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string name = "ferry-build-";
-  for (int shift = 60; shift >= 0; shift -= 4) name += digits[(hash >> shift) & 0xf];
+  char name[32];
+  std::snprintf(name, sizeof name, "ferry-build-%016llx", static_cast<unsigned long long>(hash));
   return name;
 }
 
@@ -137,18 +137,15 @@ std::unique_ptr<build_tree> build_tree::make(const protocol::build_files& files,
   // mkdir and mkdtemp make the directory with mode 0700: no other user can
   // read the client's headers or put anything into the tree.
   std::string dir = base + "/" + tree_name(files, options);
-  if (::mkdir(dir.c_str(), 0700) != 0) {
-    if (errno != EEXIST) {
-      error = tree_error::io;
-      why = "cannot make a build directory under " + base + ": " + std::strerror(errno);
-      return nullptr;
-    }
+  bool made = ::mkdir(dir.c_str(), 0700) == 0;
+  if (!made && errno == EEXIST) {
     dir = base + "/ferry-build-XXXXXX";
-    if (::mkdtemp(dir.data()) == nullptr) {
-      error = tree_error::io;
-      why = "cannot make a build directory under " + base + ": " + std::strerror(errno);
-      return nullptr;
-    }
+    made = ::mkdtemp(dir.data()) != nullptr;
+  }
+  if (!made) {
+    error = tree_error::io;
+    why = "cannot make a build directory under " + base + ": " + std::strerror(errno);
+    return nullptr;
   }
   // From here on the destructor removes the directory, on failure too.
   std::unique_ptr<build_tree> tree(new build_tree(std::move(dir)));

@@ -152,11 +152,6 @@ def read_cases(xml_path, log_path=None):
     return cases
 
 
-def read_raw_ids(xml_path, log_path=None):
-    """[(raw id, outcome)] of one JUnit file, in its order."""
-    return [(test_id, outcome) for test_id, outcome, _ in read_cases(xml_path, log_path)]
-
-
 def read_run(xml_path, log_path=None):
     """{normalized id: (outcome, testcase element)} of one JUnit file."""
     results = {}
@@ -214,9 +209,8 @@ def function_id(test_id):
 
 
 def cmd_not_passed(args):
-    results = read_raw_ids(args.xml, args.log)
     seen = []
-    for test_id, outcome in results:
+    for test_id, outcome, _ in read_cases(args.xml, args.log):
         function = function_id(test_id)
         if outcome not in ("passed", "xpassed") and function not in seen:
             seen.append(function)
