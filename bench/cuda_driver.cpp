@@ -5,6 +5,9 @@
 //   - launch_sync: an empty kernel launched and its stream synchronized, the median µs
 //     (the round trip every GCC OpenACC kernel pays);
 //   - h2d / d2h: cuMemcpyHtoD and cuMemcpyDtoH of pageable memory, 4 KiB to 1 GiB, MB/s;
+//   - region: what a directive program's data region copies in a fresh context (two
+//     copies in of --region-bytes, one copy back), each timed, then the same again (warm):
+//     the first copies pay whatever a session's staging costs the first time;
 //   - tcp_stream: the loopback TCP stream of the largest size in the same run, MB/s (the
 //     ceiling of a copy through Ferry over TCP);
 //   - sgemm: an N x N single-precision product from a PTX file (bench/cuda/sgemm.cu,
@@ -106,6 +109,7 @@ void usage() {
       "  --label TEXT      the first word of each line (default: cuda)\n"
       "  --launches N      launch + synchronize rounds (default: 2000)\n"
       "  --max-size BYTES  largest copy (default: 1 GiB; sizes from 4 KiB, times 16)\n"
+      "  --region-bytes N  each copy of the region figure (default: 64 MiB; 0: none)\n"
       "  --repeats N       timed runs per copy size and product, median (default: 5)\n"
       "  --sgemm-ptx FILE  PTX with the kernel sgemm(const float* a, const float* b, float* c, int n)\n"
       "  --sgemm-n N       the product's side (default: 4096)\n"
@@ -117,7 +121,7 @@ void usage() {
 int main(int argc, char** argv) {
   std::string label = "cuda", sgemm_ptx;
   int launches = 2000, repeats = 5, sgemm_n = 4096;
-  size_t max_size = size_t{1} << 30;
+  size_t max_size = size_t{1} << 30, region_bytes = size_t{64} << 20;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> const char* {
@@ -136,6 +140,8 @@ int main(int argc, char** argv) {
       launches = std::atoi(value());
     } else if (a == "--max-size") {
       max_size = std::strtoull(value(), nullptr, 10);
+    } else if (a == "--region-bytes") {
+      region_bytes = std::strtoull(value(), nullptr, 10);
     } else if (a == "--repeats") {
       repeats = std::atoi(value());
     } else if (a == "--sgemm-ptx") {
@@ -176,6 +182,41 @@ int main(int argc, char** argv) {
     if (i >= 50) us.push_back(seconds_since(t) * 1e6);
   }
   std::printf("%s launch_sync_us=%.1f launches=%d\n", label.c_str(), median(us), launches);
+
+  // A data region's copies in a fresh context, then again.
+  if (region_bytes > 0) {
+    std::vector<unsigned char> a(region_bytes), b(region_bytes), a_back(region_bytes);
+    for (size_t i = 0; i < region_bytes; ++i) {
+      a[i] = static_cast<unsigned char>(i * 7 + 1);
+      b[i] = static_cast<unsigned char>(i * 13 + 5);
+    }
+    CUdeviceptr da = 0, db = 0;
+    if (!check(d.cuMemAlloc(&da, region_bytes), "cuMemAlloc") || !check(d.cuMemAlloc(&db, region_bytes), "cuMemAlloc"))
+      return 1;
+    for (const char* round : {"first", "again"}) {
+      std::fill(a_back.begin(), a_back.end(), 0);
+      const auto start = std::chrono::steady_clock::now();
+      auto t = start;
+      double ms[3];
+      if (!check(d.cuMemcpyHtoD(da, a.data(), region_bytes), "cuMemcpyHtoD")) return 1;
+      ms[0] = seconds_since(t) * 1e3;
+      t = std::chrono::steady_clock::now();
+      if (!check(d.cuMemcpyHtoD(db, b.data(), region_bytes), "cuMemcpyHtoD")) return 1;
+      ms[1] = seconds_since(t) * 1e3;
+      t = std::chrono::steady_clock::now();
+      if (!check(d.cuMemcpyDtoH(a_back.data(), da, region_bytes), "cuMemcpyDtoH")) return 1;
+      ms[2] = seconds_since(t) * 1e3;
+      const double total = seconds_since(start) * 1e3;
+      if (a_back != a) {
+        std::fprintf(stderr, "cuda_driver: the region's %zu bytes read back differ from those written\n", region_bytes);
+        return 1;
+      }
+      std::printf("%s region round=%s bytes=%zu h2d_ms=%.2f h2d_second_ms=%.2f d2h_ms=%.2f total_ms=%.2f\n",
+                  label.c_str(), round, region_bytes, ms[0], ms[1], ms[2], total);
+    }
+    d.cuMemFree(da);
+    d.cuMemFree(db);
+  }
 
   // Copies of pageable memory, both ways.
   std::vector<unsigned char> host(max_size), back(max_size);

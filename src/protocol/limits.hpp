@@ -26,6 +26,12 @@ inline constexpr uint32_t max_cuda_copy_piece = 4u << 20;
 /// Largest piece of a CUDA copy back on the bulk stream
 /// (cuda_copy_from_device_bulk): what the daemon stages at once for it.
 inline constexpr uint64_t max_cuda_bulk_piece = uint64_t{64} << 20;
+/// The pieces libferry's libcuda.so.1 cuts large copies into, to the device
+/// (cuda_copy_to_device_bulk) and back (cuda_copy_from_device_bulk): the
+/// daemon pins staging of these sizes for each context before its first copy.
+inline constexpr uint64_t cuda_copy_in_piece = uint64_t{64} << 20;
+inline constexpr uint64_t cuda_copy_back_piece = uint64_t{32} << 20;
+static_assert(cuda_copy_in_piece <= max_cuda_bulk_piece && cuda_copy_back_piece <= max_cuda_bulk_piece);
 /// Largest string or byte-array field.
 inline constexpr uint32_t max_bytes_field = 64u << 20;
 /// Largest number of events in one wait list.

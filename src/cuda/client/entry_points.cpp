@@ -212,7 +212,7 @@ CUresult synchronize(CUctx_st* c, p::object_id target, p::cuda_target kind, cons
 /// that the daemon's pinned staging stays small and its copies to the GPU
 /// overlap the next piece's bytes. Smaller ones ride in the control message.
 constexpr size_t bulk_copy_from = size_t{1} << 20;
-constexpr size_t bulk_piece = size_t{64} << 20;
+constexpr size_t bulk_piece = p::cuda_copy_in_piece;
 
 /// Host to device, in stream order; the bytes are copied (or sent) before
 /// this returns, so the host memory may change as soon as it does.
@@ -264,7 +264,7 @@ CUresult copy_to_device(CUctx_st* c, p::object_id stream, CUdeviceptr dst, const
 /// (a race in the program) or after an asynchronous copy, which therefore
 /// returns only once its last window of pieces is asked for (as CUDA's own
 /// asynchronous copies to pageable memory wait).
-constexpr size_t bulk_back_piece = size_t{32} << 20;
+constexpr size_t bulk_back_piece = p::cuda_copy_back_piece;
 constexpr size_t bulk_back_window = 4;
 
 /// One piece of a copy back on the bulk stream: whole once its answer and its

@@ -28,6 +28,15 @@ namespace {
 /// Most device memory one session may hold in pinned staging kept for
 /// reuse; what is beyond goes back to the driver.
 constexpr size_t max_spare_staging = size_t{256} << 20;
+/// Pieces of each direction whose staging a new context pins in the
+/// background (session_cuda::prewarm_staging): two, as a copy's piece is
+/// still being copied to the GPU when the next one arrives.
+/// FERRY_CUDA_PREWARM_PIECES in the daemon's environment sets another number
+/// (0: none; a measuring aid).
+const int prewarm_pieces = [] {
+  const char* text = std::getenv("FERRY_CUDA_PREWARM_PIECES");
+  return text != nullptr ? std::clamp(std::atoi(text), 0, 4) : 2;
+}();
 /// Longest log a JIT may write into the replies (the client's buffers are
 /// usually 4-16 KiB).
 constexpr int64_t max_jit_log = int64_t{1} << 20;
@@ -215,21 +224,74 @@ CUresult session_cuda::take_deferred(context_state& c) { return c.deferred.excha
 session_cuda::staging_block session_cuda::take_staging(context_state& c, size_t size, CUresult& rc) {
   const size_t wanted = size_class(size);
   {
-    std::lock_guard lock(watch_mutex_);
-    auto it = c.spare_staging.find(wanted);
-    if (it != c.spare_staging.end()) {
-      staging_block b = it->second;
-      c.spare_staging.erase(it);
-      c.spare_staging_bytes -= b.capacity;
-      rc = CUDA_SUCCESS;
-      return b;
+    std::unique_lock lock(watch_mutex_);
+    for (;;) {
+      auto it = c.spare_staging.find(wanted);
+      if (it != c.spare_staging.end()) {
+        staging_block b = it->second;
+        c.spare_staging.erase(it);
+        c.spare_staging_bytes -= b.capacity;
+        rc = CUDA_SUCCESS;
+        return b;
+      }
+      // A block being pinned comes sooner than a new one would.
+      if (!c.prewarming_in || wanted != size_class(p::cuda_copy_in_piece)) break;
+      prewarm_cv_.wait(lock);
     }
   }
   staging_block b;
+  const auto start = std::chrono::steady_clock::now();
   rc = drv_->cuMemAllocHost(&b.data, wanted);
+  FERRY_TRACE("timeline", "session %s: cuMemAllocHost of %zu bytes of staging took %lld us", label_.c_str(), wanted,
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                         std::chrono::steady_clock::now() - start)
+                                         .count()));
   if (rc != CUDA_SUCCESS) return {};
   b.capacity = wanted;
   return b;
+}
+
+void session_cuda::prewarm_staging(context_state& c) {
+  name_this_thread("cuda-prewarm");
+  const auto start = std::chrono::steady_clock::now();
+  const bool current = drv_->cuCtxSetCurrent(c.handle) == CUDA_SUCCESS;
+  for (int i = 0; current && i < prewarm_pieces; ++i) {
+    staging_block b;
+    if (drv_->cuMemAllocHost(&b.data, size_class(p::cuda_copy_in_piece)) != CUDA_SUCCESS) break;
+    b.capacity = size_class(p::cuda_copy_in_piece);
+    return_staging(c, b);
+    prewarm_cv_.notify_all();
+  }
+  {
+    std::lock_guard lock(watch_mutex_);
+    c.prewarming_in = false;
+  }
+  prewarm_cv_.notify_all();
+  // Taken together and given back together: two blocks, both spare.
+  std::vector<std::shared_ptr<uint8_t>> back;
+  for (int i = 0; current && i < prewarm_pieces; ++i) {
+    CUresult rc;
+    auto block = c.sendable->take(p::cuda_copy_back_piece, rc);
+    if (!block) break;
+    back.push_back(std::move(block));
+  }
+  back.clear();
+  {
+    std::lock_guard lock(watch_mutex_);
+    c.prewarming_back = false;
+  }
+  prewarm_cv_.notify_all();
+  drv_->cuCtxSetCurrent(nullptr);
+  FERRY_DEBUG("cuda", "session %s: context %llu's staging pinned in %lld ms", label_.c_str(),
+              static_cast<unsigned long long>(c.id),
+              static_cast<long long>(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
+                      .count()));
+}
+
+void session_cuda::wait_for_prewarmed_back(context_state& c) {
+  std::unique_lock lock(watch_mutex_);
+  prewarm_cv_.wait(lock, [&] { return !c.prewarming_back; });
 }
 
 void session_cuda::return_staging(context_state& c, staging_block block) {
@@ -359,6 +421,11 @@ bool session_cuda::on(const p::cuda_create_context& m) {
     return true;
   }
   current_ = c->handle;  // cuCtxCreate makes it current
+  c->sendable = std::make_shared<registered_staging>(*drv_, max_spare_staging);
+  if (prewarm_pieces > 0) {
+    c->prewarming_in = c->prewarming_back = true;
+    c->prewarm = std::thread([this, state = c.get()] { prewarm_staging(*state); });
+  }
   object o{object::kind::context};
   o.context = c.get();
   objects_.emplace(m.context, o);
@@ -400,6 +467,7 @@ void session_cuda::forget_released_streams() {
 }
 
 void session_cuda::destroy_context(context_state& c) {
+  if (c.prewarm.joinable()) c.prewarm.join();
   make_current(c);
   drv_->cuCtxSynchronize();
   // The watcher answers what waited on the context before it goes.
@@ -753,20 +821,18 @@ bool session_cuda::on(const p::cuda_launch& m) {
   return true;
 }
 
-void session_cuda::copy_staged(context_state& c, stream_state& s, uint64_t destination, staging_block staging,
-                               uint64_t size) {
-  CUresult rc = drv_->cuMemcpyHtoDAsync(destination, staging.data, size, s.handle);
-  if (rc == CUDA_SUCCESS) {
+void session_cuda::free_staging_after(context_state& c, stream_state& s, staging_block staging, bool in_use) {
+  if (in_use) {
     watch w;
     w.context = &c;
     w.action = watch_action::free_staging;
     w.staging = staging;
+    CUresult rc;
     if (start_watch(std::move(w), {&s}, rc)) return;
     // No event: the staging may be read still; wait for the stream instead.
     drv_->cuStreamSynchronize(s.handle);
   }
   return_staging(c, staging);
-  defer(c, rc, "cuMemcpyHtoDAsync");
 }
 
 bool session_cuda::on(const p::cuda_copy_to_device& m) {
@@ -789,59 +855,85 @@ bool session_cuda::on(const p::cuda_copy_to_device& m) {
     return true;
   }
   std::memcpy(staging.data, m.data.data(), m.data.size());
-  copy_staged(*c, *s, m.destination, staging, m.data.size());
+  rc = drv_->cuMemcpyHtoDAsync(m.destination, staging.data, m.data.size(), s->handle);
+  if (rc != CUDA_SUCCESS) defer(*c, rc, "cuMemcpyHtoDAsync");
+  free_staging_after(*c, *s, staging, rc == CUDA_SUCCESS);
   return true;
 }
 
 namespace {
 
+/// Pieces of a copy to the device that go to the GPU while the rest of its
+/// bytes are on their way (a bulk chunk's size: with lanes the bytes come a
+/// chunk at a time, in any order).
+constexpr uint64_t copy_segment = p::max_bulk_chunk;
+
 /// Where the bytes of a copy to the device land: straight in the copy's
-/// pinned staging once they come in order, and the control reader, which
-/// waits for them, learns when they are all in.
+/// pinned staging once they come in order. The control reader, which waits
+/// for them, learns how far they are written (progressed) and when they are
+/// all in (landed), so that it enqueues the copy segment by segment.
 class pinned_landing : public server::transfer_table::landing {
  public:
+  /// What has come so far.
+  struct progress {
+    uint8_t* staging = nullptr;  // where the bytes below `staged` are
+    uint64_t staged = 0;
+    uint64_t prefix = 0;  // bytes from 0 that are written
+    bool ended = false;   // every byte is in (`prefix` is the total), or failed
+    bool failed = false;
+  };
+
   explicit pinned_landing(uint8_t* pinned) : pinned_(pinned) {}
   uint8_t* direct(uint64_t offset, uint64_t) override { return pinned_ + offset; }
+  void progressed(uint8_t* staging, uint64_t staged, uint64_t prefix) override {
+    {
+      std::lock_guard lock(mutex_);
+      now_.staging = staging;
+      now_.staged = std::max(now_.staged, staged);
+      now_.prefix = std::max(now_.prefix, prefix);
+    }
+    cv_.notify_all();
+  }
   void landed(uint8_t* staging, uint64_t staged, uint64_t total) override {
     {
       std::lock_guard lock(mutex_);
-      staging_ = staging;
-      staged_ = staged;
-      total_ = total;
-      ended_ = true;
+      now_.staging = staging;
+      now_.staged = staged;
+      now_.prefix = total;
+      now_.ended = true;
     }
     cv_.notify_all();
   }
-  void failed(cl_int status) override {
+  void failed(cl_int) override {
     {
       std::lock_guard lock(mutex_);
-      failed_ = true;
-      ended_ = true;
+      now_.failed = true;
+      now_.ended = true;
     }
     cv_.notify_all();
   }
-  /// Waits until every byte is in (true, and where the first `staged` of
-  /// them are), or the transfer failed, or the session ends (`table`
-  /// aborted: nobody fails a landing then, so the wait looks every 50 ms).
-  bool wait(const server::transfer_table& table, uint8_t*& staging, uint64_t& staged, uint64_t& total) {
-    std::unique_lock lock(mutex_);
-    while (!ended_) {
+  /// Waits until `bytes` from 0 are written or the transfer ended, and says
+  /// how far it is; false when the session ends first (`table` aborted:
+  /// nobody fails a landing then, so the wait looks every 50 ms). The table
+  /// is asked without mutex_ held: it calls progressed() under its own lock.
+  bool wait(const server::transfer_table& table, uint64_t bytes, progress& out) {
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        if (cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return now_.ended || now_.prefix >= bytes; })) {
+          out = now_;
+          return true;
+        }
+      }
       if (table.aborted()) return false;
-      cv_.wait_for(lock, std::chrono::milliseconds(50));
     }
-    staging = staging_;
-    staged = staged_;
-    total = total_;
-    return !failed_;
   }
 
  private:
   uint8_t* const pinned_;
-  std::mutex mutex_;  // guards what follows
+  std::mutex mutex_;  // guards now_
   std::condition_variable cv_;
-  uint8_t* staging_ = nullptr;
-  uint64_t staged_ = 0, total_ = 0;
-  bool ended_ = false, failed_ = false;
+  progress now_;
 };
 
 }  // namespace
@@ -864,31 +956,58 @@ bool session_cuda::on(const p::cuda_copy_to_device_bulk& m) {
     transfers_.abandon(m.transfer);
     return true;
   }
+  auto* pinned = static_cast<uint8_t*>(staging.data);
+  // The copy goes to the GPU a segment at a time as the bytes come (from
+  // staging, the part that came before the landing was attached), so that
+  // the GPU's copy overlaps the network. The control reader waits for the
+  // bytes (and so enqueues every segment in stream order): a stream has
+  // nothing that could hold its later work back.
+  uint64_t enqueued = 0;
+  bool whole = false;
+  rc = CUDA_SUCCESS;
+  auto enqueue_up_to = [&](const pinned_landing::progress& now, uint64_t end) {
+    if (end <= enqueued || rc != CUDA_SUCCESS) return;
+    if (now.staged > enqueued) {
+      const uint64_t staged_end = std::min(end, now.staged);
+      std::memcpy(pinned + enqueued, now.staging + enqueued, staged_end - enqueued);
+    }
+    rc = drv_->cuMemcpyHtoDAsync(m.destination + enqueued, pinned + enqueued, end - enqueued, s->handle);
+    if (rc == CUDA_SUCCESS) enqueued = end;
+  };
   uint8_t* data = nullptr;
   uint64_t total = 0;
   cl_int status = CL_SUCCESS;
   std::string why;
-  bool whole = false;
   switch (transfers_.claim_at_most(m.transfer, m.size, data, total, status, why)) {
     case server::transfer_table::claim_result::complete:
       whole = total == m.size;
-      if (whole) std::memcpy(staging.data, data, total);
+      if (whole) {
+        const pinned_landing::progress all{data, total, total, true, false};
+        for (uint64_t end = std::min(total, copy_segment); rc == CUDA_SUCCESS && enqueued < total;
+             end = std::min(total, end + copy_segment))
+          enqueue_up_to(all, end);
+      }
       transfers_.write_finished(m.transfer);
       break;
     case server::transfer_table::claim_result::pending: {
-      // The control reader waits for the bytes, which the bulk reader takes
-      // straight into the staging: the copy must be enqueued in stream order,
-      // and a stream has nothing that could hold its later work back.
-      auto landing = std::make_shared<pinned_landing>(static_cast<uint8_t*>(staging.data));
-      uint64_t staged = 0;
+      auto landing = std::make_shared<pinned_landing>(pinned);
+      pinned_landing::progress now;
       if (!transfers_.attach_landing(m.transfer, landing, data, total)) {
-        staged = total;
-      } else if (!landing->wait(transfers_, data, staged, total)) {
+        now = {data, total, total, true, false};  // every byte came meanwhile
+      } else if (!landing->wait(transfers_, std::min(m.size, copy_segment), now)) {
         transfers_.write_finished(m.transfer);
         break;
       }
-      whole = total == m.size;
-      if (whole && staged > 0) std::memcpy(staging.data, data, staged);
+      // After a refused enqueue the bytes still land in the staging: it is
+      // given back only once the last of them did.
+      for (;;) {
+        if (now.failed || (now.ended && now.prefix != m.size)) break;
+        enqueue_up_to(now, now.ended ? now.prefix : now.prefix / copy_segment * copy_segment);
+        if (now.ended) break;
+        const uint64_t next = rc == CUDA_SUCCESS ? enqueued + copy_segment : m.size;
+        if (!landing->wait(transfers_, std::min(m.size, next), now)) break;
+      }
+      whole = now.ended && !now.failed && now.prefix == m.size;
       transfers_.write_finished(m.transfer);
       break;
     }
@@ -897,12 +1016,17 @@ bool session_cuda::on(const p::cuda_copy_to_device_bulk& m) {
     default:
       break;  // aborted, refused by the quota, no memory: the copy fails below
   }
-  if (!whole) {
-    return_staging(*c, staging);
+  FERRY_TRACE("timeline", "session %s: cuda copy to device, transfer %llu: %llu of %llu bytes enqueued",
+              label_.c_str(), static_cast<unsigned long long>(m.transfer), static_cast<unsigned long long>(enqueued),
+              static_cast<unsigned long long>(m.size));
+  if (rc != CUDA_SUCCESS) {
+    defer(*c, rc, "cuMemcpyHtoDAsync");
+  } else if (!whole) {
+    // Segments already enqueued have changed the destination; CUDA leaves
+    // memory undefined after a failed copy, and the error is reported.
     defer(*c, CUDA_ERROR_INVALID_VALUE, "a copy to the device whose bytes did not all come");
-    return true;
   }
-  copy_staged(*c, *s, m.destination, staging, m.size);
+  free_staging_after(*c, *s, staging, enqueued > 0);
   return true;
 }
 
@@ -953,7 +1077,7 @@ bool session_cuda::on(const p::cuda_copy_from_device_bulk& m) {
   }
   // The bytes leave from page-locked memory of the session's own (see
   // registered_staging): the bulk stream may hold them past the context.
-  if (!c->sendable) c->sendable = std::make_shared<registered_staging>(*drv_, max_spare_staging);
+  wait_for_prewarmed_back(*c);
   std::shared_ptr<uint8_t> block = c->sendable->take(m.size, rc);
   if (rc == CUDA_SUCCESS) rc = drv_->cuMemcpyDtoHAsync(block.get(), m.source, m.size, s->handle);
   if (rc == CUDA_SUCCESS) {

@@ -163,6 +163,15 @@ class session_cuda {
     /// The first refused enqueue not reported yet: set by the control
     /// reader, taken by whichever thread answers the next synchronization.
     std::atomic<CUresult> deferred{CUDA_SUCCESS};
+    /// Pins the staging of the context's first copies in the background
+    /// (prewarm_staging); joined before the context goes.
+    std::thread prewarm;
+    /// Whether it is still pinning staging for copies in, and for copies
+    /// back (guarded by watch_mutex_; prewarm_cv_ says when they change).
+    bool prewarming_in = false, prewarming_back = false;
+    ~context_state() {
+      if (prewarm.joinable()) prewarm.join();
+    }
   };
   /// What a watch does once its events have ended.
   enum class watch_action : uint8_t { answer_status, answer_data, free_staging, send_bulk };
@@ -215,7 +224,19 @@ class session_cuda {
   void defer(context_state& c, CUresult rc, const char* what);
   /// The deferred error of `c`, now reported (cleared).
   CUresult take_deferred(context_state& c);
+  /// Pinned staging of at least `size` bytes for a copy: a spare block of
+  /// its size class (one the context's pre-warming is still pinning is
+  /// waited for), else a new one.
   staging_block take_staging(context_state& c, size_t size, CUresult& rc);
+  /// The pre-warming thread of `c`: pins the staging that the client's
+  /// large copies take (two pieces in, two back; protocol::cuda_copy_in_piece
+  /// and cuda_copy_back_piece) and leaves it spare, so that a fresh
+  /// context's first copies find it ready, as NVIDIA's driver pins its own
+  /// staging when it makes a context: pinning costs about 0.35 ms a MiB
+  /// (docs/cuda.md), more than the copy itself.
+  void prewarm_staging(context_state& c);
+  /// Waits until the pre-warming of `c` has pinned its blocks for copies back.
+  void wait_for_prewarmed_back(context_state& c);
   void return_staging(context_state& c, staging_block block);
   void return_staging_locked(context_state& c, staging_block block);  // watch_mutex_ held
   CUevent take_event(context_state& c, CUresult& rc);
@@ -245,9 +266,9 @@ class session_cuda {
   bool ended(watch& w, CUresult& rc);
   void finish(watch& w, CUresult rc);
 
-  /// Enqueues the copy of `size` bytes now in pinned `staging` to
-  /// `destination` on `s`, and the watch that frees the staging after it.
-  void copy_staged(context_state& c, stream_state& s, uint64_t destination, staging_block staging, uint64_t size);
+  /// Gives `staging` back: at once, or (`in_use`: copies on `s` read it)
+  /// once `s` has passed the work enqueued so far.
+  void free_staging_after(context_state& c, stream_state& s, staging_block staging, bool in_use);
 
   server::control_outbox& outbox_;
   server::transfer_table& transfers_;
@@ -269,6 +290,7 @@ class session_cuda {
   // Shared with the watcher thread.
   std::mutex watch_mutex_;  // guards watches_, finishing_, stop_, and the contexts' spare events, streams and staging
   std::condition_variable watch_cv_;
+  std::condition_variable prewarm_cv_;  // a context's pre-warming pinned a block, or ended
   std::deque<watch> watches_;
   size_t finishing_ = 0;  // watches taken out and being answered without the lock
   bool stop_ = false;

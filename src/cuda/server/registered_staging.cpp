@@ -2,6 +2,10 @@
 
 #include <sys/mman.h>
 
+#include <chrono>
+
+#include "common/log.hpp"
+
 namespace ferry::cuda {
 
 namespace {
@@ -45,7 +49,12 @@ std::shared_ptr<uint8_t> registered_staging::take(size_t size, CUresult& rc) {
       rc = CUDA_ERROR_OUT_OF_MEMORY;
       return nullptr;
     }
+    const auto start = std::chrono::steady_clock::now();
     rc = drv_.cuMemHostRegister(data, capacity, 0);
+    FERRY_TRACE("timeline", "cuMemHostRegister of %zu bytes for copies back took %lld us", capacity,
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                           std::chrono::steady_clock::now() - start)
+                                           .count()));
     if (rc != CUDA_SUCCESS) {
       munmap(data, capacity);
       return nullptr;

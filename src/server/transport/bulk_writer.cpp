@@ -3,9 +3,11 @@
 #include <sys/uio.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
+#include "common/log.hpp"
 #include "common/socket.hpp"
 #include "protocol/bulk_head.hpp"
 #include "protocol/frame.hpp"
@@ -22,11 +24,22 @@ void bulk_outbox::discard(bulk_job& job) {
   job.data.reset();
 }
 
+namespace {
+
+/// Whether a bulk lane's writer may send `job`: a piece of a large read, or a
+/// CUDA copy back (each a whole transfer that the client places by offset
+/// and whose completion follows its last byte, on whichever connection).
+/// The seal of a read in pieces and whole small reads stay with the bulk
+/// stream's writer, in order.
+bool goes_on_any_lane(const bulk_job& job) { return (job.whole && !job.seal) || job.after_sent; }
+
+}  // namespace
+
 void bulk_outbox::push(bulk_job&& job) {
   // Never calls OpenCL (native callbacks push here); after close() jobs wait
   // for the destructor.
   std::lock_guard lock(mutex_);
-  const bool piece = job.whole && !job.seal;
+  const bool piece = goes_on_any_lane(job);
   jobs_.push_back(std::move(job));
   if (closed_) return;
   // The bulk stream's writer takes any job; a lane's writer only pieces.
@@ -74,9 +87,7 @@ bool bulk_outbox::pop_piece(bulk_job& job, const std::atomic<bool>& stop) {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (closed_ || stop.load(std::memory_order_acquire)) return false;
-    // Pieces may go out in any order and on any connection; the seal, whole
-    // reads and copies back stay with the bulk stream's writer, in order.
-    auto piece = std::find_if(jobs_.begin(), jobs_.end(), [](const bulk_job& j) { return j.whole && !j.seal; });
+    auto piece = std::find_if(jobs_.begin(), jobs_.end(), goes_on_any_lane);
     if (piece != jobs_.end()) {
       job = std::move(*piece);
       jobs_.erase(piece);
@@ -232,10 +243,16 @@ bulk_writer::sent bulk_writer::send_piece(bulk_job& job) {
 }
 
 bulk_writer::sent bulk_writer::send_foreign(bulk_job& job) {
+  const auto start = std::chrono::steady_clock::now();
   // Kept until the client has it all, as a read's staging is.
   const uint64_t last = kept_->keep(job.command, std::move(job.keeper), job.bytes, 0, job.size, job.size);
   const sent how = send_range(job.command, job.bytes, 0, job.size, job.size);
   kept_->written(last);
+  FERRY_TRACE("timeline", "transfer %llu: %llu bytes sent on %s in %lld us", static_cast<unsigned long long>(job.command),
+              static_cast<unsigned long long>(job.size), lane_stop_ ? "a bulk lane" : "the bulk stream",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                         std::chrono::steady_clock::now() - start)
+                                         .count()));
   auto after = std::move(job.after_sent);
   job.after_sent = nullptr;
   after();

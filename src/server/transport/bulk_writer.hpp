@@ -118,9 +118,9 @@ class bulk_outbox {
   /// a writer that waits for something else than a job (a read window slot).
   bool stopped(uint64_t generation);
 
-  /// Pops the next piece of a large read (bulk_job::whole, not the seal)
-  /// for a bulk lane's writer; false once closed or `stop` is set (then
-  /// wake_all()).
+  /// Pops the next piece of a large read (bulk_job::whole, not the seal) or
+  /// CUDA copy back (bulk_job::after_sent) for a bulk lane's writer; false
+  /// once closed or `stop` is set (then wake_all()).
   bool pop_piece(bulk_job& job, const std::atomic<bool>& stop);
   /// Wakes every writer waiting for a job (a lane's writer to stop).
   void wake_all();

@@ -71,6 +71,12 @@ uint64_t transfer_table::entry::written_prefix() const {
   return reserved == received ? begun.prefix() : std::min(begun.prefix(), lowest_in_flight);
 }
 
+void transfer_table::report_progress(entry& e) {
+  const uint64_t prefix = e.written_prefix();
+  // Before the first direct chunk every byte written is in staging.
+  if (prefix > 0 && e.staging) e.to->progressed(e.staging.get(), e.direct ? e.staged : prefix, prefix);
+}
+
 void transfer_table::settle_refusal(entry& e) {
   if (e.refused == CL_SUCCESS || e.refusal_settled) return;
   e.refusal_settled = true;
@@ -275,6 +281,7 @@ bool transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
     entry& e = it->second;
     e.received += size;
     take_pieces(e, false, open);
+    if (e.to && !e.complete() && !e.abandoned) report_progress(e);
     if (e.fail_after_chunk && !e.direct_chunk_in_flight()) {
       // The abort that came during this chunk.
       e.fail_after_chunk = false;
@@ -421,6 +428,7 @@ bool transfer_table::attach_landing(uint64_t transfer, std::shared_ptr<landing> 
       return false;
     } else {
       e.to = std::move(to);
+      report_progress(e);
       return true;
     }
   }

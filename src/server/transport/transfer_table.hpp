@@ -146,6 +146,16 @@ class transfer_table {
     /// Every byte is in: `total` in all, the first `staged` of them in
     /// `staging`, the rest where direct() said. On the thread of the last byte.
     virtual void landed(uint8_t* staging, uint64_t staged, uint64_t total) = 0;
+    /// The bytes [0, prefix) are written, those below `staged` in
+    /// `staging` and the rest where direct() said; for a landing that uses
+    /// the bytes piece by piece while the rest is on its way (a CUDA copy to
+    /// the device). Called as chunks end (and when it is attached), the
+    /// prefix never smaller than before, never after landed() or failed()
+    /// (nor for the chunk that completes the transfer). Reader thread,
+    /// table lock held: must not call back into the table.
+    virtual void progressed(uint8_t* staging, uint64_t staged, uint64_t prefix) {
+      (void)staging, (void)staged, (void)prefix;
+    }
     /// The transfer failed with `status` (negative); no chunk is being
     /// received into the direct destination any more.
     virtual void failed(cl_int status) = 0;
@@ -259,6 +269,8 @@ class transfer_table {
   bool allocate(entry& e);
   bool begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
                           std::string& why, std::vector<cl_event>& to_fail, std::shared_ptr<landing>& dropped);
+  /// Tells `e.to` how many bytes from 0 are written (landing::progressed).
+  static void report_progress(entry& e);
   /// A refused entry is no longer waiting for its command (claimed, or its
   /// command failed): it stops counting against max_refused.
   void settle_refusal(entry& e);

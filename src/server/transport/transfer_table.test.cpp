@@ -210,6 +210,17 @@ struct recording_landing : transfer_table::landing {
     ++landings;
   }
   void failed(cl_int status) override { failures.push_back(status); }
+  /// Each progressed(): staged, prefix, and the bytes [0, prefix) read where it said.
+  struct report {
+    uint64_t staged, prefix;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<report> reports;
+  void progressed(uint8_t* staging, uint64_t staged_count, uint64_t prefix) override {
+    report r{staged_count, prefix, {}};
+    for (uint64_t i = 0; i < prefix; ++i) r.bytes.push_back(i < staged_count ? staging[i] : memory[i]);
+    reports.push_back(std::move(r));
+  }
 };
 
 /// A pending claim of at most `limit` bytes of `transfer`, with a recording
@@ -281,6 +292,51 @@ TEST_F(transfer_table_test, chunks_land_directly_once_the_landing_takes_them_and
   EXPECT_EQ(std::vector<uint8_t>(direct->memory.begin(), direct->memory.begin() + 8),
             (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8}));
   table.write_finished(21);
+  EXPECT_EQ(table.size(), 0u);
+}
+
+TEST_F(transfer_table_test, a_landing_learns_how_far_the_bytes_are_written_as_chunks_end) {
+  transfer_table table(recording_api());
+  std::string why;
+  // Two chunks come before the claim: they are reported when the landing is attached.
+  send(table, 30, 0, {1, 2}, 10);
+  send(table, 30, 4, {5, 6}, 10);  // past a gap: not part of the prefix yet
+  auto to = claim_with_landing(table, 30, 64);
+  ASSERT_EQ(to->reports.size(), 1u);
+  EXPECT_EQ(to->reports[0].prefix, 2u);
+  EXPECT_EQ(to->reports[0].staged, 2u) << "before the first direct chunk every byte is in staging";
+  EXPECT_EQ(to->reports[0].bytes, (std::vector<uint8_t>{1, 2}));
+  send(table, 30, 2, {3, 4}, 10);  // fills the gap (staging: the chunks so far were no prefix)
+  ASSERT_EQ(to->reports.size(), 2u);
+  EXPECT_EQ(to->reports[1].prefix, 6u);
+  EXPECT_EQ(to->reports[1].bytes, (std::vector<uint8_t>{1, 2, 3, 4, 5, 6}));
+  to->open = true;
+  // A chunk still being read is not counted: the prefix stays until it ends.
+  uint8_t* destination = nullptr;
+  ASSERT_TRUE(table.begin_chunk(30, 6, 2, 10, destination, why)) << why;
+  send(table, 30, 8, {9, 10}, 10);  // direct, past the chunk in flight
+  EXPECT_EQ(to->reports.back().prefix, 6u);
+  destination[0] = 7;
+  destination[1] = 8;
+  table.end_chunk(30, 2);
+  EXPECT_EQ(to->reports.size(), 3u) << "the last chunk lands (landed), it is no progress report";
+  EXPECT_EQ(to->landings, 1);
+  EXPECT_EQ(to->staged, 6u);
+  table.write_finished(30);
+
+  // Direct from the first chunk: staged stays 0, the bytes are read from the landing's memory.
+  auto direct = claim_with_landing(table, 31, 64, true);
+  EXPECT_TRUE(direct->reports.empty()) << "nothing is written yet";
+  send(table, 31, 0, {1, 2}, 6);
+  send(table, 31, 4, {5, 6}, 6);
+  ASSERT_EQ(direct->reports.size(), 2u);
+  EXPECT_EQ(direct->reports[1].staged, 0u);
+  EXPECT_EQ(direct->reports[1].prefix, 2u) << "the chunk at 4 lies past a gap";
+  EXPECT_EQ(direct->reports[1].bytes, (std::vector<uint8_t>{1, 2}));
+  send(table, 31, 2, {3, 4}, 6);
+  EXPECT_EQ(direct->reports.size(), 2u);
+  EXPECT_EQ(direct->landings, 1);
+  table.write_finished(31);
   EXPECT_EQ(table.size(), 0u);
 }
 
