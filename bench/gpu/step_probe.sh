@@ -2,19 +2,18 @@
 # Where a long kernel's step loses time through Ferry (issue 22, docs/performance.md "A long
 # kernel's step"), on a machine with an NVIDIA GPU: ferry_bench_kernel_step (a kernel of
 # 0.7, 2 and 5 ms, then clFinish, 200 steps, median of 3) natively and through one ferryd
-# on GPU 0, as built, then with the waits polling longer, each alone and both:
-#   - client: FERRY_SPIN_US=1000000 (a waiting thread polls for up to a second before it
-#     sleeps, as NVIDIA's clFinish does; the default polls 2 ms on such hosts);
-#   - daemon: FERRY_POLL_MAX_PAUSE_US=0 (the completion poller never pauses while a
-#     command is watched).
-# Alternated twice. Builds into build/gpu; output in $OUT (default build/gpu/step-probe).
+# on GPU 0, with the client's waits as built (on a host with 8 or more hardware threads a
+# GPU's waits poll for up to a second, as NVIDIA's clFinish does) and polling 2 ms
+# (FERRY_SPIN_US=2000, the default before), and with the daemon's completion poller as
+# built and never pausing (FERRY_POLL_MAX_PAUSE_US=0). Alternated twice. Builds into
+# build/gpu; output in $OUT (default build/gpu/step-probe).
 #
 #   bench/gpu/step_probe.sh [--sizes "700 2000 5000"] [--help]
 set -u
 sizes="700 2000 5000"
 while [ $# -gt 0 ]; do
   case "$1" in
-    -h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
     --sizes) [ $# -ge 2 ] || { echo "step_probe.sh: --sizes needs a list of µs" >&2; exit 2; }; sizes=$2; shift ;;
     *) echo "step_probe.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -60,8 +59,8 @@ step() {  # LABEL ONLY SIZE [ENV...]
       start "$daemon$round" "${envs[@]}"
       for size in $sizes; do
         [ $daemon = plain ] && step native native "$size"
-        step "daemon=$daemon client=plain" ferry "$size" FERRY_SERVERS=$addr
-        step "daemon=$daemon client=spin1s" ferry "$size" FERRY_SERVERS=$addr FERRY_SPIN_US=1000000
+        step "daemon=$daemon client=built" ferry "$size" FERRY_SERVERS=$addr
+        step "daemon=$daemon client=spin2ms" ferry "$size" FERRY_SERVERS=$addr FERRY_SPIN_US=2000
       done
       stop
     done

@@ -548,6 +548,39 @@ FERRY_IT_CHILD(cuda_copies_back_in_bulk) {
   return 0;
 }
 
+// A fresh context's first large copies, two in and one back, as a directive program's
+// data region makes them: their staging was pinned when the context was made.
+FERRY_IT_CHILD(cuda_first_copies) {
+  driver_api d;
+  CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
+  auto cuInit = d.get<CUresult (*)(unsigned)>("cuInit");
+  auto cuCtxCreate = d.get<CUresult (*)(handle*, unsigned, CUdevice)>("cuCtxCreate_v2");
+  auto cuCtxDestroy = d.get<CUresult (*)(handle)>("cuCtxDestroy_v2");
+  auto cuMemAlloc = d.get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc_v2");
+  auto cuMemcpyHtoD = d.get<CUresult (*)(CUdeviceptr, const void*, size_t)>("cuMemcpyHtoD_v2");
+  auto cuMemcpyDtoH = d.get<CUresult (*)(void*, CUdeviceptr, size_t)>("cuMemcpyDtoH_v2");
+  CUresult rc;
+  handle ctx = nullptr;
+  CALL(cuInit(0), SUCCESS);
+  CALL(cuCtxCreate(&ctx, 0, 0), SUCCESS);
+  const size_t size = size_t{64} << 20;
+  std::vector<uint8_t> a(size), b(size), back(size, 0);
+  for (size_t i = 0; i < size; ++i) {
+    a[i] = static_cast<uint8_t>((i * 2654435761u) >> 11);
+    b[i] = static_cast<uint8_t>(i * 7 + 3);
+  }
+  CUdeviceptr da = 0, db = 0;
+  CALL(cuMemAlloc(&da, size), SUCCESS);
+  CALL(cuMemAlloc(&db, size), SUCCESS);
+  CALL(cuMemcpyHtoD(da, a.data(), size), SUCCESS);
+  CALL(cuMemcpyHtoD(db, b.data(), size), SUCCESS);
+  CALL(cuMemcpyDtoH(back.data(), da, size), SUCCESS);
+  CHILD_CHECK(back == a, "the bytes read back differ from those written");
+  CALL(cuCtxDestroy(ctx), SUCCESS);
+  std::printf("PASS\n");
+  return 0;
+}
+
 // A daemon with --session-objects 4: contexts, modules, functions, streams and events
 // count, and one past the limit fails with CUDA_ERROR_OUT_OF_MEMORY (at the call, or at
 // the next synchronization for what is posted) until one is released.
@@ -823,6 +856,28 @@ TEST(cuda, the_sessions_memory_limit_holds_for_cuda_allocations) {
   ferry::test::daemon server({"--session-memory", "67108864"}, {}, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
   ASSERT_TRUE(server.started());
   expect_child_passes("cuda_memory_quota", std::chrono::seconds(60), {{"FERRY_SERVERS", server.address()}});
+}
+
+TEST(cuda, a_new_contexts_first_copies_find_their_staging_pinned) {
+  // Pinning is slow (an H100 host: 23 ms for 64 MiB): the daemon pins what a
+  // context's first copies need when it makes the context, in the background.
+  const std::string log =
+      ::testing::TempDir() + "ferry_cuda_first_copies." + std::to_string(::getpid()) + ".log";
+  {
+    ferry::test::daemon server({"--log-level", "trace"}, log, {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
+    ASSERT_TRUE(server.started());
+    expect_child_passes("cuda_first_copies", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
+  }
+  const std::string text = read_file(log);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_NE(text.find("staging pinned in"), std::string::npos) << "the context's staging was not pinned ahead";
+  EXPECT_EQ(count("cuMemAllocHost of 67108864 bytes of staging"), 0u) << "a copy in pinned its own staging";
+  EXPECT_EQ(count("cuMemHostRegister of 33554432 bytes"), 2u) << "copies back pinned more than the pre-warmed pair";
+  std::remove(log.c_str());
 }
 
 TEST(cuda, the_sessions_object_limit_holds_for_cuda_objects) {

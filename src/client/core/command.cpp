@@ -150,7 +150,7 @@ cl_int command::uses(memory* m, access how) {
 cl_int command::complete() {
   cl_int code = CL_SUCCESS;
   if (blocking_) {
-    connection::waiting scope(*link_);
+    connection::waiting scope(*link_, queue_->device->wait_spin());
     link_->flush();
     cl_event e = event_;
     cl_int waited = wait_for(&e, 1);

@@ -117,7 +117,11 @@ cl_int wait_for_events(const cl_event* events, cl_uint count) {
   if (servers.empty()) return wait_for(events, count);
   cl_int code;
   {
-    connection::waiting scope(events[0]->home ? *events[0]->home->link : *servers.front()->link);
+    // As long as the longest of the devices waited for asks.
+    std::chrono::microseconds spin = spin_duration();
+    for (cl_uint i = 0; i < count; ++i)
+      if (events[i]->queue != nullptr) spin = std::max(spin, events[i]->queue->device->wait_spin());
+    connection::waiting scope(events[0]->home ? *events[0]->home->link : *servers.front()->link, spin);
     code = wait_for(events, count);
   }
   settle_coherent_buffers(events[0]->context);

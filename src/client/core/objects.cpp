@@ -5,6 +5,7 @@
 
 #include "client/core/memory/host_ptr_coherence.hpp"
 #include "client/core/memory/placement.hpp"
+#include "client/net/control_channel.hpp"
 #include "client/core/servers/server.hpp"
 #include "common/log.hpp"
 
@@ -202,6 +203,11 @@ void _cl_command_queue::completed_up_to(uint64_t sequence) {
 }
 
 bool _cl_device_id::available() const { return ferry::client::_cl_device_id_available(this); }
+
+std::chrono::microseconds _cl_device_id::wait_spin() const {
+  return (type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR)) ? ferry::client::gpu_wait_spin()
+                                                                   : ferry::client::spin_duration();
+}
 bool _cl_device_id::accepts_work() const { return ferry::client::_cl_device_id_accepts_work(this); }
 
 bool _cl_context::has_device(cl_device_id d) const {

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -123,6 +124,10 @@ struct _cl_device_id : ferry::client::object_base {
   cl_device_svm_capabilities svm_capabilities = 0;
   /// CL_DEVICE_AVAILABLE: its server is connected now.
   bool available() const;
+  /// How long a thread waiting for this device's commands polls before it
+  /// sleeps: a GPU's or accelerator's waits poll as NVIDIA's own do
+  /// (ferry::client::gpu_wait_spin), others for spin_duration().
+  std::chrono::microseconds wait_spin() const;
   /// Whether its server takes new work: also during an outage while the
   /// session may still resume (connection::accepting).
   bool accepts_work() const;

@@ -59,7 +59,7 @@ cl_int finish_queue(queue* q) {
     reads.swap(q->pending_reads);
   }
   if (!reads.empty()) {
-    connection::waiting scope(*q->device->host->link);
+    connection::waiting scope(*q->device->host->link, q->device->wait_spin());
     wait_for(reads.data(), static_cast<cl_uint>(reads.size()));
     for (cl_event e : reads) release_internal(e);
   }

@@ -22,6 +22,14 @@ std::chrono::microseconds spin_duration() {
   return value;
 }
 
+std::chrono::microseconds gpu_wait_spin() {
+  static const std::chrono::microseconds value = [] {
+    if (std::getenv("FERRY_SPIN_US") != nullptr || !host_has_spare_cores()) return spin_duration();
+    return std::max(spin_duration(), std::chrono::microseconds(1000000));
+  }();
+  return value;
+}
+
 namespace {
 /// The spin of this thread's innermost waiting scope that set one (-1: none).
 thread_local int64_t thread_spin_us = -1;

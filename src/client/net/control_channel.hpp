@@ -49,6 +49,13 @@ namespace ferry::client {
 /// kernel step); NVIDIA's own clFinish polls for the whole wait. With few
 /// cores the polling would take the CPU from the daemon and the program.
 std::chrono::microseconds spin_duration();
+/// How long a thread waiting for a GPU's work polls: for up to a second on
+/// hosts with at least 8 hardware threads, as NVIDIA's clFinish and CUDA's
+/// default synchronization spin for the whole wait (a 5 ms kernel's step
+/// took 250 µs longer than natively with 2 ms of polling, 105-130 µs with
+/// a second: docs/performance.md, "A long kernel's step"); spin_duration()
+/// elsewhere, and wherever FERRY_SPIN_US is set.
+std::chrono::microseconds gpu_wait_spin();
 /// How long this thread polls: what the innermost control_channel::waiting
 /// scope with a spin of its own asked for, else spin_duration().
 std::chrono::microseconds this_thread_spin();

@@ -135,8 +135,8 @@ std::chrono::microseconds gpu_wait_spin(const CUctx_st* c) {
   static const bool set_by_hand = std::getenv("FERRY_SPIN_US") != nullptr;  // a measuring aid's
   if (set_by_hand) return ferry::client::spin_duration();
   const unsigned flags = (c->primary ? c->device->primary_flags : c->flags) & CU_CTX_SCHED_MASK;
-  const bool spin = flags == CU_CTX_SCHED_SPIN || (flags == CU_CTX_SCHED_AUTO && ferry::host_has_spare_cores());
-  return std::max(ferry::client::spin_duration(), spin ? std::chrono::microseconds(1000000) : std::chrono::microseconds(0));
+  if (flags == CU_CTX_SCHED_SPIN) return std::max(ferry::client::spin_duration(), std::chrono::microseconds(1000000));
+  return flags == CU_CTX_SCHED_AUTO ? ferry::client::gpu_wait_spin() : ferry::client::spin_duration();
 }
 
 /// Sends `request` on `c`'s server and waits for the reply, polling for

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/elapsed.hpp"
 #include "common/log.hpp"
 #include "common/spare_cores.hpp"
 #include "common/thread_name.hpp"
@@ -243,9 +244,7 @@ session_cuda::staging_block session_cuda::take_staging(context_state& c, size_t 
   const auto start = std::chrono::steady_clock::now();
   rc = drv_->cuMemAllocHost(&b.data, wanted);
   FERRY_TRACE("timeline", "session %s: cuMemAllocHost of %zu bytes of staging took %lld us", label_.c_str(), wanted,
-              static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                         std::chrono::steady_clock::now() - start)
-                                         .count()));
+              microseconds_since(start));
   if (rc != CUDA_SUCCESS) return {};
   b.capacity = wanted;
   return b;
@@ -282,11 +281,8 @@ void session_cuda::prewarm_staging(context_state& c) {
   }
   prewarm_cv_.notify_all();
   drv_->cuCtxSetCurrent(nullptr);
-  FERRY_DEBUG("cuda", "session %s: context %llu's staging pinned in %lld ms", label_.c_str(),
-              static_cast<unsigned long long>(c.id),
-              static_cast<long long>(
-                  std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)
-                      .count()));
+  FERRY_DEBUG("cuda", "session %s: context %llu's staging pinned in %lld us", label_.c_str(),
+              static_cast<unsigned long long>(c.id), microseconds_since(start));
 }
 
 void session_cuda::wait_for_prewarmed_back(context_state& c) {

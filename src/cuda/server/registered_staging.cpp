@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "common/elapsed.hpp"
 #include "common/log.hpp"
 
 namespace ferry::cuda {
@@ -52,9 +53,7 @@ std::shared_ptr<uint8_t> registered_staging::take(size_t size, CUresult& rc) {
     const auto start = std::chrono::steady_clock::now();
     rc = drv_.cuMemHostRegister(data, capacity, 0);
     FERRY_TRACE("timeline", "cuMemHostRegister of %zu bytes for copies back took %lld us", capacity,
-                static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                           std::chrono::steady_clock::now() - start)
-                                           .count()));
+                microseconds_since(start));
     if (rc != CUDA_SUCCESS) {
       munmap(data, capacity);
       return nullptr;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/elapsed.hpp"
 #include "common/log.hpp"
 #include "common/socket.hpp"
 #include "protocol/bulk_head.hpp"
@@ -250,9 +251,7 @@ bulk_writer::sent bulk_writer::send_foreign(bulk_job& job) {
   kept_->written(last);
   FERRY_TRACE("timeline", "transfer %llu: %llu bytes sent on %s in %lld us", static_cast<unsigned long long>(job.command),
               static_cast<unsigned long long>(job.size), lane_stop_ ? "a bulk lane" : "the bulk stream",
-              static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                         std::chrono::steady_clock::now() - start)
-                                         .count()));
+              microseconds_since(start));
   auto after = std::move(job.after_sent);
   job.after_sent = nullptr;
   after();
