@@ -4,7 +4,7 @@
 #   - ferry_bench_cuda_driver's region figure (two 64 MiB copies in and one back in a fresh
 #     context, each timed, then again): natively, through Ferry over TCP (four bulk lanes,
 #     the default, and one: FERRY_BULK_LANES=1; and against a daemon that pins no staging
-#     ahead, FERRY_CUDA_PREWARM_PIECES=0) and over the Unix socket, ROUNDS times, alternated;
+#     ahead, FERRY_CUDA_PREWARM=0) and over the Unix socket, ROUNDS times, alternated;
 #   - the OpenACC and OpenMP Jacobi programs (tests/cuda/programs, built on Debian 12 by
 #     tests/cuda/programs/build.sh into build/cuda-programs) natively and through Ferry,
 #     ROUNDS times, alternated: time_ms (the loop) and region_ms (with the copies);
@@ -54,7 +54,7 @@ start() {  # NAME LEVEL [ENV...]: a ferryd on GPU 0 (TCP and a Unix socket); set
   eval "port_$name=$port"
 }
 start plain info
-start cold info FERRY_CUDA_PREWARM_PIECES=0
+start cold info FERRY_CUDA_PREWARM=0
 start traced trace
 ferry_lib=$root/$b/lib/ferry-cuda
 region() {  # LABEL ENV...: the region figure alone

@@ -30,7 +30,7 @@ inline constexpr uint64_t max_cuda_bulk_piece = uint64_t{64} << 20;
 /// (cuda_copy_to_device_bulk) and back (cuda_copy_from_device_bulk): the
 /// daemon pins staging of these sizes for each context before its first copy.
 inline constexpr uint64_t cuda_copy_in_piece = uint64_t{64} << 20;
-inline constexpr uint64_t cuda_copy_back_piece = uint64_t{32} << 20;
+inline constexpr uint64_t cuda_copy_back_piece = uint64_t{16} << 20;
 static_assert(cuda_copy_in_piece <= max_cuda_bulk_piece && cuda_copy_back_piece <= max_cuda_bulk_piece);
 /// Largest string or byte-array field.
 inline constexpr uint32_t max_bytes_field = 64u << 20;

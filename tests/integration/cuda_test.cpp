@@ -490,7 +490,7 @@ FERRY_IT_CHILD(cuda_copies_back_in_bulk) {
   handle ctx = nullptr, stream = nullptr, module = nullptr, add_one = nullptr, fault = nullptr;
   CALL(cuInit(0), SUCCESS);
   CALL(cuCtxCreate(&ctx, 0, 0), SUCCESS);
-  // Five pieces of 32 MiB and a part: more than the four asked for at once.
+  // Ten pieces of 16 MiB and a part: more than the eight asked for at once.
   const size_t big = (size_t{160} << 20) + 12345;
   std::vector<uint8_t> src(big), back(big, 0);
   for (size_t i = 0; i < big; ++i) src[i] = static_cast<uint8_t>((i * 2654435761u) >> 13);
@@ -876,7 +876,7 @@ TEST(cuda, a_new_contexts_first_copies_find_their_staging_pinned) {
   };
   EXPECT_NE(text.find("staging pinned in"), std::string::npos) << "the context's staging was not pinned ahead";
   EXPECT_EQ(count("cuMemAllocHost of 67108864 bytes of staging"), 0u) << "a copy in pinned its own staging";
-  EXPECT_EQ(count("cuMemHostRegister of 33554432 bytes"), 2u) << "copies back pinned more than the pre-warmed pair";
+  EXPECT_EQ(count("cuMemHostRegister of 16777216 bytes"), 4u) << "the copy back pinned more than the pre-warmed pieces";
   std::remove(log.c_str());
 }
 

@@ -265,7 +265,7 @@ CUresult copy_to_device(CUctx_st* c, p::object_id stream, CUdeviceptr dst, const
 /// returns only once its last window of pieces is asked for (as CUDA's own
 /// asynchronous copies to pageable memory wait).
 constexpr size_t bulk_back_piece = p::cuda_copy_back_piece;
-constexpr size_t bulk_back_window = 4;
+constexpr size_t bulk_back_window = 8;
 
 /// One piece of a copy back on the bulk stream: whole once its answer and its
 /// bytes came (or the answer said that none come).

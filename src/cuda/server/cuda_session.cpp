@@ -29,15 +29,17 @@ namespace {
 /// Most device memory one session may hold in pinned staging kept for
 /// reuse; what is beyond goes back to the driver.
 constexpr size_t max_spare_staging = size_t{256} << 20;
-/// Pieces of each direction whose staging a new context pins in the
-/// background (session_cuda::prewarm_staging): two, as a copy's piece is
-/// still being copied to the GPU when the next one arrives.
-/// FERRY_CUDA_PREWARM_PIECES in the daemon's environment sets another number
-/// (0: none; a measuring aid).
-const int prewarm_pieces = [] {
-  const char* text = std::getenv("FERRY_CUDA_PREWARM_PIECES");
-  return text != nullptr ? std::clamp(std::atoi(text), 0, 4) : 2;
+/// The pieces whose staging a new context pins in the background
+/// (session_cuda::prewarm_staging): two copies in, as a piece is still being
+/// copied to the GPU when the next one arrives; and a 64 MiB copy back, whose
+/// pieces the client asks for at once (one per bulk lane).
+/// FERRY_CUDA_PREWARM=0 in the daemon's environment pins none (a measuring aid).
+const bool prewarm = [] {
+  const char* text = std::getenv("FERRY_CUDA_PREWARM");
+  return text == nullptr || std::strcmp(text, "0") != 0;
 }();
+constexpr int prewarm_in_pieces = 2;
+constexpr int prewarm_back_pieces = 4;
 /// Longest log a JIT may write into the replies (the client's buffers are
 /// usually 4-16 KiB).
 constexpr int64_t max_jit_log = int64_t{1} << 20;
@@ -254,7 +256,7 @@ void session_cuda::prewarm_staging(context_state& c) {
   name_this_thread("cuda-prewarm");
   const auto start = std::chrono::steady_clock::now();
   const bool current = drv_->cuCtxSetCurrent(c.handle) == CUDA_SUCCESS;
-  for (int i = 0; current && i < prewarm_pieces; ++i) {
+  for (int i = 0; current && i < prewarm_in_pieces; ++i) {
     staging_block b;
     if (drv_->cuMemAllocHost(&b.data, size_class(p::cuda_copy_in_piece)) != CUDA_SUCCESS) break;
     b.capacity = size_class(p::cuda_copy_in_piece);
@@ -266,9 +268,9 @@ void session_cuda::prewarm_staging(context_state& c) {
     c.prewarming_in = false;
   }
   prewarm_cv_.notify_all();
-  // Taken together and given back together: two blocks, both spare.
+  // Taken together and given back together: as many blocks, all spare.
   std::vector<std::shared_ptr<uint8_t>> back;
-  for (int i = 0; current && i < prewarm_pieces; ++i) {
+  for (int i = 0; current && i < prewarm_back_pieces; ++i) {
     CUresult rc;
     auto block = c.sendable->take(p::cuda_copy_back_piece, rc);
     if (!block) break;
@@ -418,7 +420,7 @@ bool session_cuda::on(const p::cuda_create_context& m) {
   }
   current_ = c->handle;  // cuCtxCreate makes it current
   c->sendable = std::make_shared<registered_staging>(*drv_, max_spare_staging);
-  if (prewarm_pieces > 0) {
+  if (prewarm) {
     c->prewarming_in = c->prewarming_back = true;
     c->prewarm = std::thread([this, state = c.get()] { prewarm_staging(*state); });
   }

@@ -229,7 +229,7 @@ class session_cuda {
   /// waited for), else a new one.
   staging_block take_staging(context_state& c, size_t size, CUresult& rc);
   /// The pre-warming thread of `c`: pins the staging that the client's
-  /// large copies take (two pieces in, two back; protocol::cuda_copy_in_piece
+  /// large copies take (two pieces in, four back; protocol::cuda_copy_in_piece
   /// and cuda_copy_back_piece) and leaves it spare, so that a fresh
   /// context's first copies find it ready, as NVIDIA's driver pins its own
   /// staging when it makes a context: pinning costs about 0.35 ms a MiB
