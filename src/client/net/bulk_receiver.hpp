@@ -9,9 +9,10 @@
 // copies out of the slot and releases.
 //
 // A session with bulk lanes (protocol version 11) has one reader per lane
-// besides the bulk stream's: the server sends each piece of a large read on
-// whichever connection is free, so the chunks of one read land from several
-// threads, each in its own part of the destination.
+// besides the bulk stream's: the server sends each piece of a large read (and
+// each piece of a CUDA copy back) on whichever connection is free, so the
+// chunks of one read land from several threads, each in its own part of the
+// destination.
 //
 // Locks: transfers_mutex_ guards transfers_ (and orders the count of bulk
 // frames received with them). It never nests with another lock.

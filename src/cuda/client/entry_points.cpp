@@ -131,7 +131,7 @@ class countdown {
 /// long kernel wakes 50-60 µs late, and through Ferry two threads do: the
 /// waiting one and the connection's reader). CU_CTX_SCHED_YIELD and
 /// CU_CTX_SCHED_BLOCKING_SYNC get the default (FERRY_SPIN_US).
-std::chrono::microseconds gpu_wait_spin(const CUctx_st* c) {
+std::chrono::microseconds context_wait_spin(const CUctx_st* c) {
   static const bool set_by_hand = std::getenv("FERRY_SPIN_US") != nullptr;  // a measuring aid's
   if (set_by_hand) return ferry::client::spin_duration();
   const unsigned flags = (c->primary ? c->device->primary_flags : c->flags) & CU_CTX_SCHED_MASK;
@@ -193,7 +193,7 @@ CUresult synchronize(CUctx_st* c, p::object_id target, p::cuda_target kind, cons
   p::cuda_synchronize ask{0, c->id, target, kind};
   p::cuda_status reply;
   uint64_t frame = 0;
-  CUresult rc = call(c, ask, reply, what, &frame, gpu_wait_spin(c));
+  CUresult rc = call(c, ask, reply, what, &frame, context_wait_spin(c));
   c->wait_for_bulk_pieces();
   if (whole && rc == CUDA_SUCCESS) {
     // Pieces freed before this synchronization began are idle now.
@@ -287,7 +287,7 @@ class bulk_back {
 /// first failure of a piece it waited for.
 CUresult copy_back_in_bulk(CUctx_st* c, p::object_id stream, uint8_t* out, CUdeviceptr src, size_t size, bool wait) {
   ferry::client::connection* link = c->link();
-  ferry::client::connection::waiting scope(*link, gpu_wait_spin(c));
+  ferry::client::connection::waiting scope(*link, context_wait_spin(c));
   std::deque<std::shared_ptr<bulk_back>> asked;
   CUresult first = CUDA_SUCCESS;
   auto settle_oldest = [&] {
@@ -371,7 +371,7 @@ CUresult copy_from_device(CUctx_st* c, CUstream_st* s, p::object_id stream, void
     done += piece;
   }
   if (!wait) return CUDA_SUCCESS;
-  ferry::client::connection::waiting scope(*c->link(), gpu_wait_spin(c));
+  ferry::client::connection::waiting scope(*c->link(), context_wait_spin(c));
   c->link()->flush();
   return latch->wait();
 }

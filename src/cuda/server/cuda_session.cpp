@@ -256,7 +256,7 @@ void session_cuda::prewarm_staging(context_state& c) {
   name_this_thread("cuda-prewarm");
   const auto start = std::chrono::steady_clock::now();
   const bool current = drv_->cuCtxSetCurrent(c.handle) == CUDA_SUCCESS;
-  for (int i = 0; current && i < prewarm_in_pieces; ++i) {
+  for (int i = 0; current && i < prewarm_in_pieces && !c.prewarm_cancelled.load(); ++i) {
     staging_block b;
     if (drv_->cuMemAllocHost(&b.data, size_class(p::cuda_copy_in_piece)) != CUDA_SUCCESS) break;
     b.capacity = size_class(p::cuda_copy_in_piece);
@@ -270,7 +270,7 @@ void session_cuda::prewarm_staging(context_state& c) {
   prewarm_cv_.notify_all();
   // Taken together and given back together: as many blocks, all spare.
   std::vector<std::shared_ptr<uint8_t>> back;
-  for (int i = 0; current && i < prewarm_back_pieces; ++i) {
+  for (int i = 0; current && i < prewarm_back_pieces && !c.prewarm_cancelled.load(); ++i) {
     CUresult rc;
     auto block = c.sendable->take(p::cuda_copy_back_piece, rc);
     if (!block) break;
@@ -288,8 +288,10 @@ void session_cuda::prewarm_staging(context_state& c) {
 }
 
 void session_cuda::wait_for_prewarmed_back(context_state& c) {
+  // Only once it pins them: before, pinning its own costs less than waiting
+  // for the staging of copies in too.
   std::unique_lock lock(watch_mutex_);
-  prewarm_cv_.wait(lock, [&] { return !c.prewarming_back; });
+  prewarm_cv_.wait(lock, [&] { return c.prewarming_in || !c.prewarming_back; });
 }
 
 void session_cuda::return_staging(context_state& c, staging_block block) {
@@ -420,7 +422,9 @@ bool session_cuda::on(const p::cuda_create_context& m) {
   }
   current_ = c->handle;  // cuCtxCreate makes it current
   c->sendable = std::make_shared<registered_staging>(*drv_, max_spare_staging);
-  if (prewarm) {
+  // The session's first context on each device only: pinned memory is no
+  // session quota's, and a program that makes many contexts would pin for each.
+  if (prewarm && prewarmed_devices_.insert(m.ordinal).second) {
     c->prewarming_in = c->prewarming_back = true;
     c->prewarm = std::thread([this, state = c.get()] { prewarm_staging(*state); });
   }
@@ -465,6 +469,7 @@ void session_cuda::forget_released_streams() {
 }
 
 void session_cuda::destroy_context(context_state& c) {
+  c.prewarm_cancelled = true;  // a context destroyed at once need not wait for all of it
   if (c.prewarm.joinable()) c.prewarm.join();
   make_current(c);
   drv_->cuCtxSynchronize();
@@ -483,6 +488,8 @@ void session_cuda::destroy_context(context_state& c) {
   c.spare_wait_streams.clear();
   for (auto& [size, block] : c.spare_staging) drv_->cuMemFreeHost(block.data);
   c.spare_staging.clear();
+  for (const staging_block& block : c.parked_staging) drv_->cuMemFreeHost(block.data);
+  c.parked_staging.clear();
   // Blocks the bulk stream still holds stay readable (registered_staging).
   if (c.sendable) c.sendable->retire();
   if (c.primary) {
@@ -962,6 +969,10 @@ bool session_cuda::on(const p::cuda_copy_to_device_bulk& m) {
   // nothing that could hold its later work back.
   uint64_t enqueued = 0;
   bool whole = false;
+  // The session ended while the bytes were on their way: they may still
+  // land in the staging, which is kept until the context goes (its
+  // destruction comes after the bulk readers have stopped).
+  bool gave_up = false;
   rc = CUDA_SUCCESS;
   auto enqueue_up_to = [&](const pinned_landing::progress& now, uint64_t end) {
     if (end <= enqueued || rc != CUDA_SUCCESS) return;
@@ -993,6 +1004,7 @@ bool session_cuda::on(const p::cuda_copy_to_device_bulk& m) {
       if (!transfers_.attach_landing(m.transfer, landing, data, total)) {
         now = {data, total, total, true, false};  // every byte came meanwhile
       } else if (!landing->wait(transfers_, std::min(m.size, copy_segment), now)) {
+        gave_up = true;
         transfers_.write_finished(m.transfer);
         break;
       }
@@ -1003,7 +1015,10 @@ bool session_cuda::on(const p::cuda_copy_to_device_bulk& m) {
         enqueue_up_to(now, now.ended ? now.prefix : now.prefix / copy_segment * copy_segment);
         if (now.ended) break;
         const uint64_t next = rc == CUDA_SUCCESS ? enqueued + copy_segment : m.size;
-        if (!landing->wait(transfers_, std::min(m.size, next), now)) break;
+        if (!landing->wait(transfers_, std::min(m.size, next), now)) {
+          gave_up = true;
+          break;
+        }
       }
       whole = now.ended && !now.failed && now.prefix == m.size;
       transfers_.write_finished(m.transfer);
@@ -1024,7 +1039,8 @@ bool session_cuda::on(const p::cuda_copy_to_device_bulk& m) {
     // memory undefined after a failed copy, and the error is reported.
     defer(*c, CUDA_ERROR_INVALID_VALUE, "a copy to the device whose bytes did not all come");
   }
-  free_staging_after(*c, *s, staging, enqueued > 0);
+  if (gave_up) c->parked_staging.push_back(staging);
+  else free_staging_after(*c, *s, staging, enqueued > 0);
   return true;
 }
 

@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <chrono>
 #include <thread>
@@ -158,7 +159,10 @@ class session_cuda {
     std::vector<CUevent> spare_events;         // for watches, DISABLE_TIMING
     std::multimap<size_t, staging_block> spare_staging;
     size_t spare_staging_bytes = 0;
-    /// Page-locked blocks of copies back on the bulk stream (made on first use).
+    /// Staging of copies whose bytes stopped coming when the session ended:
+    /// a bulk reader may still write into it, so it is freed with the context.
+    std::vector<staging_block> parked_staging;
+    /// Page-locked blocks of copies back on the bulk stream (made with the context).
     std::shared_ptr<registered_staging> sendable;
     /// The first refused enqueue not reported yet: set by the control
     /// reader, taken by whichever thread answers the next synchronization.
@@ -169,6 +173,7 @@ class session_cuda {
     /// Whether it is still pinning staging for copies in, and for copies
     /// back (guarded by watch_mutex_; prewarm_cv_ says when they change).
     bool prewarming_in = false, prewarming_back = false;
+    std::atomic<bool> prewarm_cancelled{false};  // the context goes: pin no more
     ~context_state() {
       if (prewarm.joinable()) prewarm.join();
     }
@@ -228,14 +233,16 @@ class session_cuda {
   /// its size class (one the context's pre-warming is still pinning is
   /// waited for), else a new one.
   staging_block take_staging(context_state& c, size_t size, CUresult& rc);
-  /// The pre-warming thread of `c`: pins the staging that the client's
+  /// The pre-warming thread of the session's first context on a device: pins
+  /// the staging that the client's
   /// large copies take (two pieces in, four back; protocol::cuda_copy_in_piece
   /// and cuda_copy_back_piece) and leaves it spare, so that a fresh
   /// context's first copies find it ready, as NVIDIA's driver pins its own
   /// staging when it makes a context: pinning costs about 0.35 ms a MiB
   /// (docs/cuda.md), more than the copy itself.
   void prewarm_staging(context_state& c);
-  /// Waits until the pre-warming of `c` has pinned its blocks for copies back.
+  /// Waits, if the pre-warming of `c` is pinning its blocks for copies back,
+  /// until it has.
   void wait_for_prewarmed_back(context_state& c);
   void return_staging(context_state& c, staging_block block);
   void return_staging_locked(context_state& c, staging_block block);  // watch_mutex_ held
@@ -284,6 +291,7 @@ class session_cuda {
   std::unordered_map<protocol::object_id, object> objects_;
   std::unordered_map<protocol::object_id, std::unique_ptr<context_state>> contexts_;
   std::vector<std::unique_ptr<stream_state>> stream_storage_;  // streams' states (see forget_released_streams)
+  std::set<uint32_t> prewarmed_devices_;  // devices whose first context pinned staging ahead
   CUcontext current_ = nullptr;
   bool shut_down_ = false;
 

@@ -8,7 +8,8 @@
 // that comes back after its pool was retired is simply unmapped.
 //
 // One pool per context. take() and retire() run with the pool's context
-// current (the session's control reader); blocks come back on any thread
+// current (the session's control reader; take() also on the context's
+// pre-warming thread, at the same time); blocks come back on any thread
 // (the bulk writer, the acknowledging reader), which never calls the driver:
 // what the pool cannot keep waits for the next take() to be unregistered.
 #pragma once

@@ -260,8 +260,8 @@ void session::serve_lane(lane_in& lane, const protocol::welcome& welcome) {
     close(reason);
     return;
   }
-  // The writer sends pieces of large reads; the reader takes chunks of large
-  // writes. Lanes carry bulk_data alone: no windows (a lane is a TCP connection).
+  // The writer sends pieces of large reads and CUDA copies back; the reader
+  // takes chunks of large writes. Lanes carry bulk_data alone: no windows (a lane is a TCP connection).
   std::atomic<bool> stop{false};
   auto still_the_lane = [this, &lane] {
     std::lock_guard lock(mutex_);

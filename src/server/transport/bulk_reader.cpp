@@ -71,7 +71,7 @@ void bulk_reader::chunk_landed(uint64_t transfer, uint64_t offset, uint64_t chun
   // again even when this chunk asked above: that ack may have gone out before
   // another connection counted the transfer's other chunks (its reader then
   // found the transfer unfinished and asked for nothing).
-  if (transfers_.end_chunk(transfer, chunk) && acks_) acks_->request_ack();
+  if (transfers_.end_chunk(transfer, offset, chunk) && acks_) acks_->request_ack();
 }
 
 bulk_reader::windows bulk_reader::windows_for(const stream& fd) {

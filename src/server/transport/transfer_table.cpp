@@ -68,7 +68,8 @@ void transfer_table::byte_ranges::erase(uint64_t begin, uint64_t end) {
 uint64_t transfer_table::entry::written_prefix() const {
   if (complete()) return total;
   // A chunk still being read has begun but holds whatever staging held.
-  return reserved == received ? begun.prefix() : std::min(begun.prefix(), lowest_in_flight);
+  if (in_flight.empty()) return begun.prefix();
+  return std::min(begun.prefix(), *std::min_element(in_flight.begin(), in_flight.end()));
 }
 
 void transfer_table::report_progress(entry& e) {
@@ -250,7 +251,7 @@ bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint
     }
   }
   if (size != 0) {
-    e.lowest_in_flight = e.reserved == e.received ? offset : std::min(e.lowest_in_flight, offset);
+    e.in_flight.push_back(offset);
     e.reserved += size;
   }
   destination = direct_to ? direct_to : e.drop ? nullptr : e.staging.get() + offset;
@@ -261,11 +262,17 @@ void transfer_table::abandon_chunk(uint64_t transfer, uint64_t offset, uint64_t 
   std::lock_guard lock(mutex_);
   auto it = entries_.find(transfer);
   if (it == entries_.end() || it->second.reserved < size) return;
+  if (size != 0) forget_in_flight(it->second, offset);
   it->second.begun.erase(offset, offset + size);
   it->second.reserved -= size;
 }
 
-bool transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
+void transfer_table::forget_in_flight(entry& e, uint64_t offset) {
+  auto at = std::find(e.in_flight.begin(), e.in_flight.end(), offset);
+  if (at != e.in_flight.end()) e.in_flight.erase(at);
+}
+
+bool transfer_table::end_chunk(uint64_t transfer, uint64_t offset, uint64_t size) {
   entry finished;
   bool drop = false;
   std::shared_ptr<landing> landed, failed;
@@ -280,6 +287,7 @@ bool transfer_table::end_chunk(uint64_t transfer, uint64_t size) {
     if (it == entries_.end()) return false;
     entry& e = it->second;
     e.received += size;
+    if (size != 0) forget_in_flight(e, offset);
     take_pieces(e, false, open);
     if (e.to && !e.complete() && !e.abandoned) report_progress(e);
     if (e.fail_after_chunk && !e.direct_chunk_in_flight()) {

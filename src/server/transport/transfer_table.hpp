@@ -101,10 +101,10 @@ class transfer_table {
   /// transfers wait for their command, or staging cannot be had.
   bool begin_chunk(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
                    std::string& why);
-  /// The chunk's bytes are in place: gates whose bytes are all in open
-  /// (CL_COMPLETE). The last one completes the transfer and wakes waiters;
-  /// true then.
-  bool end_chunk(uint64_t transfer, uint64_t size);
+  /// The chunk at `offset` that begin_chunk reserved has its bytes in place:
+  /// gates whose bytes are all in open (CL_COMPLETE). The last one completes
+  /// the transfer and wakes waiters; true then.
+  bool end_chunk(uint64_t transfer, uint64_t offset, uint64_t size);
   /// The connection broke inside the chunk at `offset` that begin_chunk
   /// reserved: its bytes will come again (a resumed session sends the whole
   /// frame again), so its range is free again.
@@ -245,8 +245,9 @@ class transfer_table {
     uint64_t received = 0;  // bytes of chunks ended
     uint64_t staged = 0;    // with a landing: bytes before the first direct chunk
     byte_ranges begun;      // where the chunks begun lie
-    // While reserved != received: no chunk still being read starts below it.
-    uint64_t lowest_in_flight = 0;
+    // Where the chunks begun and not ended yet start (one per bulk
+    // connection at most): the bytes below the lowest are written.
+    std::vector<uint64_t> in_flight;
     bool claimed = false;
     bool write_done = false;
     bool abandoned = false;
@@ -269,6 +270,8 @@ class transfer_table {
   bool allocate(entry& e);
   bool begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
                           std::string& why, std::vector<cl_event>& to_fail, std::shared_ptr<landing>& dropped);
+  /// The chunk at `offset` is no longer being read.
+  static void forget_in_flight(entry& e, uint64_t offset);
   /// Tells `e.to` how many bytes from 0 are written (landing::progressed).
   static void report_progress(entry& e);
   /// A refused entry is no longer waiting for its command (claimed, or its

@@ -47,7 +47,7 @@ class transfer_table_test : public ::testing::Test {
     ASSERT_TRUE(table.begin_chunk(transfer, offset, bytes.size(), total, destination, why)) << why;
     // No destination: the bytes are dropped (the reader reads them off the stream).
     if (!bytes.empty() && destination) std::memcpy(destination, bytes.data(), bytes.size());
-    table.end_chunk(transfer, bytes.size());
+    table.end_chunk(transfer, offset, bytes.size());
   }
 };
 
@@ -318,7 +318,7 @@ TEST_F(transfer_table_test, a_landing_learns_how_far_the_bytes_are_written_as_ch
   EXPECT_EQ(to->reports.back().prefix, 6u);
   destination[0] = 7;
   destination[1] = 8;
-  table.end_chunk(30, 2);
+  table.end_chunk(30, 6, 2);
   EXPECT_EQ(to->reports.size(), 3u) << "the last chunk lands (landed), it is no progress report";
   EXPECT_EQ(to->landings, 1);
   EXPECT_EQ(to->staged, 6u);
@@ -340,6 +340,40 @@ TEST_F(transfer_table_test, a_landing_learns_how_far_the_bytes_are_written_as_ch
   EXPECT_EQ(table.size(), 0u);
 }
 
+TEST_F(transfer_table_test, the_written_prefix_passes_a_chunk_that_ended_while_later_ones_are_still_read) {
+  // Bulk lanes read several chunks of one transfer at once: the prefix is what lies below
+  // the lowest chunk still being read, not what lay below the first chunk of the batch.
+  transfer_table table(recording_api());
+  std::string why;
+  auto to = claim_with_landing(table, 40, 64, true);
+  uint8_t* at0 = nullptr;
+  uint8_t* at2 = nullptr;
+  uint8_t* at4 = nullptr;
+  ASSERT_TRUE(table.begin_chunk(40, 0, 2, 8, at0, why)) << why;
+  ASSERT_TRUE(table.begin_chunk(40, 2, 2, 8, at2, why)) << why;
+  ASSERT_TRUE(table.begin_chunk(40, 4, 2, 8, at4, why)) << why;
+  at0[0] = 1, at0[1] = 2;
+  table.end_chunk(40, 0, 2);
+  ASSERT_EQ(to->reports.size(), 1u);
+  EXPECT_EQ(to->reports[0].prefix, 2u) << "the chunk at 0 is written; the one at 2 is still being read";
+  EXPECT_EQ(to->reports[0].bytes, (std::vector<uint8_t>{1, 2}));
+  at4[0] = 5, at4[1] = 6;
+  table.end_chunk(40, 4, 2);
+  EXPECT_EQ(to->reports.back().prefix, 2u) << "the chunk at 2 is still being read";
+  at2[0] = 3, at2[1] = 4;
+  table.end_chunk(40, 2, 2);
+  EXPECT_EQ(to->reports.back().prefix, 6u);
+  EXPECT_EQ(to->reports.back().bytes, (std::vector<uint8_t>{1, 2, 3, 4, 5, 6}));
+  // A chunk whose connection broke is read again later: it holds the prefix back no more
+  // than a gap does.
+  ASSERT_TRUE(table.begin_chunk(40, 6, 2, 8, at0, why)) << why;
+  table.abandon_chunk(40, 6, 2);
+  send(table, 40, 6, {7, 8}, 8);
+  EXPECT_EQ(to->landings, 1);
+  table.write_finished(40);
+  EXPECT_EQ(table.size(), 0u);
+}
+
 TEST_F(transfer_table_test, an_abort_during_a_direct_chunk_fails_the_landing_after_that_chunk) {
   transfer_table table(recording_api());
   std::string why;
@@ -350,7 +384,7 @@ TEST_F(transfer_table_test, an_abort_during_a_direct_chunk_fails_the_landing_aft
   EXPECT_FALSE(table.fail(22, -9)) << "the landing fails later, after the chunk";
   EXPECT_TRUE(to->failures.empty()) << "not while the reader still writes into its memory";
   destination[0] = 7;
-  table.end_chunk(22, 2);
+  table.end_chunk(22, 0, 2);
   EXPECT_EQ(to->failures, (std::vector<cl_int>{-9}));
   send(table, 22, 2, {3, 4}, 4);  // dropped: the rest goes to staging and away
   EXPECT_EQ(to->landings, 0);
@@ -593,7 +627,7 @@ TEST_F(piece_gates_test, a_gate_waits_for_a_chunk_still_being_read_below_it) {
   ASSERT_TRUE(table.begin_chunk(8, 0, 2, 4, destination, why)) << why;
   send(table, 8, 2, {3, 4}, 4);
   EXPECT_TRUE(set_so_far().empty()) << "a gate opened over bytes still being read";
-  table.end_chunk(8, 2);
+  table.end_chunk(8, 0, 2);
   EXPECT_EQ(set_so_far(), (std::vector<std::pair<cl_event, cl_int>>{{first, CL_COMPLETE}, {second, CL_COMPLETE}}));
   table.write_finished(8);
 }
@@ -627,7 +661,7 @@ TEST_F(transfer_quota_test, bytes_without_their_command_never_stage_past_the_quo
       } else {
         EXPECT_EQ(destination, nullptr) << "refused, its bytes are dropped: " << transfer;
       }
-      table.end_chunk(transfer, 100);
+      table.end_chunk(transfer, 0, 100);
       EXPECT_LE(quota.in_flight().bytes.load(), 1000u);
     }
     EXPECT_EQ(quota.in_flight().bytes.load(), 900u);
@@ -658,14 +692,14 @@ TEST_F(transfer_quota_test, the_claim_of_a_refused_transfer_fails_with_out_of_re
 
   // Claimed before the rest of its bytes: they are dropped as they come.
   EXPECT_EQ(begin(table, 3, 10, 60), nullptr);
-  table.end_chunk(3, 10);
+  table.end_chunk(3, 0, 10);
   status = CL_SUCCESS;
   EXPECT_EQ(table.claim(3, 60, data, status, why), transfer_table::claim_result::refused);
   EXPECT_EQ(status, CL_OUT_OF_RESOURCES);
   uint8_t* destination = nullptr;
   ASSERT_TRUE(table.begin_chunk(3, 10, 50, 60, destination, why)) << why;
   EXPECT_EQ(destination, nullptr);
-  table.end_chunk(3, 50);
+  table.end_chunk(3, 10, 50);
   EXPECT_EQ(table.size(), 1u);
 
   // A migration's claim at most, and a buffer's initial contents, fail alike.
