@@ -646,6 +646,35 @@ FERRY_IT_CHILD(cuda_dies_mid_stream) {
   for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
+// A client that starts a 512 MiB copy to the device on another thread and says READY as
+// it begins; the test kills it there, with the copy's bytes on their way.
+FERRY_IT_CHILD(cuda_dies_mid_copy) {
+  driver_api d;
+  CHILD_CHECK(d.open(), "cannot load Ferry's libcuda.so.1");
+  auto cuInit = d.get<CUresult (*)(unsigned)>("cuInit");
+  auto cuCtxCreate = d.get<CUresult (*)(handle*, unsigned, CUdevice)>("cuCtxCreate_v2");
+  auto cuCtxSetCurrent = d.get<CUresult (*)(handle)>("cuCtxSetCurrent");
+  auto cuMemAlloc = d.get<CUresult (*)(CUdeviceptr*, size_t)>("cuMemAlloc_v2");
+  auto cuMemcpyHtoD = d.get<CUresult (*)(CUdeviceptr, const void*, size_t)>("cuMemcpyHtoD_v2");
+  CUresult rc;
+  handle ctx = nullptr;
+  CUdeviceptr p = 0;
+  const size_t size = size_t{512} << 20;
+  static std::vector<uint8_t> host(size, 3);
+  CALL(cuInit(0), SUCCESS);
+  CALL(cuCtxCreate(&ctx, 0, 0), SUCCESS);
+  CALL(cuMemAlloc(&p, size), SUCCESS);
+  std::thread copier([&] {
+    cuCtxSetCurrent(ctx);
+    cuMemcpyHtoD(p, host.data(), size);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::printf("READY\n");
+  std::fflush(stdout);
+  copier.join();
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
 // A client whose kernel never returns, with a copy back behind it (a watch the daemon
 // holds), says READY; the test kills it there.
 FERRY_IT_CHILD(cuda_kernel_hangs) {
@@ -917,6 +946,28 @@ TEST(cuda, a_kernel_that_never_returns_does_not_hold_the_worker_of_a_session_tha
     // The daemon serves the next client in full.
     expect_child_passes("cuda_with_devices", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
   }
+}
+
+TEST(cuda, a_client_killed_mid_copy_does_not_hold_its_session) {
+  // --session-grace 0: the session ends as its client's connection goes. The daemon's
+  // control reader waits there for the copy's bytes, which will never come: the lost
+  // connection must end that wait (it used to hold the session, its worker and its GPU
+  // memory until the daemon stopped).
+  const std::string log = ::testing::TempDir() + "ferry_cuda_mid_copy." + std::to_string(::getpid()) + ".log";
+  {
+    ferry::test::daemon server({"--session-grace", "0", "--log-level", "info"}, log,
+                               {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
+    ASSERT_TRUE(server.started());
+    ASSERT_TRUE(kill_once_ready("cuda_dies_mid_copy", server)) << "the client never began its copy";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (read_file(log).find(" closed (") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_NE(read_file(log).find(" closed ("), std::string::npos)
+        << "the session of the client killed mid-copy never ended\n"
+        << read_file(log);
+    expect_child_passes("cuda_with_devices", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
+  }
+  std::remove(log.c_str());
 }
 
 TEST(cuda, an_event_synchronization_waits_for_its_event_alone) {

@@ -918,9 +918,11 @@ class pinned_landing : public server::transfer_table::landing {
     cv_.notify_all();
   }
   /// Waits until `bytes` from 0 are written or the transfer ended, and says
-  /// how far it is; false when the session ends first (`table` aborted:
-  /// nobody fails a landing then, so the wait looks every 50 ms). The table
-  /// is asked without mutex_ held: it calls progressed() under its own lock.
+  /// how far it is; false when the session ends, or its connection stays lost
+  /// past the grace period, first (transfer_table::waits_give_up: nobody
+  /// fails a landing then, so the
+  /// wait looks every 50 ms). The table is asked without mutex_ held: it
+  /// calls progressed() under its own lock.
   bool wait(const server::transfer_table& table, uint64_t bytes, progress& out) {
     for (;;) {
       {
@@ -930,7 +932,7 @@ class pinned_landing : public server::transfer_table::landing {
           return true;
         }
       }
-      if (table.aborted()) return false;
+      if (table.waits_give_up()) return false;
     }
   }
 
@@ -969,9 +971,10 @@ bool session_cuda::on(const p::cuda_copy_to_device_bulk& m) {
   // nothing that could hold its later work back.
   uint64_t enqueued = 0;
   bool whole = false;
-  // The session ended while the bytes were on their way: they may still
-  // land in the staging, which is kept until the context goes (its
-  // destruction comes after the bulk readers have stopped).
+  // The session ended, or its connection stayed lost past the grace period,
+  // while the bytes were on their way: they may still land in the staging,
+  // which is kept until the context goes (its destruction comes after the
+  // bulk readers have stopped). The copy fails.
   bool gave_up = false;
   rc = CUDA_SUCCESS;
   auto enqueue_up_to = [&](const pinned_landing::progress& now, uint64_t end) {

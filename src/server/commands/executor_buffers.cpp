@@ -96,12 +96,15 @@ bool executor::on(const p::create_buffer& m) {
 bool executor::await_initial_contents(uint64_t transfer, uint64_t expected, p::object_id id, uint8_t*& data,
                                       cl_int& refused) {
   uint64_t total = 0;
-  // Waits on the bulk stream; session shutdown aborts the wait. Work already
-  // enqueued starts first.
+  // Waits on the bulk stream; session shutdown, or a connection lost for the
+  // whole grace period, ends the wait (and the session: the bytes could only
+  // come after a resumption, which this thread would have to accept). Work
+  // already enqueued starts first.
   flush_touched();
   if (!core_->transfers.wait_complete(transfer, data, total, refused)) {
     stop_requested_ = true;
-    return violate("session closing while memory object " + std::to_string(id) + " waited for its contents");
+    return violate("session closing, or its connection lost past the grace period, while memory object " + std::to_string(id) +
+                   " waited for its contents");
   }
   if (refused != CL_SUCCESS) return true;  // the contents were dropped; nothing to erase
   if (total != expected) {

@@ -93,7 +93,8 @@ bool executor::on(const p::create_image& m) {
     cl_int dropped = CL_SUCCESS;
     if (!core_->transfers.wait_complete(m.initial_transfer, data, total, dropped)) {
       stop_requested_ = true;
-      return violate("session closing while image " + std::to_string(m.id) + " waited for its contents");
+      return violate("session closing, or its connection lost past the grace period, while image " + std::to_string(m.id) +
+                     " waited for its contents");
     }
     // The quota refused the contents as they came.
     if (dropped != CL_SUCCESS) return refuse(dropped);

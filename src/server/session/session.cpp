@@ -326,13 +326,19 @@ bool session::resume(stream_ptr& fd, const std::string& peer, const protocol::we
 }
 
 void session::connection_broken(const std::string& reason) {
-  std::lock_guard lock(mutex_);
-  if (closing_) return;
-  FERRY_DEBUG("session", "session %s: %s", core_->label.c_str(), reason.c_str());
-  if (control_) control_->shutdown();
-  if (bulk_) bulk_->shutdown();
-  for (auto& lane : lanes_)
-    if (lane) lane->fd->shutdown();
+  {
+    std::lock_guard lock(mutex_);
+    if (closing_) return;
+    FERRY_DEBUG("session", "session %s: %s", core_->label.c_str(), reason.c_str());
+    if (control_) control_->shutdown();
+    if (bulk_) bulk_->shutdown();
+    for (auto& lane : lanes_)
+      if (lane) lane->fd->shutdown();
+  }
+  // A control reader that waits for bytes stops waiting once the grace
+  // period is over (bytes on their way may still come until then), so that
+  // the session ends rather than waiting for good for a client that is gone.
+  core_->transfers.connection_lost_until(std::chrono::steady_clock::now() + services_.grace);
 }
 
 void session::drop_bulk() {
@@ -385,6 +391,7 @@ bool session::wait_for_resume(std::string& why) {
     // A bulk stream attached since the loss belongs to an attempt that broke:
     // the client attaches a new one after this welcome.
     drop_bulk();
+    core_->transfers.connection_back();
     // The counts are final now: nothing reads the old connection any more.
     std::vector<uint8_t> frames;
     protocol::append_frame(frames, resume_welcome_);

@@ -529,7 +529,7 @@ bool transfer_table::wait_complete(uint64_t transfer, uint8_t*& data, uint64_t& 
   {
     std::unique_lock lock(mutex_);
     for (;;) {
-      if (aborted_) return false;
+      if (aborted_ || (connection_lost_ && std::chrono::steady_clock::now() >= lost_deadline_)) return false;
       auto it = entries_.find(transfer);
       if (it != entries_.end() && it->second.complete() && !it->second.claimed) {
         entry& e = it->second;
@@ -547,7 +547,8 @@ bool transfer_table::wait_complete(uint64_t transfer, uint8_t*& data, uint64_t& 
         entries_.erase(it);
         break;
       }
-      completed_.wait(lock);
+      if (connection_lost_) completed_.wait_until(lock, lost_deadline_);
+      else completed_.wait(lock);
     }
   }
   destroy(finished);
@@ -576,6 +577,24 @@ void transfer_table::abort() {
 bool transfer_table::aborted() const {
   std::lock_guard lock(mutex_);
   return aborted_;
+}
+
+void transfer_table::connection_lost_until(std::chrono::steady_clock::time_point deadline) {
+  std::lock_guard lock(mutex_);
+  if (connection_lost_) return;  // the first break's deadline holds
+  connection_lost_ = true;
+  lost_deadline_ = deadline;
+  completed_.notify_all();
+}
+
+void transfer_table::connection_back() {
+  std::lock_guard lock(mutex_);
+  connection_lost_ = false;
+}
+
+bool transfer_table::waits_give_up() const {
+  std::lock_guard lock(mutex_);
+  return aborted_ || (connection_lost_ && std::chrono::steady_clock::now() >= lost_deadline_);
 }
 
 void transfer_table::fail_pending(cl_int status) {

@@ -52,6 +52,7 @@
 
 #include <CL/cl.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -189,8 +190,8 @@ class transfer_table {
   /// The native write finished (its completion callback): free the staging.
   void write_finished(uint64_t transfer);
 
-  /// Blocks until `transfer` is complete (claiming it) or abort() is called
-  /// (false); used for a buffer's initial contents. `status` CL_SUCCESS: the
+  /// Blocks until `transfer` is complete (claiming it), or abort() is called
+  /// or the connection is lost (false); used for a buffer's initial contents. `status` CL_SUCCESS: the
   /// caller reads `data` (`total` bytes) and then calls erase(). Otherwise
   /// the bytes were dropped (the quota refused them: CL_OUT_OF_RESOURCES)
   /// and the entry is gone: the creation fails with `status`.
@@ -202,6 +203,17 @@ class transfer_table {
   /// Whether abort() was called (a thread that waits for a landing of its
   /// own looks, so that a session's end never leaves it waiting).
   bool aborted() const;
+  /// The client's connection broke: once `deadline` (the end of the
+  /// session's grace period) has passed without connection_back(), waits for
+  /// bytes give up as abort() makes them (wait_complete returns false; a
+  /// landing's waiter looks). Until then bytes already on their way may still
+  /// land; after it, none can come before a resumption, which only the
+  /// control reader, the thread that waits, could accept.
+  void connection_lost_until(std::chrono::steady_clock::time_point deadline);
+  /// The session resumed.
+  void connection_back();
+  /// Whether abort() was called, or the connection was lost past its deadline.
+  bool waits_give_up() const;
   /// Fails the gates and landings of writes still waiting for bytes
   /// with `status` (negative), so that no native command waits forever.
   /// Teardown only, once no reader runs.
@@ -292,6 +304,8 @@ class transfer_table {
   std::pmr::unordered_map<uint64_t, entry> entries_{&pool_};
   size_t refused_waiting_ = 0;  // refused entries whose command has not come
   bool aborted_ = false;
+  bool connection_lost_ = false;
+  std::chrono::steady_clock::time_point lost_deadline_{};
 };
 
 }  // namespace ferry::server
