@@ -132,8 +132,37 @@ FERRY_IT_CHILD(wild) {
   return 0;
 }
 
+// One round of `bytes` written and read back in a new context and queue (the session the
+// client opens after its first was lost); false when any step fails or the bytes differ.
+bool round_trip_in_a_new_session(size_t bytes) {
+  std::vector<unsigned char> out(bytes), back(bytes);
+  for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<unsigned char>(i * 7 + 1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    opened again;
+    if (!open_device(again)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the new session is still being opened
+      continue;
+    }
+    cl_int rc = CL_SUCCESS;
+    mem_handle data(clCreateBuffer(again.context, CL_MEM_READ_WRITE, bytes, nullptr, &rc));
+    if (rc == CL_SUCCESS) rc = clEnqueueWriteBuffer(again.queue, data.get(), CL_TRUE, 0, bytes, out.data(), 0, nullptr, nullptr);
+    if (rc == CL_SUCCESS) rc = clEnqueueReadBuffer(again.queue, data.get(), CL_TRUE, 0, bytes, back.data(), 0, nullptr, nullptr);
+    if (rc == CL_DEVICE_NOT_AVAILABLE) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    if (rc != CL_SUCCESS) std::printf("AGAIN failed with %s\n", cl_error_name(rc).c_str());
+    return rc == CL_SUCCESS && back == out;
+  }
+  std::printf("AGAIN: no new session within 20 s\n");
+  return false;
+}
+
 // Writes and reads back 32 MiB again and again until the session is lost (its worker is
-// killed meanwhile); prints STARTED after the first round, then LOST with the code.
+// killed meanwhile); prints STARTED after the first round, then LOST with the code. Then
+// the same in a new context, which the new session the client opens serves (its bulk
+// lanes start afresh), and AGAIN OK.
 FERRY_IT_CHILD(transfers) {
   opened o;
   CHILD_CHECK(open_device(o), "no Ferry device");
@@ -146,6 +175,9 @@ FERRY_IT_CHILD(transfers) {
     if (rc == CL_SUCCESS) rc = clEnqueueReadBuffer(o.queue, data, CL_TRUE, 0, bytes, back.data(), 0, nullptr, nullptr);
     if (rc != CL_SUCCESS) {
       std::printf("LOST %s\n", cl_error_name(rc).c_str());
+      std::fflush(stdout);
+      CHILD_CHECK(round_trip_in_a_new_session(bytes), "the new session did not carry a round of %zu bytes", bytes);
+      std::printf("AGAIN OK\n");
       return 0;
     }
     CHILD_CHECK(back == out, "round %d read back other bytes", round);
@@ -431,6 +463,10 @@ TEST_F(workers, a_worker_killed_mid_transfer_ends_its_session_alone) {
   std::string lost;
   read_until(transfers, "LOST", &lost);
   EXPECT_EQ(lost, "LOST CL_DEVICE_NOT_AVAILABLE");
+  // The client goes on in the session it opens next, over bulk lanes too.
+  std::string again;
+  read_until(transfers, "AGAIN", &again);
+  EXPECT_EQ(again, "AGAIN OK");
   expect_exit_zero(transfers, "the transferring client");
   EXPECT_TRUE(log_shows(log_, "SIGKILL")) << read_file(log_);
   EXPECT_NE(read_until(steady, "DONE").find("DONE"), std::string::npos);

@@ -463,6 +463,14 @@ bool resumer::start_new_session() {
     pause = std::min(pause * 2, std::chrono::milliseconds(1000));
     std::string error;
     link_.forget_session();
+    // The new session's lanes start from nothing: each attaches with an ack of
+    // what the client has of it (connect_stream), which must not be the old
+    // session's count (ferryd closed the new session for frames never sent).
+    // Nothing reads or acknowledges on the old streams any more.
+    for (uint32_t lane = 0; lane < protocol::max_bulk_lanes; ++lane) {
+      link_.received_lanes[lane] = 0;
+      link_.acked_lanes[lane] = 0;
+    }
     stream_set streams;
     int32_t refusal = 0;  // a refused new session is tried again, whatever the code
     if (connect_streams(streams, error, refusal) != handshake_result::ok) continue;
@@ -479,10 +487,6 @@ bool resumer::start_new_session() {
       link_.received_bulk = 0;
       link_.acked_control = 0;
       link_.acked_bulk = 0;
-      for (uint32_t lane = 0; lane < protocol::max_bulk_lanes; ++lane) {
-        link_.received_lanes[lane] = 0;
-        link_.acked_lanes[lane] = 0;
-      }
       link_.grace_ms = streams.state.grace_ms;
       link_.replace_streams(std::move(streams.control), std::move(streams.bulk), std::move(streams.lanes));
       sender_.forget_window();
