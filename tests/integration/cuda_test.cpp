@@ -825,6 +825,16 @@ bool kill_once_ready(const char* name, ferry::test::daemon& server) {
   return line.has_value();
 }
 
+/// Whether the file `log` says `what` within 20 s (looked at every 50 ms).
+bool log_says_soon(const std::string& log, const std::string& what) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (read_file(log).find(what) == std::string::npos) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
 TEST(cuda, a_daemon_without_a_driver_has_no_device_and_answers_exactly) {
   ferry::test::daemon server({}, {}, {{"FERRY_CUDA_DRIVER", "/nonexistent/libcuda.so.1"}});
   ASSERT_TRUE(server.started());
@@ -937,12 +947,10 @@ TEST(cuda, a_kernel_that_never_returns_does_not_hold_the_worker_of_a_session_tha
     ASSERT_TRUE(kill_once_ready("cuda_kernel_hangs", server)) << "the client never got its kernel running";
     // The worker gives up on the kernel after 2 s and ends the session (a destroyed
     // context would have waited for it for good).
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (read_file(log).find("ended in worker") == std::string::npos && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const bool ended = log_says_soon(log, "ended in worker");
     const std::string text = read_file(log);
     EXPECT_NE(text.find("its GPU work has not ended"), std::string::npos) << text;
-    EXPECT_NE(text.find("ended in worker"), std::string::npos) << "the session's worker never ended\n" << text;
+    EXPECT_TRUE(ended) << "the session's worker never ended\n" << text;
     // The daemon serves the next client in full.
     expect_child_passes("cuda_with_devices", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
   }
@@ -959,12 +967,8 @@ TEST(cuda, a_client_killed_mid_copy_does_not_hold_its_session) {
                                {{"FERRY_CUDA_DRIVER", fake_driver_env()}});
     ASSERT_TRUE(server.started());
     ASSERT_TRUE(kill_once_ready("cuda_dies_mid_copy", server)) << "the client never began its copy";
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (read_file(log).find(" closed (") == std::string::npos && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    EXPECT_NE(read_file(log).find(" closed ("), std::string::npos)
-        << "the session of the client killed mid-copy never ended\n"
-        << read_file(log);
+    EXPECT_TRUE(log_says_soon(log, " closed (")) << "the session of the client killed mid-copy never ended\n"
+                                                 << read_file(log);
     expect_child_passes("cuda_with_devices", std::chrono::seconds(120), {{"FERRY_SERVERS", server.address()}});
   }
   std::remove(log.c_str());
