@@ -970,68 +970,62 @@ bool session_cuda::on(const p::cuda_copy_to_device_bulk& m) {
   // bytes (and so enqueues every segment in stream order): a stream has
   // nothing that could hold its later work back.
   uint64_t enqueued = 0;
-  bool whole = false;
   // The session ended, or its connection stayed lost past the grace period,
   // while the bytes were on their way: they may still land in the staging,
   // which is kept until the context goes (its destruction comes after the
   // bulk readers have stopped). The copy fails.
   bool gave_up = false;
   rc = CUDA_SUCCESS;
+  // Enqueues the bytes [enqueued, end) a segment at a time, each copied in
+  // from staging first where it came before the landing took over.
   auto enqueue_up_to = [&](const pinned_landing::progress& now, uint64_t end) {
-    if (end <= enqueued || rc != CUDA_SUCCESS) return;
-    if (now.staged > enqueued) {
-      const uint64_t staged_end = std::min(end, now.staged);
-      std::memcpy(pinned + enqueued, now.staging + enqueued, staged_end - enqueued);
+    while (rc == CUDA_SUCCESS && enqueued < end) {
+      const uint64_t piece_end = std::min(end, enqueued + copy_segment);
+      if (now.staged > enqueued)
+        std::memcpy(pinned + enqueued, now.staging + enqueued, std::min(piece_end, now.staged) - enqueued);
+      rc = drv_->cuMemcpyHtoDAsync(m.destination + enqueued, pinned + enqueued, piece_end - enqueued, s->handle);
+      if (rc == CUDA_SUCCESS) enqueued = piece_end;
     }
-    rc = drv_->cuMemcpyHtoDAsync(m.destination + enqueued, pinned + enqueued, end - enqueued, s->handle);
-    if (rc == CUDA_SUCCESS) enqueued = end;
   };
+  std::shared_ptr<pinned_landing> landing;
+  pinned_landing::progress now;
+  bool claimed = true;  // the table holds the bytes until write_finished
   uint8_t* data = nullptr;
   uint64_t total = 0;
   cl_int status = CL_SUCCESS;
   std::string why;
   switch (transfers_.claim_at_most(m.transfer, m.size, data, total, status, why)) {
     case server::transfer_table::claim_result::complete:
-      whole = total == m.size;
-      if (whole) {
-        const pinned_landing::progress all{data, total, total, true, false};
-        for (uint64_t end = std::min(total, copy_segment); rc == CUDA_SUCCESS && enqueued < total;
-             end = std::min(total, end + copy_segment))
-          enqueue_up_to(all, end);
-      }
-      transfers_.write_finished(m.transfer);
+      now = {data, total, total, true, false};
       break;
-    case server::transfer_table::claim_result::pending: {
-      auto landing = std::make_shared<pinned_landing>(pinned);
-      pinned_landing::progress now;
-      if (!transfers_.attach_landing(m.transfer, landing, data, total)) {
+    case server::transfer_table::claim_result::pending:
+      landing = std::make_shared<pinned_landing>(pinned);
+      if (!transfers_.attach_landing(m.transfer, landing, data, total))
         now = {data, total, total, true, false};  // every byte came meanwhile
-      } else if (!landing->wait(transfers_, std::min(m.size, copy_segment), now)) {
-        gave_up = true;
-        transfers_.write_finished(m.transfer);
-        break;
-      }
-      // After a refused enqueue the bytes still land in the staging: it is
-      // given back only once the last of them did.
-      for (;;) {
-        if (now.failed || (now.ended && now.prefix != m.size)) break;
-        enqueue_up_to(now, now.ended ? now.prefix : now.prefix / copy_segment * copy_segment);
-        if (now.ended) break;
-        const uint64_t next = rc == CUDA_SUCCESS ? enqueued + copy_segment : m.size;
-        if (!landing->wait(transfers_, std::min(m.size, next), now)) {
-          gave_up = true;
-          break;
-        }
-      }
-      whole = now.ended && !now.failed && now.prefix == m.size;
-      transfers_.write_finished(m.transfer);
       break;
-    }
     case server::transfer_table::claim_result::conflict:
       return violate("cuda_copy_to_device_bulk: " + why);
     default:
-      break;  // aborted, refused by the quota, no memory: the copy fails below
+      claimed = false;  // aborted, refused by the quota, no memory: the copy fails below
+      now.failed = now.ended = true;
+      break;
   }
+  // After a refused enqueue the bytes still land in the staging: it is
+  // given back only once the last of them did.
+  for (;;) {
+    if (!now.ended) {
+      const uint64_t next = rc == CUDA_SUCCESS ? std::min(m.size, enqueued + copy_segment) : m.size;
+      if (!landing->wait(transfers_, next, now)) {
+        gave_up = true;
+        break;
+      }
+    }
+    if (now.failed || (now.ended && now.prefix != m.size)) break;
+    enqueue_up_to(now, now.ended ? now.prefix : now.prefix / copy_segment * copy_segment);
+    if (now.ended) break;
+  }
+  const bool whole = now.ended && !now.failed && now.prefix == m.size;
+  if (claimed) transfers_.write_finished(m.transfer);
   FERRY_TRACE("timeline", "session %s: cuda copy to device, transfer %llu: %llu of %llu bytes enqueued",
               label_.c_str(), static_cast<unsigned long long>(m.transfer), static_cast<unsigned long long>(enqueued),
               static_cast<unsigned long long>(m.size));

@@ -252,7 +252,6 @@ bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint
   }
   if (size != 0) {
     e.in_flight.push_back(offset);
-    e.reserved += size;
   }
   destination = direct_to ? direct_to : e.drop ? nullptr : e.staging.get() + offset;
   return true;
@@ -261,15 +260,16 @@ bool transfer_table::begin_chunk_locked(uint64_t transfer, uint64_t offset, uint
 void transfer_table::abandon_chunk(uint64_t transfer, uint64_t offset, uint64_t size) {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(transfer);
-  if (it == entries_.end() || it->second.reserved < size) return;
-  if (size != 0) forget_in_flight(it->second, offset);
+  // (A chunk of no bytes was never in flight, nor is one not begun.)
+  if (it == entries_.end() || size == 0 || !forget_in_flight(it->second, offset)) return;
   it->second.begun.erase(offset, offset + size);
-  it->second.reserved -= size;
 }
 
-void transfer_table::forget_in_flight(entry& e, uint64_t offset) {
+bool transfer_table::forget_in_flight(entry& e, uint64_t offset) {
   auto at = std::find(e.in_flight.begin(), e.in_flight.end(), offset);
-  if (at != e.in_flight.end()) e.in_flight.erase(at);
+  if (at == e.in_flight.end()) return false;
+  e.in_flight.erase(at);
+  return true;
 }
 
 bool transfer_table::end_chunk(uint64_t transfer, uint64_t offset, uint64_t size) {

@@ -253,7 +253,6 @@ class transfer_table {
   struct entry {
     staging_ptr staging;  // null while unsized, and for bytes that are dropped
     uint64_t total = 0;
-    uint64_t reserved = 0;  // bytes of chunks begun
     uint64_t received = 0;  // bytes of chunks ended
     uint64_t staged = 0;    // with a landing: bytes before the first direct chunk
     byte_ranges begun;      // where the chunks begun lie
@@ -275,15 +274,15 @@ class transfer_table {
     bool direct = false;            // chunks go where `to` said (since `staged` bytes)
     bool fail_after_chunk = false;  // aborted while a direct chunk was in flight
     bool complete() const { return sized && received == total; }
-    bool direct_chunk_in_flight() const { return direct && reserved != received; }
+    bool direct_chunk_in_flight() const { return direct && !in_flight.empty(); }
     /// The bytes from 0 that chunks have written (not merely begun).
     uint64_t written_prefix() const;
   };
   bool allocate(entry& e);
   bool begin_chunk_locked(uint64_t transfer, uint64_t offset, uint64_t size, uint64_t total, uint8_t*& destination,
                           std::string& why, std::vector<cl_event>& to_fail, std::shared_ptr<landing>& dropped);
-  /// The chunk at `offset` is no longer being read.
-  static void forget_in_flight(entry& e, uint64_t offset);
+  /// The chunk at `offset` is no longer being read; false when none was.
+  static bool forget_in_flight(entry& e, uint64_t offset);
   /// Tells `e.to` how many bytes from 0 are written (landing::progressed).
   static void report_progress(entry& e);
   /// A refused entry is no longer waiting for its command (claimed, or its
