@@ -141,7 +141,13 @@ int main(int argc, char** argv) {
     } else if (a == "--max-size") {
       max_size = std::strtoull(value(), nullptr, 10);
     } else if (a == "--region-bytes") {
-      region_bytes = std::strtoull(value(), nullptr, 10);
+      const char* text = value();
+      char* end = nullptr;
+      region_bytes = std::strtoull(text, &end, 10);
+      if (end == text || *end != '\0') {
+        std::fprintf(stderr, "ferry_bench_cuda_driver: --region-bytes needs a byte count, not '%s'\n", text);
+        return 2;
+      }
     } else if (a == "--repeats") {
       repeats = std::atoi(value());
     } else if (a == "--sgemm-ptx") {
